@@ -1,0 +1,37 @@
+"""Errors a user can cause. The CLI prints them as one line each and exits non-zero, never with a traceback."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+
+@dataclass(frozen=True)
+class Problem:
+    """One thing wrong in a user's file, with where it is, so an editor can jump to it."""
+
+    file: str
+    line: int | None
+    column: int | None
+    path: str
+    message: str
+
+    def __str__(self) -> str:
+        where = self.file
+        if self.line is not None:
+            where += f":{self.line}"
+            if self.column is not None:
+                where += f":{self.column}"
+        field = f" {self.path}:" if self.path else ""
+        return f"{where}:{field} {self.message}"
+
+
+class UserError(Exception):
+    """An error the user caused (bad file, bad flag, bad argument); its text is the whole message."""
+
+
+class ScenarioError(UserError):
+    """A scenario file has one or more problems; all of them are reported at once."""
+
+    def __init__(self, problems: list[Problem]) -> None:
+        self.problems = problems
+        super().__init__("\n".join(str(p) for p in problems))

@@ -1,0 +1,362 @@
+"""A small, safe expression and template language for tool behaviours and golden paths.
+
+Scenario files may come from strangers, so nothing here reaches Python's `eval`. An expression is parsed with `ast`
+and walked by an interpreter that knows only literals, names, arithmetic, comparisons, boolean logic, conditionals,
+indexing, `a.b` as a mapping lookup, and a fixed list of pure functions. Sizes are bounded so no expression can
+exhaust memory or time.
+
+A template is any JSON value. A string that is exactly `{{ expr }}` becomes the expression's value (keeping its type);
+a string with `{{ expr }}` inside other text is interpolated; every other value is taken literally.
+"""
+
+from __future__ import annotations
+
+import ast
+import datetime as dt
+import json
+import math
+import operator
+import re
+from collections.abc import Callable, Mapping
+from functools import lru_cache
+from typing import Any
+
+MAX_EXPRESSION_CHARS = 2_000
+MAX_TEXT_CHARS = 100_000
+MAX_ITEMS = 10_000
+MAX_INT = 10**18
+MAX_EXPONENT = 64
+
+_WHOLE = re.compile(r"^\{\{(.*)\}\}$", re.DOTALL)
+_PART = re.compile(r"\{\{(.*?)\}\}", re.DOTALL)
+
+
+class ExpressionError(ValueError):
+    """An expression cannot be parsed or evaluated; the message says which part and why."""
+
+
+def _date(value: Any) -> dt.date:
+    if not isinstance(value, str):
+        raise ExpressionError(f"expected a date string YYYY-MM-DD, got {value!r}")
+    try:
+        return dt.date.fromisoformat(value[:10])
+    except ValueError:
+        raise ExpressionError(f"expected a date string YYYY-MM-DD, got {value!r}") from None
+
+
+def _add_days(day: Any, days: Any) -> str:
+    return (_date(day) + dt.timedelta(days=int(days))).isoformat()
+
+
+def _days_between(start: Any, end: Any) -> int:
+    return (_date(end) - _date(start)).days
+
+
+def _weekday(day: Any) -> str:
+    return _date(day).strftime("%A")
+
+
+def _round(value: Any, digits: Any = 0) -> Any:
+    if not isinstance(value, int | float) or isinstance(value, bool):
+        raise ExpressionError(f"round() needs a number, got {value!r}")
+    return round(value, int(digits)) if digits else round(value)
+
+
+def _get(container: Any, key: Any, default: Any = None) -> Any:
+    if isinstance(container, Mapping):
+        return container.get(key, default)
+    if isinstance(container, list) and isinstance(key, int) and -len(container) <= key < len(container):
+        return container[key]
+    return default
+
+
+def _join(separator: Any, items: Any) -> str:
+    return str(separator).join(_text(item) for item in _seq(items))
+
+
+def _seq(value: Any) -> list[Any]:
+    if isinstance(value, list):
+        return value
+    if isinstance(value, Mapping):
+        return list(value)
+    raise ExpressionError(f"expected a list, got {value!r}")
+
+
+def _text(value: Any) -> str:
+    if isinstance(value, str):
+        return value
+    if value is None:
+        return ""
+    if isinstance(value, bool):
+        return "true" if value else "false"
+    if isinstance(value, int | float):
+        return _number_text(value)
+    return json.dumps(value, ensure_ascii=False, separators=(", ", ": "))
+
+
+def _number_text(value: float | int) -> str:
+    if isinstance(value, float) and value.is_integer() and abs(value) < 1e15:
+        return str(int(value))
+    return str(value)
+
+
+def _fixed(value: Any, digits: Any = 2) -> str:
+    return f"{float(value):.{int(digits)}f}"
+
+
+def _sort_by(items: Any, key: Any) -> list[Any]:
+    return sorted(_seq(items), key=lambda item: _sort_key(_get(item, key)))
+
+
+def _sort_key(value: Any) -> tuple[int, Any]:
+    if isinstance(value, int | float) and not isinstance(value, bool):
+        return (0, value)
+    return (1, _text(value))
+
+
+def _min_by(items: Any, key: Any) -> Any:
+    ordered = _sort_by(items, key)
+    return ordered[0] if ordered else None
+
+
+def _max_by(items: Any, key: Any) -> Any:
+    ordered = _sort_by(items, key)
+    return ordered[-1] if ordered else None
+
+
+def _pluck(items: Any, key: Any) -> list[Any]:
+    return [_get(item, key) for item in _seq(items)]
+
+
+def _where(items: Any, key: Any, value: Any) -> list[Any]:
+    return [item for item in _seq(items) if _get(item, key) == value]
+
+
+FUNCTIONS: dict[str, Callable[..., Any]] = {
+    "abs": abs,
+    "round": _round,
+    "min": lambda *a: min(_seq(a[0]) if len(a) == 1 else a),
+    "max": lambda *a: max(_seq(a[0]) if len(a) == 1 else a),
+    "sum": lambda items: sum(_seq(items)),
+    "len": lambda value: len(value) if isinstance(value, str | list | Mapping) else _fail(f"len() of {value!r}"),
+    "str": _text,
+    "int": lambda value: int(float(value)) if isinstance(value, str) else int(value),
+    "float": float,
+    "fixed": _fixed,
+    "lower": lambda value: _text(value).lower(),
+    "upper": lambda value: _text(value).upper(),
+    "strip": lambda value: _text(value).strip(),
+    "join": _join,
+    "get": _get,
+    "sorted": lambda items: sorted(_seq(items), key=_sort_key),
+    "sort_by": _sort_by,
+    "min_by": _min_by,
+    "max_by": _max_by,
+    "pluck": _pluck,
+    "where": _where,
+    "add_days": _add_days,
+    "days_between": _days_between,
+    "weekday": _weekday,
+    "floor": math.floor,
+    "ceil": math.ceil,
+}
+
+
+def _fail(message: str) -> Any:
+    raise ExpressionError(message)
+
+
+_BINARY: dict[type[ast.operator], Callable[[Any, Any], Any]] = {
+    ast.Add: operator.add,
+    ast.Sub: operator.sub,
+    ast.Mult: operator.mul,
+    ast.Div: operator.truediv,
+    ast.FloorDiv: operator.floordiv,
+    ast.Mod: operator.mod,
+    ast.Pow: operator.pow,
+}
+_COMPARE: dict[type[ast.cmpop], Callable[[Any, Any], Any]] = {
+    ast.Eq: operator.eq,
+    ast.NotEq: operator.ne,
+    ast.Lt: operator.lt,
+    ast.LtE: operator.le,
+    ast.Gt: operator.gt,
+    ast.GtE: operator.ge,
+    ast.In: lambda a, b: a in b,
+    ast.NotIn: lambda a, b: a not in b,
+}
+
+
+@lru_cache(maxsize=4096)
+def parse_expression(source: str) -> ast.expression:
+    """Parse once and check every node against the whitelist, so bad expressions fail at load time."""
+    if len(source) > MAX_EXPRESSION_CHARS:
+        raise ExpressionError(f"expression longer than {MAX_EXPRESSION_CHARS} characters")
+    try:
+        tree = ast.parse(source.strip(), mode="eval")
+    except SyntaxError as exc:
+        raise ExpressionError(f"cannot parse expression {source.strip()!r}: {exc.msg}") from None
+    for node in ast.walk(tree):
+        _check_node(node, source)
+    return tree
+
+
+_ALLOWED = (
+    ast.Expression, ast.Constant, ast.Name, ast.Load, ast.BinOp, ast.UnaryOp, ast.BoolOp, ast.Compare, ast.IfExp,
+    ast.Subscript, ast.Attribute, ast.Call, ast.List, ast.Tuple, ast.Dict, ast.Slice, ast.And, ast.Or, ast.Not,
+    ast.USub, ast.UAdd, *_BINARY, *_COMPARE,
+)  # fmt: skip
+
+
+def _check_node(node: ast.AST, source: str) -> None:
+    if not isinstance(node, _ALLOWED):
+        raise ExpressionError(f"{type(node).__name__} is not allowed in expression {source.strip()!r}")
+    if isinstance(node, ast.Call):
+        if not isinstance(node.func, ast.Name) or node.func.id not in FUNCTIONS:
+            raise ExpressionError(
+                f"unknown function in {source.strip()!r}; known: {', '.join(sorted(FUNCTIONS))}"
+            )
+        if node.keywords:
+            raise ExpressionError(f"keyword arguments are not allowed in {source.strip()!r}")
+    if isinstance(node, ast.Attribute) and node.attr.startswith("_"):
+        raise ExpressionError(f"field names starting with '_' are not allowed in {source.strip()!r}")
+
+
+def evaluate(source: str, names: Mapping[str, Any]) -> Any:
+    """Evaluate an expression against `names` (tool arguments, or earlier golden-path results)."""
+    tree = parse_expression(source)
+    try:
+        return _bounded(_eval(tree.body, names))
+    except ExpressionError:
+        raise
+    except (TypeError, ValueError, KeyError, IndexError, ZeroDivisionError, OverflowError, AttributeError) as exc:
+        raise ExpressionError(f"{source.strip()!r}: {type(exc).__name__}: {exc}") from None
+
+
+def _bounded(value: Any) -> Any:
+    if isinstance(value, bool) or value is None:
+        return value
+    if isinstance(value, int) and abs(value) > MAX_INT:
+        raise ExpressionError(f"integer result larger than {MAX_INT}")
+    if isinstance(value, float) and not math.isfinite(value):
+        raise ExpressionError("result is not a finite number")
+    if isinstance(value, str) and len(value) > MAX_TEXT_CHARS:
+        raise ExpressionError(f"text result longer than {MAX_TEXT_CHARS} characters")
+    if isinstance(value, list | dict) and len(value) > MAX_ITEMS:
+        raise ExpressionError(f"result with more than {MAX_ITEMS} items")
+    return value
+
+
+def _eval(node: ast.expr, names: Mapping[str, Any]) -> Any:
+    if isinstance(node, ast.Constant):
+        return node.value
+    if isinstance(node, ast.Name):
+        if node.id in ("true", "false", "null"):
+            return {"true": True, "false": False, "null": None}[node.id]
+        if node.id not in names:
+            raise ExpressionError(f"unknown name {node.id!r}; known: {', '.join(sorted(names)) or 'none'}")
+        return names[node.id]
+    if isinstance(node, ast.Attribute):
+        return _lookup(_eval(node.value, names), node.attr)
+    if isinstance(node, ast.Subscript):
+        container = _eval(node.value, names)
+        if isinstance(node.slice, ast.Slice):
+            parts = [None if p is None else _eval(p, names) for p in (node.slice.lower, node.slice.upper)]
+            return _bounded(container[parts[0] : parts[1]])
+        return _lookup(container, _eval(node.slice, names))
+    if isinstance(node, ast.BinOp):
+        left, right = _eval(node.left, names), _eval(node.right, names)
+        if isinstance(node.op, ast.Pow) and isinstance(right, int | float) and abs(right) > MAX_EXPONENT:
+            raise ExpressionError(f"exponent larger than {MAX_EXPONENT}")
+        if isinstance(node.op, ast.Mult) and (isinstance(left, str | list) or isinstance(right, str | list)):
+            raise ExpressionError("repeating text or lists with '*' is not allowed")
+        return _bounded(_BINARY[type(node.op)](left, right))
+    if isinstance(node, ast.UnaryOp):
+        operand = _eval(node.operand, names)
+        if isinstance(node.op, ast.Not):
+            return not operand
+        return -operand if isinstance(node.op, ast.USub) else +operand
+    if isinstance(node, ast.BoolOp):
+        if isinstance(node.op, ast.And):
+            result: Any = True
+            for value in node.values:
+                result = _eval(value, names)
+                if not result:
+                    return result
+            return result
+        result = False
+        for value in node.values:
+            result = _eval(value, names)
+            if result:
+                return result
+        return result
+    if isinstance(node, ast.Compare):
+        left = _eval(node.left, names)
+        for op, comparator in zip(node.ops, node.comparators, strict=True):
+            right = _eval(comparator, names)
+            if not _COMPARE[type(op)](left, right):
+                return False
+            left = right
+        return True
+    if isinstance(node, ast.IfExp):
+        return _eval(node.body, names) if _eval(node.test, names) else _eval(node.orelse, names)
+    if isinstance(node, ast.Call):
+        assert isinstance(node.func, ast.Name)
+        args = [_eval(arg, names) for arg in node.args]
+        return _bounded(FUNCTIONS[node.func.id](*args))
+    if isinstance(node, ast.List | ast.Tuple):
+        return [_eval(item, names) for item in node.elts]
+    if isinstance(node, ast.Dict):
+        return {_text(_eval(k, names)) if k is not None else "": _eval(v, names) for k, v in zip(node.keys, node.values, strict=True)}
+    raise ExpressionError(f"{type(node).__name__} is not allowed")
+
+
+def _lookup(container: Any, key: Any) -> Any:
+    if isinstance(container, Mapping):
+        if key not in container:
+            raise ExpressionError(f"no field {key!r}; fields: {', '.join(map(str, container)) or 'none'}")
+        return container[key]
+    if isinstance(container, list | str):
+        if not isinstance(key, int) or isinstance(key, bool):
+            raise ExpressionError(f"list index must be a whole number, got {key!r}")
+        if not -len(container) <= key < len(container):
+            raise ExpressionError(f"index {key} out of range (length {len(container)})")
+        return container[key]
+    raise ExpressionError(f"cannot look up {key!r} in {_text(container)[:60]!r}")
+
+
+def template_expressions(template: Any) -> list[str]:
+    """Every expression inside a template, so a loader can check them all before anything runs."""
+    found: list[str] = []
+    if isinstance(template, str):
+        found.extend(match.group(1) for match in _PART.finditer(template))
+    elif isinstance(template, list):
+        for item in template:
+            found.extend(template_expressions(item))
+    elif isinstance(template, dict):
+        for item in template.values():
+            found.extend(template_expressions(item))
+    return found
+
+
+def render(template: Any, names: Mapping[str, Any]) -> Any:
+    """Fill a template: whole-expression strings keep their type, mixed strings are interpolated."""
+    if isinstance(template, str):
+        whole = _WHOLE.match(template.strip())
+        if whole and "{{" not in whole.group(1):
+            return evaluate(whole.group(1), names)
+        if "{{" not in template:
+            return template
+        return _bounded(_PART.sub(lambda m: _text(evaluate(m.group(1), names)), template))
+    if isinstance(template, list):
+        return [render(item, names) for item in template]
+    if isinstance(template, dict):
+        return {key: render(value, names) for key, value in template.items()}
+    return template
+
+
+def referenced_names(source: str) -> set[str]:
+    """Top-level names an expression reads (golden-path steps use this to find the steps they depend on)."""
+    tree = parse_expression(source)
+    used = {node.id for node in ast.walk(tree) if isinstance(node, ast.Name)}
+    return used - set(FUNCTIONS) - {"true", "false", "null"}

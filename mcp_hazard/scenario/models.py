@@ -1,0 +1,190 @@
+"""The scenario format as strict pydantic models: unknown keys are errors, and the JSON Schema comes from here."""
+
+from __future__ import annotations
+
+from typing import Annotated, Any, Literal
+
+from pydantic import BaseModel, ConfigDict, Field, model_validator
+
+JSON = Any
+"""Any JSON value (object, list, text, number, boolean or null)."""
+
+Identifier = Annotated[str, Field(pattern=r"^[a-z0-9][a-z0-9_-]{0,63}$")]
+ToolName = Annotated[str, Field(pattern=r"^[A-Za-z0-9_][A-Za-z0-9_.-]{0,63}$")]
+StepId = Annotated[str, Field(pattern=r"^[A-Za-z_][A-Za-z0-9_]{0,63}$")]
+
+RESERVED_TOOL_NAMES = frozenset({"submit_answer"})
+
+
+class Strict(BaseModel):
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+
+class Outcome(Strict):
+    """What a behaviour gives back: a result (a template over the arguments) or an error message."""
+
+    result: JSON = Field(default=None, description="The result; strings may contain {{ expressions }}.")
+    error: str | None = Field(default=None, description="An error message; the call becomes an MCP isError result.")
+
+    @model_validator(mode="before")
+    @classmethod
+    def _one_of(cls, data: Any) -> Any:
+        if isinstance(data, dict) and ("result" in data) == ("error" in data):
+            raise ValueError("give exactly one of 'result' or 'error'")
+        return data
+
+
+class TableRow(Outcome):
+    when: dict[str, JSON] = Field(
+        default_factory=dict, description="Arguments that must equal these values; arguments not named here match any."
+    )
+
+
+class TableBehaviour(Strict):
+    """Rows of argument patterns: the first row whose `when` matches gives the outcome, else `default`."""
+
+    kind: Literal["table"]
+    rows: list[TableRow] = Field(min_length=1)
+    default: Outcome
+    casefold: bool = Field(default=False, description="Compare text arguments without regard to case and outer spaces.")
+
+
+class ConstantBehaviour(Strict):
+    kind: Literal["constant"]
+    result: JSON = None
+    error: str | None = None
+
+    @model_validator(mode="before")
+    @classmethod
+    def _one_of(cls, data: Any) -> Any:
+        if isinstance(data, dict) and ("result" in data) == ("error" in data):
+            raise ValueError("give exactly one of 'result' or 'error'")
+        return data
+
+
+class Guard(Strict):
+    """An error returned when `if` (an expression over the arguments) is true; checked in order before the result."""
+
+    if_: str = Field(alias="if")
+    error: str
+
+    model_config = ConfigDict(extra="forbid", frozen=True, populate_by_name=True)
+
+
+class ComputeBehaviour(Strict):
+    """A result computed from the arguments with the expression language (docs/scenario-format.md)."""
+
+    kind: Literal["compute"]
+    let: dict[str, str] = Field(default_factory=dict, description="Named intermediate expressions, in order.")
+    errors: list[Guard] = Field(default_factory=list)
+    result: JSON
+
+
+class PythonBehaviour(Strict):
+    """A Python function `module:function(arguments) -> result`; only runs when the user passes --allow-python."""
+
+    kind: Literal["python"]
+    function: str = Field(pattern=r"^[A-Za-z_][\w.]*:[A-Za-z_]\w*$")
+
+
+Behaviour = Annotated[
+    TableBehaviour | ConstantBehaviour | ComputeBehaviour | PythonBehaviour, Field(discriminator="kind")
+]
+
+
+class Annotations(Strict):
+    """MCP tool annotations (hints to the client, not guarantees)."""
+
+    title: str | None = None
+    read_only_hint: bool | None = None
+    destructive_hint: bool | None = None
+    idempotent_hint: bool | None = None
+    open_world_hint: bool | None = None
+
+
+class ToolSpec(Strict):
+    name: ToolName
+    title: str | None = None
+    description: str = Field(min_length=1)
+    input_schema: dict[str, JSON] = Field(description="JSON Schema of the arguments; its type must be 'object'.")
+    output_schema: dict[str, JSON] | None = Field(
+        default=None, description="JSON Schema of the result; results must then be objects that match it."
+    )
+    annotations: Annotations | None = None
+    serves: list[Identifier] = Field(
+        default_factory=list,
+        description="Names of the facts this tool serves; two tools serving one fact offer a fallback and a cross-check.",
+    )
+    behaviour: Behaviour
+
+
+class AnswerSpec(Strict):
+    """The canonical answer and how a submitted answer is matched against it (docs/scenario-format.md)."""
+
+    value: JSON
+    match: Literal["exact", "case_insensitive", "numeric", "one_of", "unordered_list"] = "exact"
+    tolerance: float = Field(default=0.0, ge=0, description="For 'numeric': the largest accepted absolute difference.")
+
+    @model_validator(mode="after")
+    def _value_fits_rule(self) -> AnswerSpec:
+        if self.match in ("one_of", "unordered_list") and not (isinstance(self.value, list) and self.value):
+            raise ValueError(f"match '{self.match}' needs a non-empty list as value")
+        if self.match == "numeric" and (isinstance(self.value, bool) or not isinstance(self.value, int | float)):
+            raise ValueError("match 'numeric' needs a number as value")
+        return self
+
+
+class GoldenStep(Strict):
+    id: StepId
+    tool: ToolName
+    arguments: dict[str, JSON] = Field(
+        default_factory=dict, description="Arguments; strings may refer to earlier steps' results, e.g. {{ s1.id }}."
+    )
+
+
+class GoldenPath(Strict):
+    """Reference tool calls that reach the answer. For the scorer and reference agents only: never served."""
+
+    steps: list[GoldenStep] = Field(min_length=1)
+    answer: JSON = Field(description="Template over the step results that yields the final answer.")
+
+
+class Task(Strict):
+    id: Identifier
+    title: str | None = None
+    prompt: str = Field(min_length=1)
+    answer: AnswerSpec
+    workflow: Literal["sequential", "parallel", "mixed"]
+    tools: list[ToolName] | None = Field(default=None, description="Tools served for this task; default all.")
+    golden_path: GoldenPath
+
+
+class Scenario(Strict):
+    """One tool environment and its tasks."""
+
+    format: Literal[1] = Field(default=1, description="Version of this file format.")
+    id: Identifier
+    title: str = Field(min_length=1)
+    description: str = ""
+    tools: list[ToolSpec] = Field(min_length=1)
+    tasks: list[Task] = Field(min_length=1)
+
+    def tool(self, name: str) -> ToolSpec | None:
+        return next((tool for tool in self.tools if tool.name == name), None)
+
+    def task(self, task_id: str) -> Task | None:
+        return next((task for task in self.tasks if task.id == task_id), None)
+
+    def task_tools(self, task: Task) -> list[ToolSpec]:
+        """The tools served for `task`, in the order the scenario lists them."""
+        if task.tools is None:
+            return list(self.tools)
+        wanted = set(task.tools)
+        return [tool for tool in self.tools if tool.name in wanted]
+
+
+def scenario_json_schema() -> dict[str, Any]:
+    schema = Scenario.model_json_schema(by_alias=True)
+    schema["$schema"] = "https://json-schema.org/draft/2020-12/schema"
+    schema["title"] = "mcp-hazard scenario"
+    return schema
