@@ -1,0 +1,3 @@
+from mcp_hazard.cli import main
+
+raise SystemExit(main())

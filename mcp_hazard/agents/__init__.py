@@ -1,0 +1,1 @@
+"""Reference agents: scripted MCP clients that drive an episode."""

@@ -1,0 +1,65 @@
+"""The golden-path agent: follows a task's golden path over MCP, feeding real results into later arguments.
+
+It knows the golden path (it is a reference agent, not an agent under test) but takes every value from what the
+server actually returned, so it exercises the real transport and the real behaviours end to end.
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass, field
+from typing import Any
+
+import mcp_types as types
+from mcp import Client
+
+from mcp_hazard.scenario.expressions import ExpressionError, render
+from mcp_hazard.scenario.models import Task
+from mcp_hazard.server.episode import SUBMIT_TOOL, TASK_PROMPT_NAME
+
+
+@dataclass
+class AgentReport:
+    answer: str | None = None
+    calls: int = 0
+    errors: list[str] = field(default_factory=list)
+
+
+def result_value(result: types.CallToolResult) -> Any:
+    """The value a result carries: structured content when present, else the text parsed as JSON, else the text."""
+    if result.structured_content is not None:
+        return result.structured_content
+    text = "".join(block.text for block in result.content if isinstance(block, types.TextContent))
+    try:
+        return json.loads(text)
+    except json.JSONDecodeError:
+        return text
+
+
+async def run_golden_agent(client: Client, task: Task) -> AgentReport:
+    report = AgentReport()
+    await client.list_tools()
+    await client.get_prompt(TASK_PROMPT_NAME)
+    results: dict[str, Any] = {}
+    for step in task.golden_path.steps:
+        try:
+            arguments = render(step.arguments, results)
+        except ExpressionError as exc:
+            report.errors.append(f"{step.id}: cannot build arguments: {exc}")
+            return report
+        result = await client.call_tool(step.tool, arguments)
+        report.calls += 1
+        if result.is_error:
+            text = "".join(b.text for b in result.content if isinstance(b, types.TextContent))
+            report.errors.append(f"{step.id}: {step.tool} failed: {text}")
+            return report
+        results[step.id] = result_value(result)
+    try:
+        answer = render(task.golden_path.answer, results)
+    except ExpressionError as exc:
+        report.errors.append(f"answer: {exc}")
+        return report
+    report.answer = answer if isinstance(answer, str) else json.dumps(answer)
+    await client.call_tool(SUBMIT_TOOL, {"answer": report.answer})
+    report.calls += 1
+    return report

@@ -1,0 +1,183 @@
+"""The `mcp-hazard` command. Every user error ends in one line on stderr and a non-zero exit, never a traceback."""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+from collections.abc import Sequence
+from pathlib import Path
+from typing import NoReturn
+
+import anyio
+
+from mcp_hazard import __version__
+from mcp_hazard.errors import ScenarioError, UserError
+
+EXIT_USAGE = 2
+EXIT_INVALID = 1
+
+
+class _Parser(argparse.ArgumentParser):
+    def error(self, message: str) -> NoReturn:
+        self.exit(EXIT_USAGE, f"{self.prog}: error: {message} (see {self.prog} --help)\n")
+
+
+def _seed(text: str) -> int:
+    try:
+        value = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"seed must be a whole number, got {text!r}") from None
+    if not 0 <= value < 2**63:
+        raise argparse.ArgumentTypeError(f"seed must be between 0 and 2**63-1, got {value}")
+    return value
+
+
+def _host_port(text: str) -> tuple[str, int]:
+    host, sep, port = text.rpartition(":")
+    if not sep:
+        host, port = "127.0.0.1", text
+    try:
+        number = int(port)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"expected HOST:PORT such as 127.0.0.1:8765, got {text!r}") from None
+    if not 0 <= number <= 65535:
+        raise argparse.ArgumentTypeError(f"port must be 0-65535, got {number}")
+    return host.strip("[]") or "127.0.0.1", number
+
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = _Parser(prog="mcp-hazard", description="An MCP server that plays an unreliable tool environment.")
+    parser.add_argument("--version", action="version", version=f"mcp-hazard {__version__}")
+    parser.add_argument("--log-level", choices=["debug", "info", "warning", "error"], help="stderr log level")
+    commands = parser.add_subparsers(dest="command", required=True, parser_class=_Parser)
+
+    validate = commands.add_parser("validate", help="check scenario files and prove each golden path works")
+    validate.add_argument("paths", nargs="+", help="scenario files or directories")
+    validate.add_argument("--allow-python", action="store_true", help="allow `python` behaviours (runs their code)")
+
+    serve = commands.add_parser("serve", help="serve episodes over stdio (one) or Streamable HTTP (many)")
+    serve.add_argument("path", help="a scenario file, or a directory of them")
+    serve.add_argument("--scenario", help="scenario id, when PATH holds several (stdio)")
+    serve.add_argument("--task", help="task id (stdio; default: the scenario's first task)")
+    serve.add_argument("--seed", type=_seed, default=0, help="seed of the condition (stdio; default 0)")
+    serve.add_argument("--trace-dir", default="runs", help="where trace files go (default: ./runs)")
+    serve.add_argument("--episode-id", help="name of the episode and its trace file (stdio)")
+    serve.add_argument("--http", type=_host_port, metavar="HOST:PORT", help="serve Streamable HTTP instead of stdio")
+    serve.add_argument("--allow-python", action="store_true", help="allow `python` behaviours (runs their code)")
+
+    commands.add_parser("schema", help="print the JSON Schema of the scenario format")
+
+    run = commands.add_parser("run", help="drive every task with the golden-path agent and summarise the traces")
+    run.add_argument("paths", nargs="+", help="scenario files or directories")
+    run.add_argument("--transport", choices=["memory", "stdio", "http"], default="stdio")
+    run.add_argument("--seed", type=_seed, default=0)
+    run.add_argument("--out", default="runs/golden", help="trace directory (default: runs/golden)")
+    run.add_argument("--json", action="store_true", help="print the summary as JSON")
+    return parser
+
+
+def _validate(args: argparse.Namespace) -> int:
+    from mcp_hazard.scenario.load import load_scenario, scenario_files
+
+    failed = 0
+    for file in scenario_files(args.paths):
+        try:
+            loaded = load_scenario(file, allow_python=args.allow_python)
+        except ScenarioError as exc:
+            failed += 1
+            for problem in exc.problems:
+                print(problem, file=sys.stderr)
+            continue
+        tasks = len(loaded.model.tasks)
+        print(f"{file}: ok ({loaded.id}: {len(loaded.model.tools)} tools, {tasks} tasks, golden paths reach answers)")
+    return EXIT_INVALID if failed else 0
+
+
+def _serve(args: argparse.Namespace) -> int:
+    from mcp_hazard.condition import Condition
+    from mcp_hazard.scenario.load import load_scenarios
+    from mcp_hazard.server.episodes import EpisodeRegistry
+
+    scenarios = load_scenarios([args.path], allow_python=args.allow_python)
+    trace_dir = Path(args.trace_dir)
+    if args.http:
+        import uvicorn
+
+        from mcp_hazard.logs import log
+        from mcp_hazard.server.http import LOOPBACK, build_http_app
+
+        host, port = args.http
+        if host not in LOOPBACK:
+            log.warning("serving beyond loopback: anyone who reaches this address can run episodes", host=host)
+        registry = EpisodeRegistry(scenarios, trace_dir, transport="http", allow_python=args.allow_python)
+        print(f"mcp-hazard: serving {len(scenarios)} scenario(s) on http://{host}:{port}; "
+              f"create an episode with POST /episodes", file=sys.stderr)  # fmt: skip
+        uvicorn.run(build_http_app(registry, host=host), host=host, port=port, log_level="warning")
+        return 0
+    from mcp_hazard.server.stdio import serve_stdio
+
+    if args.scenario is None and len(scenarios) > 1:
+        raise UserError(f"{args.path} holds {len(scenarios)} scenarios; pick one with --scenario")
+    registry = EpisodeRegistry(scenarios, trace_dir, transport="stdio", allow_python=args.allow_python)
+    episode = registry.create(args.scenario, args.task, Condition(seed=args.seed), args.episode_id)
+    anyio.run(serve_stdio, episode)
+    return 0
+
+
+def _schema(args: argparse.Namespace) -> int:
+    from mcp_hazard.scenario.models import scenario_json_schema
+
+    print(json.dumps(scenario_json_schema(), indent=2))
+    return 0
+
+
+def _run(args: argparse.Namespace) -> int:
+    from dataclasses import asdict
+
+    from rich.console import Console
+    from rich.table import Table
+
+    from mcp_hazard.runner.golden_run import run_golden
+    from mcp_hazard.scenario.load import load_scenarios
+
+    scenarios = load_scenarios(args.paths)
+    summaries = anyio.run(lambda: run_golden(scenarios, Path(args.out), transport=args.transport, seed=args.seed))
+    if args.json:
+        print(json.dumps([asdict(s) for s in summaries], indent=2))
+    else:
+        table = Table(title=f"Golden-path episodes over {args.transport} (traces in {args.out})")
+        for column in ("scenario", "task", "workflow", "steps", "calls", "errors", "answer", "correct", "events"):
+            table.add_column(column)
+        for s in summaries:
+            mark = "[green]yes[/green]" if s.correct else "[red]no[/red]"
+            table.add_row(s.scenario, s.task, s.workflow, str(s.steps), str(s.calls), str(s.errors),
+                          str(s.answer), mark, str(s.events))  # fmt: skip
+        Console(width=max(Console().width, 140)).print(table)
+        correct = sum(s.correct for s in summaries)
+        print(f"{correct}/{len(summaries)} episodes reached the canonical answer")
+        for s in summaries:
+            if s.problem:
+                print(f"{s.scenario}/{s.task}: {s.problem}", file=sys.stderr)
+    return 0 if all(s.correct for s in summaries) else EXIT_INVALID
+
+
+COMMANDS = {"validate": _validate, "serve": _serve, "schema": _schema, "run": _run}
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    from mcp_hazard.logs import configure_logging
+
+    args = build_parser().parse_args(argv)
+    configure_logging(args.log_level)
+    try:
+        return COMMANDS[args.command](args)
+    except ScenarioError as exc:
+        for problem in exc.problems:
+            print(problem, file=sys.stderr)
+        return EXIT_INVALID
+    except UserError as exc:
+        print(f"mcp-hazard: error: {exc}", file=sys.stderr)
+        return EXIT_INVALID
+    except KeyboardInterrupt:
+        return 130

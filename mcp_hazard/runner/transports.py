@@ -1,0 +1,125 @@
+"""Open an episode over a real transport and hand back a connected SDK client plus the trace path.
+
+memory: the server runs in this process (fastest, for tests and benches).
+stdio:  `mcp-hazard serve` runs as a subprocess, exactly as a desktop assistant would start it.
+http:   one uvicorn server on 127.0.0.1 (a free port) serves every episode of the run at its own URL.
+"""
+
+from __future__ import annotations
+
+import socket
+import sys
+from collections.abc import AsyncIterator
+from contextlib import asynccontextmanager
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, Literal
+
+import anyio
+import httpx
+import uvicorn
+from mcp import Client, StdioServerParameters
+
+from mcp_hazard.condition import Condition
+from mcp_hazard.scenario.load import LoadedScenario
+from mcp_hazard.server.episodes import EpisodeRegistry, new_episode_id
+from mcp_hazard.server.http import build_http_app
+from mcp_hazard.server.stdio import single_episode_server
+
+Transport = Literal["memory", "stdio", "http"]
+TRANSPORTS: tuple[Transport, ...] = ("memory", "stdio", "http")
+
+
+@dataclass
+class Connected:
+    client: Client
+    trace_path: Path
+    episode_id: str
+
+
+def serve_command(scenario: LoadedScenario, task: str, condition: Condition, trace_dir: Path, episode_id: str) -> list[str]:
+    """The stdio command line for one episode (also what a desktop assistant's config would hold)."""
+    return [
+        sys.executable, "-m", "mcp_hazard", "serve", scenario.path,
+        "--task", task, "--seed", str(condition.seed), "--trace-dir", str(trace_dir), "--episode-id", episode_id,
+    ]  # fmt: skip
+
+
+def free_port() -> int:
+    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as sock:
+        sock.bind(("127.0.0.1", 0))
+        return int(sock.getsockname()[1])
+
+
+class HttpHost:
+    """A uvicorn server on 127.0.0.1 running inside the caller's event loop, for the span of a `with` block."""
+
+    def __init__(self, registry: EpisodeRegistry) -> None:
+        self.registry = registry
+        self.port = 0
+        self._server: uvicorn.Server | None = None
+
+    @property
+    def base_url(self) -> str:
+        return f"http://127.0.0.1:{self.port}"
+
+    @asynccontextmanager
+    async def running(self) -> AsyncIterator[HttpHost]:
+        self.port = free_port()
+        config = uvicorn.Config(
+            build_http_app(self.registry), host="127.0.0.1", port=self.port, log_level="warning", lifespan="on"
+        )
+        self._server = uvicorn.Server(config)
+        async with anyio.create_task_group() as group:
+            group.start_soon(self._server.serve)
+            with anyio.fail_after(20):
+                while not self._server.started:
+                    await anyio.sleep(0.01)
+            try:
+                yield self
+            finally:
+                self._server.should_exit = True
+
+    async def create_episode(self, scenario: str, task: str, condition: Condition) -> dict[str, Any]:
+        payload = {"scenario": scenario, "task": task, **condition.model_dump(mode="json")}
+        async with httpx.AsyncClient() as http:
+            response = await http.post(f"{self.base_url}/episodes", json=payload)
+        response.raise_for_status()
+        return dict(response.json())
+
+
+@asynccontextmanager
+async def open_episode(
+    transport: Transport,
+    scenario: LoadedScenario,
+    task: str,
+    condition: Condition,
+    trace_dir: Path,
+    *,
+    mode: str = "auto",
+    http_host: HttpHost | None = None,
+) -> AsyncIterator[Connected]:
+    """Start an episode over `transport` and yield a connected client; the episode ends when the block exits."""
+    if transport == "memory":
+        registry = EpisodeRegistry([scenario], trace_dir, transport="memory")
+        episode = registry.create(scenario.id, task, condition)
+        try:
+            async with Client(single_episode_server(episode), mode=mode) as client:  # type: ignore[arg-type]
+                yield Connected(client, episode.trace.path, episode.id)
+        finally:
+            episode.end("disconnected")
+    elif transport == "stdio":
+        episode_id = new_episode_id(scenario.id, task, condition.seed)
+        command = serve_command(scenario, task, condition, trace_dir, episode_id)
+        params = StdioServerParameters(command=command[0], args=command[1:])
+        async with Client(params, mode=mode) as client:  # type: ignore[arg-type]
+            yield Connected(client, trace_dir / f"{episode_id}.jsonl", episode_id)
+    else:
+        if http_host is None:
+            raise ValueError("the http transport needs a running HttpHost")
+        created = await http_host.create_episode(scenario.id, task, condition)
+        async with Client(created["mcp_url"], mode=mode) as client:  # type: ignore[arg-type]
+            yield Connected(client, Path(created["trace"]), created["episode_id"])
+        episode = http_host.registry.get(created["episode_id"])
+        if episode is not None:
+            episode.end("disconnected")

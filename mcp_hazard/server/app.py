@@ -1,0 +1,93 @@
+"""The MCP server: low-level SDK handlers that find the request's episode and let it answer.
+
+Handlers hold no state of their own. A `resolve` function maps each request to its episode (the one episode of a
+stdio process, or the episode named in the HTTP path), so one `Server` object serves any number of episodes.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Any
+
+import mcp_types as types
+from mcp.server import Server, ServerRequestContext
+from mcp.shared.exceptions import MCPError
+
+from mcp_hazard import __version__
+from mcp_hazard.logs import log
+from mcp_hazard.server.episode import TASK_PROMPT_NAME, Episode, error_result
+
+Resolver = Callable[[ServerRequestContext[Any, Any]], Episode]
+
+INSTRUCTIONS = (
+    "This server plays a tool environment for one task. Read the task from the prompt named 'task' "
+    "(or the resource listed), use the tools to find the answer, then call submit_answer once."
+)
+
+
+class EpisodeNotFound(MCPError):
+    def __init__(self, message: str) -> None:
+        super().__init__(types.INVALID_PARAMS, message)
+
+
+def build_server(resolve: Resolver) -> Server[Any]:
+    """A low-level SDK server whose every handler delegates to the episode `resolve` picks for the request."""
+
+    def episode_for(ctx: ServerRequestContext[Any, Any]) -> Episode:
+        episode = resolve(ctx)
+        episode.start(ctx.protocol_version)
+        return episode
+
+    async def list_tools(ctx: ServerRequestContext[Any, Any], params: types.PaginatedRequestParams | None) -> types.ListToolsResult:
+        return episode_for(ctx).list_tools()
+
+    async def call_tool(ctx: ServerRequestContext[Any, Any], params: types.CallToolRequestParams) -> types.CallToolResult:
+        episode = episode_for(ctx)
+        try:
+            return await episode.call_tool(params.name, params.arguments if params.arguments is not None else {})
+        except Exception as exc:  # last line of defence: a fault is an isError result, never a protocol error
+            log.exception("tool call crashed", tool=params.name, episode=episode.id)
+            return error_result(f"Internal error in tool '{params.name}': {type(exc).__name__}")
+
+    async def list_prompts(ctx: ServerRequestContext[Any, Any], params: types.PaginatedRequestParams | None) -> types.ListPromptsResult:
+        episode = episode_for(ctx)
+        prompt = types.Prompt(name=TASK_PROMPT_NAME, title=episode.task.title, description="The task to solve.")
+        return types.ListPromptsResult(prompts=[prompt])
+
+    async def get_prompt(ctx: ServerRequestContext[Any, Any], params: types.GetPromptRequestParams) -> types.GetPromptResult:
+        episode = episode_for(ctx)
+        if params.name != TASK_PROMPT_NAME:
+            raise MCPError(types.INVALID_PARAMS, f"Unknown prompt '{params.name}'; the only prompt is '{TASK_PROMPT_NAME}'.")
+        episode.record_task_read("prompt")
+        message = types.PromptMessage(role="user", content=types.TextContent(type="text", text=episode.prompt_text()))
+        return types.GetPromptResult(description=episode.task.title, messages=[message])
+
+    async def list_resources(ctx: ServerRequestContext[Any, Any], params: types.PaginatedRequestParams | None) -> types.ListResourcesResult:
+        episode = episode_for(ctx)
+        resource = types.Resource(
+            name="task", uri=episode.task_uri(), mime_type="text/plain", description="The task to solve."
+        )
+        return types.ListResourcesResult(resources=[resource])
+
+    async def read_resource(ctx: ServerRequestContext[Any, Any], params: types.ReadResourceRequestParams) -> types.ReadResourceResult:
+        episode = episode_for(ctx)
+        if str(params.uri) != episode.task_uri():
+            raise MCPError(types.INVALID_PARAMS, f"Unknown resource '{params.uri}'; the task is at {episode.task_uri()}.")
+        episode.record_task_read("resource")
+        contents = types.TextResourceContents(uri=episode.task_uri(), mime_type="text/plain", text=episode.prompt_text())
+        return types.ReadResourceResult(contents=[contents])
+
+    return Server(
+        "mcp-hazard",
+        version=__version__,
+        instructions=INSTRUCTIONS,
+        # Without this the 2026-07-28 HTTP path re-runs tools/list before every call to check Mcp-Param headers,
+        # which would put phantom listings in the trace. Our schemas declare no such headers.
+        get_tool_input_schema=lambda name: None,
+        on_list_tools=list_tools,
+        on_call_tool=call_tool,
+        on_list_prompts=list_prompts,
+        on_get_prompt=get_prompt,
+        on_list_resources=list_resources,
+        on_read_resource=read_resource,
+    )

@@ -1,0 +1,114 @@
+"""Trace event models: one JSON object per line of an episode's trace file.
+
+Every line carries `seq` (0, 1, 2, ... within the episode), `ts` (UTC time, ISO 8601) and `type`. The first line is
+`episode_started`, which carries `schema_version`; a reader refuses a trace with a newer major version than it knows.
+Fields listed in VOLATILE_FIELDS differ between two runs of the same condition with the same agent actions (times,
+durations, and where the episode ran); everything else must be identical.
+"""
+
+from __future__ import annotations
+
+from typing import Annotated, Any, Literal
+
+from pydantic import BaseModel, ConfigDict, Field, TypeAdapter
+
+SCHEMA_VERSION = 1
+VOLATILE_FIELDS = frozenset({"ts", "duration_ms", "run"})
+
+
+class _Event(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
+    seq: int
+    ts: str
+
+
+class ScenarioRef(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
+    id: str
+    path: str
+    sha256: str
+
+
+class RunInfo(BaseModel):
+    """Where and how this episode ran; volatile, so two runs of one condition may differ here."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    episode_id: str
+    transport: Literal["memory", "stdio", "http"]
+
+
+class EpisodeStarted(_Event):
+    type: Literal["episode_started"] = "episode_started"
+    schema_version: int = SCHEMA_VERSION
+    scenario: ScenarioRef
+    task: str
+    condition: dict[str, Any]
+    software: dict[str, str]
+    protocol_version: str
+    run: RunInfo
+
+
+class ToolsListed(_Event):
+    type: Literal["tools_listed"] = "tools_listed"
+    tools: list[str]
+
+
+class TaskRead(_Event):
+    """The agent fetched the task prompt (as an MCP prompt or resource)."""
+
+    type: Literal["task_read"] = "task_read"
+    via: Literal["prompt", "resource"]
+
+
+Outcome = Literal["ok", "error", "invalid_arguments", "unknown_tool", "fault"]
+
+
+class ToolCalled(_Event):
+    """One `tools/call` of a scenario tool. `slot` is the n-th call of this tool name in the episode (from 1)."""
+
+    type: Literal["tool_called"] = "tool_called"
+    tool: str
+    slot: int
+    arguments: Any
+    outcome: Outcome
+    result: Any = None
+    error: str | None = None
+    duration_ms: float
+
+
+class AnswerSubmitted(_Event):
+    type: Literal["answer_submitted"] = "answer_submitted"
+    answer: Any
+    slot: int
+
+
+class CallRefused(_Event):
+    """A call after the episode ended; refused, and recorded so the scorer sees it."""
+
+    type: Literal["call_refused"] = "call_refused"
+    tool: str
+    arguments: Any
+    reason: str
+
+
+class EpisodeEnded(_Event):
+    type: Literal["episode_ended"] = "episode_ended"
+    reason: Literal["answered", "disconnected", "server_stopped", "closed"]
+
+
+TraceEvent = Annotated[
+    EpisodeStarted | ToolsListed | TaskRead | ToolCalled | AnswerSubmitted | CallRefused | EpisodeEnded,
+    Field(discriminator="type"),
+]
+EVENT_ADAPTER: TypeAdapter[TraceEvent] = TypeAdapter(TraceEvent)
+EVENT_TYPES = frozenset(
+    {"episode_started", "tools_listed", "task_read", "tool_called", "answer_submitted", "call_refused", "episode_ended"}
+)
+
+
+def comparable(event: dict[str, Any]) -> dict[str, Any]:
+    """An event with its volatile fields removed: what must match between two runs of one condition."""
+    return {key: value for key, value in event.items() if key not in VOLATILE_FIELDS}
