@@ -7,7 +7,7 @@ import json
 import sys
 from collections.abc import Sequence
 from pathlib import Path
-from typing import NoReturn
+from typing import Any, NoReturn
 
 import anyio
 
@@ -46,6 +46,25 @@ def _host_port(text: str) -> tuple[str, int]:
     return host.strip("[]") or "127.0.0.1", number
 
 
+def _condition_options(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument(
+        "--hazard", action="append", default=[], metavar="KIND[:key=value,...]",
+        help="inject a hazard (repeatable); 'all' = every kind that applies, 'declared' = the scenario's own",
+    )  # fmt: skip
+    parser.add_argument("--profile", choices=["strict", "guided"], default="strict",
+                        help="strict: errors say what is wrong; guided: they also suggest a recovery")  # fmt: skip
+
+
+def _hazard_options(values: list[str]) -> list[Any]:
+    from mcp_hazard.hazards import parse_hazard_option
+
+    options: list[Any] = []
+    for value in values:
+        parsed = parse_hazard_option(value)
+        options.extend(parsed if isinstance(parsed, list) else [parsed])
+    return options
+
+
 def build_parser() -> argparse.ArgumentParser:
     parser = _Parser(prog="mcp-hazard", description="An MCP server that plays an unreliable tool environment.")
     parser.add_argument("--version", action="version", version=f"mcp-hazard {__version__}")
@@ -63,10 +82,14 @@ def build_parser() -> argparse.ArgumentParser:
     serve.add_argument("--seed", type=_seed, default=0, help="seed of the condition (stdio; default 0)")
     serve.add_argument("--trace-dir", default="runs", help="where trace files go (default: ./runs)")
     serve.add_argument("--episode-id", help="name of the episode and its trace file (stdio)")
+    _condition_options(serve)
     serve.add_argument("--http", type=_host_port, metavar="HOST:PORT", help="serve Streamable HTTP instead of stdio")
     serve.add_argument("--allow-python", action="store_true", help="allow `python` behaviours (runs their code)")
 
     commands.add_parser("schema", help="print the JSON Schema of the scenario format")
+
+    hazards = commands.add_parser("hazards", help="list the hazard kinds, their parameters and recovery paths")
+    hazards.add_argument("--json", action="store_true", help="print as JSON")
 
     run = commands.add_parser("run", help="drive every task with the golden-path agent and summarise the traces")
     run.add_argument("paths", nargs="+", help="scenario files or directories")
@@ -120,7 +143,8 @@ def _serve(args: argparse.Namespace) -> int:
     if args.scenario is None and len(scenarios) > 1:
         raise UserError(f"{args.path} holds {len(scenarios)} scenarios; pick one with --scenario")
     registry = EpisodeRegistry(scenarios, trace_dir, transport="stdio", allow_python=args.allow_python)
-    episode = registry.create(args.scenario, args.task, Condition(seed=args.seed), args.episode_id)
+    condition = Condition(seed=args.seed, profile=args.profile, hazards=_hazard_options(args.hazard))
+    episode = registry.create(args.scenario, args.task, condition, args.episode_id)
     anyio.run(serve_stdio, episode)
     return 0
 
@@ -129,6 +153,29 @@ def _schema(args: argparse.Namespace) -> int:
     from mcp_hazard.scenario.models import scenario_json_schema
 
     print(json.dumps(scenario_json_schema(), indent=2))
+    return 0
+
+
+def _hazards(args: argparse.Namespace) -> int:
+    from rich.console import Console
+    from rich.table import Table
+
+    from mcp_hazard.hazards import describe_kinds
+
+    kinds = describe_kinds()
+    if args.json:
+        print(json.dumps(kinds, indent=2))
+        return 0
+    table = Table(title="Hazard kinds (--hazard KIND[:key=value,...]; schedule keys: probability, slots, after_calls, "
+                  "times, tools)", show_lines=True)  # fmt: skip
+    for column in ("kind", "family", "recovery", "failpoints", "default schedule", "params", "what it does"):
+        table.add_column(column)
+    for kind in kinds:
+        params = ", ".join(f"{name}={spec.get('default')}" for name, spec in kind["params"].items()) or "-"
+        schedule = ", ".join(f"{k}={v}" for k, v in kind["default_schedule"].items()) or "every call"
+        table.add_row(kind["kind"], kind["family"], ", ".join(kind["recovery"]), ", ".join(kind["failpoints"]),
+                      schedule, params, kind["summary"])  # fmt: skip
+    Console(width=max(Console().width, 160)).print(table)
     return 0
 
 
@@ -162,7 +209,7 @@ def _run(args: argparse.Namespace) -> int:
     return 0 if all(s.correct for s in summaries) else EXIT_INVALID
 
 
-COMMANDS = {"validate": _validate, "serve": _serve, "schema": _schema, "run": _run}
+COMMANDS = {"validate": _validate, "serve": _serve, "schema": _schema, "hazards": _hazards, "run": _run}
 
 
 def main(argv: Sequence[str] | None = None) -> int:

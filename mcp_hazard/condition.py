@@ -1,17 +1,28 @@
 """The condition of an episode: everything, besides the agent, that decides what the agent meets.
 
-One model that grows as the product does (hazards, interventions and hint profile join the seed), so a trace records
+One model that grows with the product (seed, hint profile, hazards; interface interventions next), so a trace records
 the whole condition in one place and two episodes with equal conditions are comparable.
 """
 
 from __future__ import annotations
 
+from typing import Literal
+
 from pydantic import BaseModel, ConfigDict, Field
 
+from mcp_hazard.scenario.hazard_spec import HazardSpec
+
 MAX_SEED = 2**63 - 1
+Profile = Literal["strict", "guided"]
 
 
 class Condition(BaseModel):
     model_config = ConfigDict(extra="forbid", frozen=True)
 
     seed: int = Field(default=0, ge=0, le=MAX_SEED, description="Keys every deterministic decision of the episode.")
+    profile: Profile = Field(
+        default="strict", description="strict: errors say only what is wrong; guided: they also suggest a recovery."
+    )
+    hazards: list[HazardSpec | Literal["all", "declared"]] = Field(
+        default_factory=list, description="Hazards to inject; 'all' and 'declared' expand per task."
+    )

@@ -218,6 +218,8 @@ def _check_node(node: ast.AST, source: str) -> None:
             )
         if node.keywords:
             raise ExpressionError(f"keyword arguments are not allowed in {source.strip()!r}")
+    if isinstance(node, ast.Slice) and node.step is not None:
+        raise ExpressionError(f"slices with a step are not allowed in {source.strip()!r}")
     if isinstance(node, ast.Attribute) and node.attr.startswith("_"):
         raise ExpressionError(f"field names starting with '_' are not allowed in {source.strip()!r}")
 
@@ -358,5 +360,6 @@ def render(template: Any, names: Mapping[str, Any]) -> Any:
 def referenced_names(source: str) -> set[str]:
     """Top-level names an expression reads (golden-path steps use this to find the steps they depend on)."""
     tree = parse_expression(source)
-    used = {node.id for node in ast.walk(tree) if isinstance(node, ast.Name)}
-    return used - set(FUNCTIONS) - {"true", "false", "null"}
+    called = {id(node.func) for node in ast.walk(tree) if isinstance(node, ast.Call)}
+    used = {node.id for node in ast.walk(tree) if isinstance(node, ast.Name) and id(node) not in called}
+    return used - {"true", "false", "null"}

@@ -61,10 +61,10 @@ class _Problems:
         self.items.append(Problem(self.file, line, col, format_path(path), message))
 
 
-def _data_path(loc: tuple[Any, ...], data: Any) -> tuple[Path, bool]:
+def _data_path(loc: tuple[Any, ...], data: Any) -> Path:
     """Turn a pydantic error location into a path through the data, skipping union tags that are not keys."""
     path: list[str | int] = []
-    node, complete = data, True
+    node = data
     for part in loc:
         if isinstance(node, dict) and part in node:
             path.append(part)
@@ -72,9 +72,7 @@ def _data_path(loc: tuple[Any, ...], data: Any) -> tuple[Path, bool]:
         elif isinstance(node, list) and isinstance(part, int) and 0 <= part < len(node):
             path.append(part)
             node = node[part]
-        elif isinstance(node, dict) and isinstance(part, str) and part not in node and loc[-1] == part:
-            complete = False
-    return tuple(path), complete
+    return tuple(path)
 
 
 def _pydantic_message(error: Any, field: str | int) -> str:
@@ -101,7 +99,7 @@ def _validate_model(data: Any, problems: _Problems) -> Scenario | None:
     except ValidationError as exc:
         for error in exc.errors():
             loc = tuple(error["loc"])
-            path, complete = _data_path(loc, data)
+            path = _data_path(loc, data)
             field = loc[-1] if loc else ""
             problems.add(path, _pydantic_message(error, field), at_key=error["type"] == "extra_forbidden")
         return None

@@ -6,6 +6,8 @@ from typing import Annotated, Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, model_validator
 
+from mcp_hazard.scenario.hazard_spec import HazardSpec
+
 JSON = Any
 """Any JSON value (object, list, text, number, boolean or null)."""
 
@@ -116,6 +118,9 @@ class ToolSpec(Strict):
         description="Names of the facts this tool serves; two tools serving one fact offer a fallback and a cross-check.",
     )
     behaviour: Behaviour
+    hazards: list[HazardSpec] = Field(
+        default_factory=list, description="Hazards offered for this tool (applied with --hazard declared)."
+    )
 
 
 class AnswerSpec(Strict):
@@ -157,6 +162,9 @@ class Task(Strict):
     workflow: Literal["sequential", "parallel", "mixed"]
     tools: list[ToolName] | None = Field(default=None, description="Tools served for this task; default all.")
     golden_path: GoldenPath
+    hazards: list[HazardSpec] = Field(
+        default_factory=list, description="Hazards offered for this task (applied with --hazard declared)."
+    )
 
 
 class Scenario(Strict):

@@ -10,8 +10,11 @@ from collections.abc import Callable
 from typing import Any
 
 import mcp_types as types
-from mcp.server import Server, ServerRequestContext
+from mcp.server import NotificationOptions, Server, ServerRequestContext
+from mcp.server.models import InitializationOptions
+from mcp.server.subscriptions import ToolsListChanged
 from mcp.shared.exceptions import MCPError
+from mcp_types.version import MODERN_PROTOCOL_VERSIONS
 
 from mcp_hazard import __version__
 from mcp_hazard.logs import log
@@ -30,6 +33,37 @@ class EpisodeNotFound(MCPError):
         super().__init__(types.INVALID_PARAMS, message)
 
 
+class HazardServer(Server[Any]):
+    """Advertises tools.listChanged in the handshake era: the HTTP and in-memory paths call
+    create_initialization_options() with no arguments, which would otherwise say false."""
+
+    def create_initialization_options(
+        self,
+        notification_options: NotificationOptions | None = None,
+        experimental_capabilities: dict[str, dict[str, Any]] | None = None,
+        extensions: dict[str, dict[str, Any]] | None = None,
+    ) -> InitializationOptions:
+        return super().create_initialization_options(
+            notification_options or NotificationOptions(tools_changed=True), experimental_capabilities, extensions
+        )
+
+
+def _notifier(ctx: ServerRequestContext[Any, Any], episode: Episode) -> Any:
+    async def notify() -> bool:
+        """Announce a changed tool list in the request's era; False when the client could not be told."""
+        try:
+            if ctx.protocol_version in MODERN_PROTOCOL_VERSIONS:
+                await episode.bus.publish(ToolsListChanged())
+            else:
+                await ctx.session.send_tool_list_changed()
+        except Exception:  # a client that went away must not turn the call into a protocol error
+            log.warning("could not announce list_changed", episode=episode.id)
+            return False
+        return True
+
+    return notify
+
+
 def build_server(resolve: Resolver) -> Server[Any]:
     """A low-level SDK server whose every handler delegates to the episode `resolve` picks for the request."""
 
@@ -44,7 +78,8 @@ def build_server(resolve: Resolver) -> Server[Any]:
     async def call_tool(ctx: ServerRequestContext[Any, Any], params: types.CallToolRequestParams) -> types.CallToolResult:
         episode = episode_for(ctx)
         try:
-            return await episode.call_tool(params.name, params.arguments if params.arguments is not None else {})
+            arguments = params.arguments if params.arguments is not None else {}
+            return await episode.call_tool(params.name, arguments, _notifier(ctx, episode))
         except Exception as exc:  # last line of defence: a fault is an isError result, never a protocol error
             log.exception("tool call crashed", tool=params.name, episode=episode.id)
             return error_result(f"Internal error in tool '{params.name}': {type(exc).__name__}")
@@ -77,7 +112,10 @@ def build_server(resolve: Resolver) -> Server[Any]:
         contents = types.TextResourceContents(uri=episode.task_uri(), mime_type="text/plain", text=episode.prompt_text())
         return types.ReadResourceResult(contents=[contents])
 
-    return Server(
+    async def listen(ctx: ServerRequestContext[Any, Any], params: types.SubscriptionsListenRequestParams) -> types.SubscriptionsListenResult:
+        return await episode_for(ctx).listen_handler(ctx, params)
+
+    return HazardServer(
         "mcp-hazard",
         version=__version__,
         instructions=INSTRUCTIONS,
@@ -90,4 +128,5 @@ def build_server(resolve: Resolver) -> Server[Any]:
         on_get_prompt=get_prompt,
         on_list_resources=list_resources,
         on_read_resource=read_resource,
+        on_subscriptions_listen=listen,
     )

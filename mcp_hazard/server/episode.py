@@ -8,13 +8,18 @@ from __future__ import annotations
 
 import json
 import time
+from collections.abc import Awaitable, Callable
 from pathlib import Path
 from typing import Any
 
+import anyio
 import mcp_types as types
+from mcp.server.subscriptions import InMemorySubscriptionBus, ListenHandler
 
 from mcp_hazard import __version__
 from mcp_hazard.condition import Condition
+from mcp_hazard.hazards import HazardEngine, ToolView, build_hazards, expand
+from mcp_hazard.hazards.base import Hazard
 from mcp_hazard.logs import log
 from mcp_hazard.scenario.arguments import argument_problem
 from mcp_hazard.scenario.behaviours import BehaviourFault, ToolOutcome, run_behaviour
@@ -52,8 +57,27 @@ def _text(result: Any) -> str:
     return json.dumps(result, ensure_ascii=False, indent=2)
 
 
-def error_result(message: str) -> types.CallToolResult:
-    return types.CallToolResult(content=[types.TextContent(type="text", text=message)], is_error=True)
+Notifier = Callable[[], Awaitable[bool]]
+
+
+def error_result(message: str, hint: str | None = None) -> types.CallToolResult:
+    content = [types.TextContent(type="text", text=message)]
+    if hint:
+        content.append(types.TextContent(type="text", text=f"Hint: {hint}"))
+    return types.CallToolResult(content=content, is_error=True)
+
+
+def describe_hazard(hazard: Hazard, targets: set[str]) -> dict[str, Any]:
+    """A hazard as the trace records it: enough, with the condition, to say exactly what was injected."""
+    return {
+        "index": hazard.index,
+        "kind": hazard.kind,
+        "family": hazard.family,
+        "recovery": list(hazard.recovery),
+        "targets": sorted(targets),
+        "schedule": hazard.schedule.model_dump(mode="json"),
+        "params": hazard.params.model_dump(mode="json"),
+    }
 
 
 class Episode:
@@ -71,15 +95,37 @@ class Episode:
         self.id = episode_id
         self.scenario = scenario
         self.task = task
-        self.condition = condition
+        specs = expand(list(condition.hazards), scenario.model, task)
+        hazards = build_hazards(specs, scenario.model, task)  # raises UserError before any file is written
+        self.condition = condition.model_copy(update={"hazards": specs})
         self.transport = transport
         self.allow_python = allow_python
-        self.trace = TraceWriter(trace_dir / f"{episode_id}.jsonl")
         self.tools: dict[str, ToolSpec] = {tool.name: tool for tool in scenario.model.task_tools(task)}
+        self.hazards = hazards
+        self.engine = HazardEngine(
+            hazards, seed=condition.seed, scenario=scenario.model, task=task, profile=condition.profile,
+            record=self._record_firing,
+        )  # fmt: skip
+        self.bus = InMemorySubscriptionBus()
+        self.listen_handler = ListenHandler(self.bus)
+        self.trace = TraceWriter(trace_dir / f"{episode_id}.jsonl")
         self.slots: dict[str, int] = {}
         self.started = False
         self.ended = False
         self.answer: str | None = None
+
+    @property
+    def guided(self) -> bool:
+        return self.condition.profile == "guided"
+
+    def _hint(self, hint: str | None) -> str | None:
+        return hint if self.guided else None
+
+    def _record_firing(self, *, hazard: Hazard, tool: str, failpoint: str, slot: int, change: dict[str, Any]) -> None:
+        self.trace.write(
+            ev.HazardFired, hazard=hazard.index, kind=hazard.kind, family=hazard.family, tool=tool,
+            failpoint=failpoint, slot=slot, change=change,
+        )  # fmt: skip
 
     # -- lifecycle -------------------------------------------------------------------------------------------------
 
@@ -95,6 +141,7 @@ class Episode:
             condition=self.condition.model_dump(mode="json"),
             software={"mcp_hazard": __version__, "mcp": _mcp_version()},
             protocol_version=protocol_version,
+            hazards=[describe_hazard(hazard, targets) for hazard, targets in self.hazards],
             run=ev.RunInfo(episode_id=self.id, transport=self.transport),  # type: ignore[arg-type]
         )
         log.info("episode started", episode=self.id, scenario=self.scenario.id, task=self.task.id)
@@ -116,24 +163,38 @@ class Episode:
     def task_uri(self) -> str:
         return f"task://{self.scenario.id}/{self.task.id}"
 
+    def views(self) -> list[ToolView]:
+        return self.engine.views(list(self.tools.values()))
+
     def served_tools(self) -> list[types.Tool]:
-        tools = [self._tool_view(spec) for spec in self.tools.values()]
+        tools = [self._tool(view) for view in self.views()]
         tools.append(types.Tool(name=SUBMIT_TOOL, description=SUBMIT_DESCRIPTION, input_schema=SUBMIT_SCHEMA))
         return tools
 
-    @staticmethod
-    def _tool_view(spec: ToolSpec) -> types.Tool:
+    def _tool(self, view: ToolView) -> types.Tool:
+        spec = self.tools[view.original]
         annotations = None
         if spec.annotations is not None:
             annotations = types.ToolAnnotations(**spec.annotations.model_dump(exclude_none=True))
         return types.Tool(
-            name=spec.name,
+            name=view.name,
             title=spec.title,
-            description=spec.description,
-            input_schema=spec.input_schema,
-            output_schema=spec.output_schema,
+            description=view.description,
+            input_schema=view.input_schema,
+            output_schema=view.output_schema,
             annotations=annotations,
         )
+
+    def _resolve(self, name: str) -> tuple[ToolSpec, ToolView] | None:
+        """The tool a served name means now; an original name still resolves so a drift hazard can reject it."""
+        views = self.views()
+        for view in views:
+            if view.name == name:
+                return self.tools[view.original], view
+        for view in views:
+            if view.original == name:
+                return self.tools[name], view
+        return None
 
     def list_tools(self) -> types.ListToolsResult:
         tools = self.served_tools()
@@ -149,48 +210,80 @@ class Episode:
         self.slots[name] = self.slots.get(name, 0) + 1
         return self.slots[name]
 
-    async def call_tool(self, name: str, arguments: Any) -> types.CallToolResult:
-        """Serve one `tools/call`. Never raises: every failure is an isError result plus a trace event."""
+    async def call_tool(self, name: str, arguments: Any, notify: Notifier | None = None) -> types.CallToolResult:
+        """Serve one `tools/call`. Never raises (except cancellation): every failure is an isError result + trace."""
         if self.ended:
             self.trace.write(ev.CallRefused, tool=name, arguments=arguments, reason="episode ended")
             return error_result("This episode has ended: an answer was already submitted. No more calls are accepted.")
-        slot = self._next_slot(name)
         began = time.perf_counter()
         if name == SUBMIT_TOOL:
-            return self._submit(arguments, slot)
-        spec = self.tools.get(name)
-        if spec is None:
+            return self._submit(arguments, self._next_slot(name))
+        resolved = self._resolve(name)
+        if resolved is None:
+            slot = self._next_slot(name)
             return self._record(name, slot, arguments, began, "unknown_tool", error=f"Unknown tool '{name}'.")
+        spec, view = resolved
+        slot = self._next_slot(spec.name)
         if not isinstance(arguments, dict):
-            return self._record(name, slot, arguments, began, "invalid_arguments", error="arguments must be an object")
-        problem = argument_problem(spec.input_schema, arguments)
+            return self._record(spec.name, slot, arguments, began, "invalid_arguments", error="arguments must be an object")
+        call = self.engine.context(spec, name, slot, arguments)
+        verdict = self.engine.before(call)
+        touched = list(verdict.touched)
+        if verdict.list_changed:
+            delivered = await notify() if notify is not None else False
+            self.trace.write(ev.ListChanged, delivered=delivered)
+        if verdict.delay_s:
+            try:
+                await anyio.sleep(verdict.delay_s)
+            except anyio.get_cancelled_exc_class():
+                with anyio.CancelScope(shield=True):
+                    self._record(spec.name, slot, arguments, began, "cancelled", error="cancelled by the client",
+                                 hazards=touched)  # fmt: skip
+                raise
+        if verdict.rejection is not None:
+            rejection = verdict.rejection
+            self._record(spec.name, slot, arguments, began, "rejected", error=rejection.message, hazards=touched)
+            return error_result(rejection.message, self._hint(rejection.hint))
+        problem = argument_problem(spec.input_schema, verdict.arguments)
         if problem:
-            return self._record(name, slot, arguments, began, "invalid_arguments", error=f"Invalid {problem}")
+            return self._record(spec.name, slot, arguments, began, "invalid_arguments", error=f"Invalid {problem}",
+                                hazards=touched)  # fmt: skip
         try:
-            outcome = run_behaviour(spec, arguments, allow_python=self.allow_python)
+            outcome = run_behaviour(spec, verdict.arguments, allow_python=self.allow_python)
         except BehaviourFault as exc:
-            return self._fault(name, slot, arguments, began, str(exc))
+            return self._fault(spec.name, slot, arguments, began, str(exc))
         except Exception as exc:  # the server must survive any argument: a fault is traced, never raised
             log.exception("behaviour crashed", tool=name, episode=self.id)
-            return self._fault(name, slot, arguments, began, f"{type(exc).__name__}: {exc}")
-        return self._deliver(spec, slot, arguments, began, outcome)
+            return self._fault(spec.name, slot, arguments, began, f"{type(exc).__name__}: {exc}")
+        after = self.engine.after(call, outcome)
+        touched.extend(after.touched)
+        return self._deliver(spec, view, slot, arguments, began, after.outcome, after.text, after.hints, touched)
 
     def _deliver(
-        self, spec: ToolSpec, slot: int, arguments: dict[str, Any], began: float, outcome: ToolOutcome
+        self,
+        spec: ToolSpec,
+        view: ToolView,
+        slot: int,
+        arguments: dict[str, Any],
+        began: float,
+        outcome: ToolOutcome,
+        text: str | None,
+        hints: list[str],
+        touched: list[int],
     ) -> types.CallToolResult:
         if not outcome.ok:
-            self._record(spec.name, slot, arguments, began, "error", error=outcome.error)
+            self._record(spec.name, slot, arguments, began, "error", error=outcome.error, hazards=touched)
             return error_result(str(outcome.error))
         result = outcome.result
-        structured = result if isinstance(result, dict) else None
-        if spec.output_schema is not None:
-            bad = argument_problem(spec.output_schema, result) if structured is not None else "result is not an object"
+        structured = result if isinstance(result, dict) and text is None else None
+        if view.output_schema is not None:
+            bad = argument_problem(view.output_schema, result) if structured is not None else "result is not an object"
             if bad:
                 return self._fault(spec.name, slot, arguments, began, f"result does not match output_schema: {bad}")
-        self._record(spec.name, slot, arguments, began, "ok", result=result)
-        return types.CallToolResult(
-            content=[types.TextContent(type="text", text=_text(result))], structured_content=structured
-        )
+        self._record(spec.name, slot, arguments, began, "ok", result=result, text=text, hazards=touched)
+        content = [types.TextContent(type="text", text=text if text is not None else _text(result))]
+        content.extend(types.TextContent(type="text", text=f"Hint: {hint}") for hint in hints if self.guided)
+        return types.CallToolResult(content=content, structured_content=structured)
 
     def _fault(self, name: str, slot: int, arguments: Any, began: float, detail: str) -> types.CallToolResult:
         self._record(name, slot, arguments, began, "fault", error=detail)
@@ -205,7 +298,9 @@ class Episode:
         outcome: str,
         *,
         result: Any = None,
+        text: str | None = None,
         error: str | None = None,
+        hazards: list[int] | None = None,
     ) -> types.CallToolResult:
         self.trace.write(
             ev.ToolCalled,
@@ -214,9 +309,12 @@ class Episode:
             arguments=arguments,
             outcome=outcome,
             result=result,
+            text=text,
             error=error,
+            hazards=sorted(set(hazards or [])),
             duration_ms=round((time.perf_counter() - began) * 1000, 3),
         )
+        self.engine.remember(name, arguments, outcome)
         return error_result(error or "")
 
     def _submit(self, arguments: Any, slot: int) -> types.CallToolResult:

@@ -23,6 +23,21 @@ def new_episode_id(scenario: str, task: str, seed: int) -> str:
 
 
 def parse_condition(fields: dict[str, Any]) -> Condition:
+    """A condition from JSON-like fields; hazards may be given as `KIND:key=value` strings, as on the CLI."""
+    from mcp_hazard.hazards import parse_hazard_option
+
+    hazards = fields.get("hazards")
+    if isinstance(hazards, str):
+        hazards = [hazards]
+    if isinstance(hazards, list):
+        parsed: list[Any] = []
+        for item in hazards:
+            if isinstance(item, str):
+                option = parse_hazard_option(item)
+                parsed.extend(option if isinstance(option, list) else [option])
+            else:
+                parsed.append(item)
+        fields = {**fields, "hazards": parsed}
     try:
         return Condition.model_validate(fields)
     except ValidationError as exc:

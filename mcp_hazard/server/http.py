@@ -70,6 +70,9 @@ class _EpisodeGate:
                 return
             try:
                 fields = _condition_fields(query)
+                if request.query_params.getlist("hazard"):
+                    fields.pop("hazard", None)
+                    fields["hazards"] = request.query_params.getlist("hazard")
                 if "seed" in fields:
                     fields["seed"] = int(fields["seed"]) if str(fields["seed"]).isdigit() else fields["seed"]
                 self.registry.create(query.get("scenario"), query.get("task"), parse_condition(fields), episode_id)

@@ -48,6 +48,7 @@ class EpisodeStarted(_Event):
     condition: dict[str, Any]
     software: dict[str, str]
     protocol_version: str
+    hazards: list[dict[str, Any]] = Field(default_factory=list)
     run: RunInfo
 
 
@@ -63,7 +64,7 @@ class TaskRead(_Event):
     via: Literal["prompt", "resource"]
 
 
-Outcome = Literal["ok", "error", "invalid_arguments", "unknown_tool", "fault"]
+Outcome = Literal["ok", "error", "invalid_arguments", "unknown_tool", "rejected", "cancelled", "fault"]
 
 
 class ToolCalled(_Event):
@@ -75,8 +76,30 @@ class ToolCalled(_Event):
     arguments: Any
     outcome: Outcome
     result: Any = None
+    text: str | None = None
     error: str | None = None
+    hazards: list[int] = Field(default_factory=list)
     duration_ms: float
+
+
+class HazardFired(_Event):
+    """A hazard fired at a failpoint. `change` says what it did; the agent never sees this record."""
+
+    type: Literal["hazard_fired"] = "hazard_fired"
+    hazard: int
+    kind: str
+    family: str
+    tool: str
+    failpoint: Literal["listing", "before", "after"]
+    slot: int
+    change: dict[str, Any]
+
+
+class ListChanged(_Event):
+    """The server announced a changed tool list (list_changed notification or subscription event)."""
+
+    type: Literal["list_changed"] = "list_changed"
+    delivered: bool
 
 
 class AnswerSubmitted(_Event):
@@ -100,12 +123,16 @@ class EpisodeEnded(_Event):
 
 
 TraceEvent = Annotated[
-    EpisodeStarted | ToolsListed | TaskRead | ToolCalled | AnswerSubmitted | CallRefused | EpisodeEnded,
+    EpisodeStarted | ToolsListed | TaskRead | ToolCalled | HazardFired | ListChanged | AnswerSubmitted | CallRefused
+    | EpisodeEnded,
     Field(discriminator="type"),
 ]
 EVENT_ADAPTER: TypeAdapter[TraceEvent] = TypeAdapter(TraceEvent)
 EVENT_TYPES = frozenset(
-    {"episode_started", "tools_listed", "task_read", "tool_called", "answer_submitted", "call_refused", "episode_ended"}
+    {
+        "episode_started", "tools_listed", "task_read", "tool_called", "hazard_fired", "list_changed",
+        "answer_submitted", "call_refused", "episode_ended",
+    }
 )
 
 

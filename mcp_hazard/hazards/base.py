@@ -1,0 +1,172 @@
+"""The hazard interface and registry.
+
+A hazard kind is one module with one class. Common fields (which tools, the schedule) live in `HazardSpec`, apart
+from the kind's own `Params`, as Toxiproxy keeps a toxic's common fields apart from its attributes. The engine asks
+the schedule whether the hazard fires at a failpoint and hands the hazard a `fire` flag; a hazard with lasting state
+(a drifted schema, say) may act on later calls too, but only a firing is recorded as a `hazard_fired` event.
+"""
+
+from __future__ import annotations
+
+import copy
+from dataclasses import dataclass, field
+from typing import Any, ClassVar, Literal
+
+from pydantic import BaseModel, ConfigDict
+
+from mcp_hazard.scenario.hazard_spec import HazardSpec, Schedule
+from mcp_hazard.scenario.behaviours import ToolOutcome
+from mcp_hazard.scenario.models import Scenario, Task, ToolSpec
+
+Failpoint = Literal["listing", "before", "after"]
+Family = Literal[
+    "execution_failure",
+    "invocation_error",
+    "specification_drift",
+    "output_drift",
+    "cross_source_conflict",
+    "silent_wrong_value",
+    "pagination",
+]
+Recovery = Literal["retry", "fallback", "corrected_call", "relist", "normalise", "verify", "cross_check", "paginate"]
+
+
+class NoParams(BaseModel):
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+
+@dataclass
+class ToolView:
+    """A tool as the agent sees it. Hazards that change the interface edit a copy; the original spec stays put."""
+
+    name: str
+    description: str
+    input_schema: dict[str, Any]
+    output_schema: dict[str, Any] | None
+    original: str
+
+    @classmethod
+    def of(cls, spec: ToolSpec) -> ToolView:
+        return cls(
+            name=spec.name,
+            description=spec.description,
+            input_schema=copy.deepcopy(spec.input_schema),
+            output_schema=copy.deepcopy(spec.output_schema),
+            original=spec.name,
+        )
+
+
+@dataclass
+class CallRecord:
+    tool: str
+    arguments: Any
+    outcome: str
+
+
+@dataclass
+class CallContext:
+    """What a hazard may know about a call: its keys, the agent's own actions so far, and the profile."""
+
+    seed: int
+    scenario: Scenario
+    task: Task
+    tool: ToolSpec
+    served_name: str
+    slot: int
+    arguments: dict[str, Any]  # as the behaviour will see them (after earlier hazards mapped them)
+    history: list[CallRecord]
+    profile: str
+    sent: dict[str, Any] = field(default_factory=dict)  # exactly as the agent sent them
+
+
+@dataclass
+class Rejection:
+    """The call fails with `message`; `hint` is added in the guided profile only."""
+
+    message: str
+    hint: str | None = None
+    retry_after_s: float | None = None
+
+
+@dataclass
+class Effect:
+    """What a hazard did at a failpoint: recorded in the trace as `change` (never shown to the agent)."""
+
+    change: dict[str, Any]
+    rejection: Rejection | None = None
+    arguments: dict[str, Any] | None = None  # rewritten arguments the behaviour should see
+    result: Any = None
+    replace_result: bool = False
+    text: str | None = None  # served text instead of the JSON of the result
+    hint: str | None = None  # guided-profile diagnosis attached to a successful result
+    delay_s: float = 0.0
+    list_changed: bool = False
+    record: bool = True  # False: a lasting state acting again, not a new firing
+
+
+class Hazard:
+    kind: ClassVar[str]
+    family: ClassVar[Family]
+    recovery: ClassVar[tuple[Recovery, ...]]
+    summary: ClassVar[str]
+    failpoints: ClassVar[tuple[Failpoint, ...]]
+    Params: ClassVar[type[BaseModel]] = NoParams
+    default_schedule: ClassVar[dict[str, Any]] = {}
+
+    def __init__(self, spec: HazardSpec, params: BaseModel, index: int, scenario: Scenario, task: Task) -> None:
+        self.spec = spec
+        self.params = params
+        self.index = index
+        self.scenario = scenario
+        self.task = task
+        self.schedule = spec.schedule or Schedule.model_validate(self.default_schedule)
+
+    @classmethod
+    def applicable_tools(cls, scenario: Scenario, task: Task) -> list[str]:
+        """Tools this kind can act on in `task`; by default the golden path's tools, so the hazard bites."""
+        return golden_tools(task)
+
+    def targets(self, tools: list[str]) -> set[str]:
+        """Tools whose calls this hazard sees; usually the tools it acts on."""
+        return set(tools)
+
+    @property
+    def salt(self) -> str:
+        return f"{self.index}:{self.kind}"
+
+    def view(self, view: ToolView) -> ToolView:
+        """Change how a tool is listed (lasting interface changes). Default: unchanged."""
+        return view
+
+    def before(self, call: CallContext, fire: bool) -> Effect | None:
+        """Act before the behaviour runs: reject, delay, or rewrite arguments."""
+        return None
+
+    def after(self, call: CallContext, outcome: ToolOutcome, fire: bool) -> Effect | None:
+        """Act on the behaviour's outcome: change a result's value or its served form, or replace an error."""
+        return None
+
+
+REGISTRY: dict[str, type[Hazard]] = {}
+
+
+def register(cls: type[Hazard]) -> type[Hazard]:
+    REGISTRY[cls.kind] = cls
+    return cls
+
+
+def golden_tools(task: Task) -> list[str]:
+    seen: list[str] = []
+    for step in task.golden_path.steps:
+        if step.tool not in seen:
+            seen.append(step.tool)
+    return seen
+
+
+def siblings(scenario: Scenario, tool: str) -> list[str]:
+    """Other tools that serve a fact this tool serves: the fallbacks and cross-checks the scenario declares."""
+    spec = scenario.tool(tool)
+    if spec is None or not spec.serves:
+        return []
+    facts = set(spec.serves)
+    return [other.name for other in scenario.tools if other.name != tool and facts & set(other.serves)]

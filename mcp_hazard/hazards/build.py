@@ -1,0 +1,137 @@
+"""Turn hazard declarations into an episode's hazard instances, checking every parameter on the way.
+
+`--hazard KIND[:key=value,...]` on the command line; `all` (every kind that applies to the task, with its defaults)
+and `declared` (the hazards the scenario file offers for the task and its tools) are shorthands.
+"""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+from pydantic import ValidationError
+
+from mcp_hazard.errors import UserError
+from mcp_hazard.hazards.base import REGISTRY, Hazard
+from mcp_hazard.scenario.hazard_spec import HazardSpec, Schedule
+from mcp_hazard.scenario.models import Scenario, Task
+
+SCHEDULE_KEYS = {"probability", "slots", "after_calls", "times"}
+SHORTHANDS = ("all", "declared")
+
+
+def _value(text: str) -> Any:
+    try:
+        return json.loads(text)
+    except json.JSONDecodeError:
+        return text
+
+
+def parse_hazard_option(text: str) -> list[HazardSpec] | str:
+    """`KIND[:key=value,...]` -> a spec; `all`/`declared` are returned as the word, expanded per task later."""
+    text = text.strip()
+    if text in SHORTHANDS:
+        return text
+    kind, _, rest = text.partition(":")
+    if not kind:
+        raise UserError(f"--hazard {text!r}: expected KIND[:key=value,...]")
+    fields: dict[str, Any] = {"kind": kind}
+    schedule: dict[str, Any] = {}
+    params: dict[str, Any] = {}
+    for pair in filter(None, rest.split(",")):
+        key, sep, raw = pair.partition("=")
+        key = key.strip()
+        if not sep or not key:
+            raise UserError(f"--hazard {text!r}: {pair!r} is not key=value")
+        if key == "tools":
+            fields["tools"] = [t for t in raw.split("+") if t]
+        elif key in SCHEDULE_KEYS:
+            schedule[key] = [_value(v) for v in raw.split("+")] if key == "slots" else _value(raw)
+        else:
+            params[key] = _value(raw)
+    if schedule:
+        fields["schedule"] = schedule
+    fields["params"] = params
+    try:
+        return [HazardSpec.model_validate(fields)]
+    except ValidationError as exc:
+        raise UserError(f"--hazard {text!r}: {_first_error(exc)}") from None
+
+
+def _first_error(exc: ValidationError) -> str:
+    error = exc.errors()[0]
+    where = ".".join(str(p) for p in error["loc"])
+    message = str(error["msg"]).removeprefix("Value error, ")
+    return f"{where}: {message}, got {json.dumps(error.get('input'), default=str)}" if where else message
+
+
+def declared_hazards(scenario: Scenario, task: Task) -> list[HazardSpec]:
+    specs = list(task.hazards)
+    served = {tool.name for tool in scenario.task_tools(task)}
+    for tool in scenario.tools:
+        if tool.name in served:
+            specs.extend(spec if spec.tools else spec.model_copy(update={"tools": [tool.name]}) for spec in tool.hazards)
+    return specs
+
+
+def all_hazards(scenario: Scenario, task: Task) -> list[HazardSpec]:
+    return [HazardSpec(kind=kind) for kind, cls in sorted(REGISTRY.items()) if cls.applicable_tools(scenario, task)]
+
+
+def expand(options: list[HazardSpec | str], scenario: Scenario, task: Task) -> list[HazardSpec]:
+    """The concrete hazard list of one episode, shorthands expanded (the trace records this list)."""
+    specs: list[HazardSpec] = []
+    for option in options:
+        if option == "all":
+            specs.extend(all_hazards(scenario, task))
+        elif option == "declared":
+            specs.extend(declared_hazards(scenario, task))
+        elif isinstance(option, HazardSpec):
+            specs.append(option)
+    return specs
+
+
+def check_spec(spec: HazardSpec, index: int, scenario: Scenario, task: Task) -> tuple[Hazard, set[str]]:
+    """Instantiate one hazard for an episode; every bad parameter is a one-line UserError naming the hazard."""
+    label = f"hazard #{index + 1} ({spec.kind})"
+    cls = REGISTRY.get(spec.kind)
+    if cls is None:
+        raise UserError(f"{label}: unknown kind; known kinds: {', '.join(sorted(REGISTRY))}")
+    try:
+        params = cls.Params.model_validate(spec.params)
+    except ValidationError as exc:
+        raise UserError(f"{label}: params.{_first_error(exc)}") from None
+    served = {tool.name for tool in scenario.task_tools(task)}
+    if spec.tools is not None:
+        for name in spec.tools:
+            if scenario.tool(name) is None:
+                raise UserError(f"{label}: no tool named {name!r} in scenario {scenario.id!r}")
+            if name not in served:
+                raise UserError(f"{label}: tool {name!r} is not served for task {task.id!r}")
+        tools = list(spec.tools)
+    else:
+        tools = cls.applicable_tools(scenario, task)
+    if spec.schedule is None:
+        Schedule.model_validate(cls.default_schedule)
+    hazard = cls(spec, params, index, scenario, task)
+    return hazard, hazard.targets(tools)
+
+
+def build_hazards(specs: list[HazardSpec], scenario: Scenario, task: Task) -> list[tuple[Hazard, set[str]]]:
+    return [check_spec(spec, index, scenario, task) for index, spec in enumerate(specs)]
+
+
+def describe_kinds() -> list[dict[str, Any]]:
+    """What `mcp-hazard hazards` prints: each kind with its family, recovery paths, failpoints and parameters."""
+    kinds = []
+    for kind, cls in sorted(REGISTRY.items()):
+        schema = cls.Params.model_json_schema()
+        params = {
+            name: {k: v for k, v in prop.items() if k in ("type", "default", "enum", "description", "anyOf")}
+            for name, prop in schema.get("properties", {}).items()
+        }
+        kinds.append({
+            "kind": kind, "family": cls.family, "summary": cls.summary, "recovery": list(cls.recovery),
+            "failpoints": list(cls.failpoints), "default_schedule": cls.default_schedule, "params": params,
+        })  # fmt: skip
+    return kinds

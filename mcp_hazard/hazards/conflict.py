@@ -1,0 +1,84 @@
+"""Cross-source conflict: two tools that serve the same fact disagree, and freshness metadata says which is right.
+
+The targeted tool (by default each golden-path tool that has a sibling serving the same fact) returns numbers moved
+by `factor`, stamped with an old `as_of` and `source: cache`; its siblings answer right, stamped with a newer
+`as_of` and `source: primary`. Recovery: cross-check the sibling and prefer the fresher source.
+"""
+
+from __future__ import annotations
+
+from typing import Any, ClassVar
+
+from pydantic import BaseModel, ConfigDict, Field
+
+from mcp_hazard.hazards.base import CallContext, Effect, Hazard, ToolView, golden_tools, register, siblings
+from mcp_hazard.scenario.behaviours import ToolOutcome
+from mcp_hazard.scenario.models import Scenario, Task
+
+STALE_AS_OF = "2025-12-01"
+FRESH_AS_OF = "2026-11-20"
+
+
+class ConflictParams(BaseModel):
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+    factor: float = Field(default=1.08, gt=0, le=100, description="Multiplier applied to the stale source's numbers.")
+
+
+def perturb(value: Any, factor: float) -> Any:
+    if isinstance(value, bool) or value is None:
+        return value
+    if isinstance(value, int):
+        moved = round(value * factor)
+        return moved if moved != value else value + 1
+    if isinstance(value, float):
+        return round(value * factor, 2)
+    if isinstance(value, list):
+        return [perturb(item, factor) for item in value]
+    if isinstance(value, dict):
+        return {k: perturb(v, factor) for k, v in value.items()}
+    return value
+
+
+@register
+class Conflict(Hazard):
+    kind = "conflict"
+    family = "cross_source_conflict"
+    recovery = ("cross_check",)
+    summary = "A tool returns a stale value that disagrees with another tool serving the same fact."
+    failpoints = ("listing", "after")
+    Params = ConflictParams
+
+    @classmethod
+    def applicable_tools(cls, scenario: Scenario, task: Task) -> list[str]:
+        served = {tool.name for tool in scenario.task_tools(task)}
+        return [t for t in golden_tools(task) if any(s in served for s in siblings(scenario, t))]
+
+    def targets(self, tools: list[str]) -> set[str]:
+        """The stale tools plus their siblings, which get freshness stamps too."""
+        found = set(tools)
+        for tool in tools:
+            found.update(siblings(self.scenario, tool))
+        return found
+
+    def view(self, view: ToolView) -> ToolView:
+        view.output_schema = None  # stamped results carry fields the declared schema may not allow
+        return view
+
+    def after(self, call: CallContext, outcome: ToolOutcome, fire: bool) -> Effect | None:
+        if not outcome.ok or not isinstance(outcome.result, dict):
+            return None
+        stale = call.tool.name in (self.spec.tools or self.applicable_tools(self.scenario, self.task))
+        if stale and fire:
+            result = perturb(outcome.result, self.params.factor)  # type: ignore[attr-defined]
+            result.update({"as_of": STALE_AS_OF, "source": "cache"})
+            return Effect(
+                change={"stale": True, "factor": self.params.factor},  # type: ignore[attr-defined]
+                result=result,
+                replace_result=True,
+                hint="This value comes from a cache and may be out of date; cross-check it with another source.",
+            )
+        if not stale:
+            return Effect(change={"stale": False}, result={**outcome.result, "as_of": FRESH_AS_OF, "source": "primary"},
+                          replace_result=True, record=False)  # fmt: skip
+        return None

@@ -1,0 +1,116 @@
+"""Specification drift: the tool's interface changes under the agent, and the server says so.
+
+When the hazard fires (by default on the tool's first call) the listing changes (a field renamed, a type changed, a
+new required argument, a date format, or the tool renamed), `notifications/tools/list_changed` goes out (2025-11-25)
+or a ToolsListChanged event on the subscriptions stream (2026-07-28), and calls in the old shape are rejected.
+Recovery: re-list and adapt. With `from_start: true` the new interface is served from the first listing and nothing
+is announced, since desktop clients are known not to refresh after list_changed.
+"""
+
+from __future__ import annotations
+
+from typing import Any, ClassVar, Literal
+
+from pydantic import BaseModel, ConfigDict
+
+from mcp_hazard.hazards.base import CallContext, Effect, Hazard, Rejection, ToolView, register
+from mcp_hazard.hazards.interface import ArgumentChange, ChangeMode
+from mcp_hazard.hazards.invocation import MODES, pick_change
+
+DriftMode = Literal["date_format", "renamed_field", "type_as_string", "new_required", "rename_tool"]
+
+
+class DriftParams(BaseModel):
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+    mode: DriftMode | None = None
+    field: str | None = None
+    from_start: bool = False
+
+
+def new_tool_name(name: str) -> str:
+    return f"{name}_v2"
+
+
+@register
+class SpecDrift(Hazard):
+    kind = "spec_drift"
+    family = "specification_drift"
+    recovery = ("relist",)
+    summary = "The tool's schema or name changes; list_changed is announced and old-shape calls are rejected."
+    failpoints = ("listing", "before")
+    Params = DriftParams
+    default_schedule: ClassVar[dict[str, Any]] = {"slots": [1]}
+
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        self.drifted: dict[str, ArgumentChange | None] = {}  # tool -> change (None = renamed tool)
+
+    def _change(self, tool: str, seed: int) -> ArgumentChange | None | Literal[False]:
+        params: DriftParams = self.params  # type: ignore[assignment]
+        if params.mode == "rename_tool":
+            return None
+        change_params_mode: ChangeMode | None = params.mode  # type: ignore[assignment]
+        if change_params_mode is None:
+            change = pick_change(self, tool, seed)
+            return change if change is not None else None  # nothing to change in the arguments: rename the tool
+        return pick_change(self, tool, seed) or False
+
+    def arm(self, tool: str, seed: int) -> bool:
+        if tool in self.drifted:
+            return False
+        change = self._change(tool, seed)
+        if change is False:
+            return False
+        self.drifted[tool] = change
+        return True
+
+    def describe(self, tool: str) -> dict[str, Any]:
+        change = self.drifted[tool]
+        if change is None:
+            return {"mode": "rename_tool", "old_name": tool, "new_name": new_tool_name(tool)}
+        return change.describe()
+
+    def view(self, view: ToolView) -> ToolView:
+        if view.original not in self.drifted:
+            return view
+        change = self.drifted[view.original]
+        if change is None:
+            view.name = new_tool_name(view.name)
+        else:
+            view.input_schema = change.schema(view.input_schema)
+        return view
+
+    def start(self, tool: str, seed: int) -> Effect | None:
+        """`from_start`: the drifted interface is what the agent sees first; recorded once at the first listing."""
+        if not self.params.from_start or not self.arm(tool, seed):  # type: ignore[attr-defined]
+            return None
+        return Effect(change={**self.describe(tool), "from_start": True})
+
+    def before(self, call: CallContext, fire: bool) -> Effect | None:
+        tool = call.tool.name
+        announced = False
+        if tool not in self.drifted:
+            if not fire or self.params.from_start or not self.arm(tool, call.seed):  # type: ignore[attr-defined]
+                return None
+            announced = True
+        change = self.drifted[tool]
+        effect = Effect(change=self.describe(tool), record=announced, list_changed=announced)
+        if change is None:
+            if call.served_name == tool:
+                effect.rejection = Rejection(
+                    f"Unknown tool '{tool}'. The tool list has changed.",
+                    f"Re-list the tools: this tool is now called '{new_tool_name(tool)}'.",
+                )
+            return effect
+        mapped = change.to_original(call.arguments)
+        if isinstance(mapped, Rejection):
+            mapped.message += " The tool's interface has changed."
+            mapped.hint = (mapped.hint or "") + " Re-list the tools to see the new interface."
+            effect.rejection = mapped
+        else:
+            effect.arguments = mapped
+        return effect
+
+
+__all__ = ["MODES", "SpecDrift"]

@@ -1,0 +1,100 @@
+"""Execution failures: the tool breaks while running. Transient errors (retry), permanent ones (fall back to
+another tool serving the same fact), and latency long enough to trip a client's timeout (retry after cancelling)."""
+
+from __future__ import annotations
+
+from typing import Any, ClassVar, Literal
+
+from pydantic import BaseModel, ConfigDict, Field
+
+from mcp_hazard.hazards.base import CallContext, Effect, Hazard, Rejection, golden_tools, register, siblings
+from mcp_hazard.scenario.models import Scenario, Task
+
+TRANSIENT_MESSAGES = {
+    "timeout": "Error: the upstream service did not answer within 30 seconds (timeout).",
+    "unavailable": "Error 503: Service Unavailable. The service is temporarily unable to handle the request.",
+    "reset": "Error: connection reset by peer while reading the response.",
+    "rate_limited": "Error 429: Too Many Requests. Retry-After: {retry_after} seconds.",
+}
+
+
+class TransientParams(BaseModel):
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+    error: Literal["timeout", "unavailable", "reset", "rate_limited"] = "unavailable"
+    retry_after_s: float = Field(default=1.0, ge=0, le=60, description="For rate_limited: the Retry-After value.")
+
+
+@register
+class TransientError(Hazard):
+    kind = "transient_error"
+    family = "execution_failure"
+    recovery = ("retry",)
+    summary = "The tool fails with a transient error (timeout, 503, reset, 429) on some calls, then works."
+    failpoints = ("before",)
+    Params = TransientParams
+    default_schedule: ClassVar[dict[str, Any]] = {"times": 2}
+
+    def before(self, call: CallContext, fire: bool) -> Effect | None:
+        if not fire:
+            return None
+        params: TransientParams = self.params  # type: ignore[assignment]
+        retry_after = params.retry_after_s if params.error == "rate_limited" else None
+        message = TRANSIENT_MESSAGES[params.error].format(retry_after=f"{params.retry_after_s:g}")
+        hint = "This failure is transient: retry the same call" + (
+            f" after {params.retry_after_s:g} seconds." if retry_after is not None else "."
+        )
+        return Effect(
+            change={"error": params.error, "retry_after_s": retry_after},
+            rejection=Rejection(message, hint, retry_after_s=retry_after),
+        )
+
+
+@register
+class PermanentError(Hazard):
+    kind = "permanent_error"
+    family = "execution_failure"
+    recovery = ("fallback",)
+    summary = "The tool fails on every call; another tool serving the same fact still works."
+    failpoints = ("before",)
+
+    @classmethod
+    def applicable_tools(cls, scenario: Scenario, task: Task) -> list[str]:
+        served = {tool.name for tool in scenario.task_tools(task)}
+        return [t for t in golden_tools(task) if any(s in served for s in siblings(scenario, t))]
+
+    def before(self, call: CallContext, fire: bool) -> Effect | None:
+        if not fire:
+            return None
+        served = {tool.name for tool in self.scenario.task_tools(self.task)}
+        fallbacks = [s for s in siblings(self.scenario, call.tool.name) if s in served]
+        return Effect(
+            change={"error": "decommissioned", "fallbacks": fallbacks},
+            rejection=Rejection(
+                "Error 503: this service is no longer available.",
+                "This failure is permanent; use another tool that serves the same data: " + ", ".join(fallbacks) + ".",
+            ),
+        )
+
+
+class LatencyParams(BaseModel):
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+    seconds: float = Field(default=10.0, gt=0, le=600, description="How long the call hangs before answering.")
+
+
+@register
+class Latency(Hazard):
+    kind = "latency"
+    family = "execution_failure"
+    recovery = ("retry",)
+    summary = "The call hangs long enough to trip a client timeout; the client cancels and retries."
+    failpoints = ("before",)
+    Params = LatencyParams
+    default_schedule: ClassVar[dict[str, Any]] = {"slots": [1]}
+
+    def before(self, call: CallContext, fire: bool) -> Effect | None:
+        if not fire:
+            return None
+        seconds = self.params.seconds  # type: ignore[attr-defined]
+        return Effect(change={"delay_s": seconds}, delay_s=seconds)

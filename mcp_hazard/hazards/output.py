@@ -1,0 +1,111 @@
+"""Output drift: the result keeps the right fact in a drifted form. Recovery: normalise.
+
+Every mode serves text only (no structured content). A tool that declares an output_schema is listed without it
+while this hazard targets it, because the SDK client validates structured content against the listed schema and a
+drifted object would not match; the listing change is part of the drift.
+"""
+
+from __future__ import annotations
+
+import json
+from typing import Any, ClassVar, Literal
+
+from pydantic import BaseModel, ConfigDict
+
+from mcp_hazard.hazards.base import CallContext, Effect, Hazard, ToolView, register
+from mcp_hazard.stable import choose
+from mcp_hazard.scenario.behaviours import ToolOutcome
+
+OutputMode = Literal["unit_wrapper", "label_value", "explanation", "reordered"]
+MODES: tuple[OutputMode, ...] = ("unit_wrapper", "label_value", "explanation", "reordered")
+UNIT_SUFFIXES = {
+    "_eur": "EUR", "_usd": "USD", "_gbp": "GBP", "_cents": "cents", "_kg": "kg", "_km": "km", "_m3": "m³",
+    "_c": "°C", "_pct": "%", "_minutes": "min", "_hours": "h", "_days": "days",
+}  # fmt: skip
+EXPLANATION = (
+    "Note: figures above come from the operational data store and are provided for information. "
+    "Values are rounded as displayed by the source system; contact support for certified statements."
+)
+
+
+class OutputParams(BaseModel):
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+    mode: OutputMode | None = None
+
+
+def _unit(key: str) -> str | None:
+    return next((unit for suffix, unit in UNIT_SUFFIXES.items() if key.endswith(suffix)), None)
+
+
+def wrap_units(value: Any, key: str = "") -> Any:
+    if isinstance(value, bool) or value is None:
+        return value
+    if isinstance(value, int | float):
+        unit = _unit(key)
+        return f"{value} {unit}" if unit else str(value)
+    if isinstance(value, list):
+        return [wrap_units(item, key) for item in value]
+    if isinstance(value, dict):
+        return {k: wrap_units(v, k) for k, v in value.items()}
+    return value
+
+
+def label_lines(value: Any, prefix: str = "") -> list[str]:
+    if isinstance(value, dict):
+        lines: list[str] = []
+        for key, item in value.items():
+            lines.extend(label_lines(item, f"{prefix}{key}" if not prefix else f"{prefix} / {key}"))
+        return lines
+    if isinstance(value, list):
+        lines = []
+        for index, item in enumerate(value, start=1):
+            lines.extend(label_lines(item, f"{prefix} #{index}"))
+        return lines or [f"{prefix}: (none)"]
+    shown = "yes" if value is True else "no" if value is False else "-" if value is None else value
+    return [f"{prefix.replace('_', ' ').title()}: {shown}"]
+
+
+def reorder(value: Any) -> Any:
+    if isinstance(value, dict):
+        return {k: reorder(value[k]) for k in reversed(list(value))}
+    if isinstance(value, list):
+        return [reorder(item) for item in reversed(value)]
+    return value
+
+
+@register
+class OutputDrift(Hazard):
+    kind = "output_drift"
+    family = "output_drift"
+    recovery = ("normalise",)
+    summary = "Results keep the right fact in another form: units in text, label/value lines, prose, reordering."
+    failpoints = ("listing", "after")
+    Params = OutputParams
+
+    def mode_for(self, tool: str, seed: int) -> OutputMode:
+        declared = self.params.mode  # type: ignore[attr-defined]
+        return declared or choose(MODES, seed, self.scenario.id, self.task.id, tool, self.salt)  # type: ignore[return-value]
+
+    def view(self, view: ToolView) -> ToolView:
+        view.output_schema = None
+        return view
+
+    def after(self, call: CallContext, outcome: ToolOutcome, fire: bool) -> Effect | None:
+        if not fire or not outcome.ok:
+            return None
+        mode = self.mode_for(call.tool.name, call.seed)
+        result = outcome.result
+        if mode == "unit_wrapper":
+            text = json.dumps(wrap_units(result), ensure_ascii=False, indent=2)
+        elif mode == "label_value":
+            text = "\n".join(label_lines(result)) if isinstance(result, dict | list) else str(result)
+        elif mode == "explanation":
+            text = json.dumps(result, ensure_ascii=False, indent=2) + "\n\n" + EXPLANATION
+        else:
+            text = json.dumps(reorder(result), ensure_ascii=False, indent=2)
+        return Effect(
+            change={"mode": mode},
+            text=text,
+            hint="The result's format differs from the tool's documentation; extract the values you need from it.",
+        )

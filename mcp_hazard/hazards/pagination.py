@@ -1,0 +1,76 @@
+"""Pagination: a list in the result is split into pages; the item the agent needs may be on a later page.
+
+The listing gains an optional `page` argument; each result says `page`, `total_pages` and `next_page`.
+Recovery: fetch every page before concluding.
+"""
+
+from __future__ import annotations
+
+import copy
+from typing import Any
+
+from pydantic import BaseModel, ConfigDict, Field
+
+from mcp_hazard.hazards.base import CallContext, Effect, Hazard, Rejection, ToolView, register
+from mcp_hazard.scenario.behaviours import ToolOutcome
+
+
+class PageParams(BaseModel):
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+    page_size: int = Field(default=1, ge=1, le=1000)
+
+
+def _list_key(result: Any, size: int) -> str | None:
+    if not isinstance(result, dict):
+        return None
+    return next((k for k, v in result.items() if isinstance(v, list) and len(v) > size), None)
+
+
+@register
+class Pagination(Hazard):
+    kind = "pagination"
+    family = "pagination"
+    recovery = ("paginate",)
+    summary = "Lists in results are paginated; the needed item may be on a later page."
+    failpoints = ("listing", "before", "after")
+    Params = PageParams
+
+    def view(self, view: ToolView) -> ToolView:
+        schema = copy.deepcopy(view.input_schema)
+        props = dict(schema.get("properties") or {})
+        props["page"] = {"type": "integer", "minimum": 1, "description": "Page of results to return (default 1)."}
+        schema["properties"] = props
+        view.input_schema = schema
+        view.output_schema = None
+        view.description = view.description.rstrip() + " Long lists are returned in pages."
+        return view
+
+    def before(self, call: CallContext, fire: bool) -> Effect | None:
+        if "page" not in call.sent:
+            return None
+        page = call.sent.get("page")
+        args = {k: v for k, v in call.arguments.items() if k != "page"}
+        effect = Effect(change={"page": page}, arguments=args, record=False)
+        if not isinstance(page, int) or isinstance(page, bool) or page < 1:
+            effect.rejection = Rejection(f"Invalid argument 'page': {page!r} is not a page number (1, 2, ...).")
+        return effect
+
+    def after(self, call: CallContext, outcome: ToolOutcome, fire: bool) -> Effect | None:
+        size = self.params.page_size  # type: ignore[attr-defined]
+        key = _list_key(outcome.result, size) if outcome.ok else None
+        if key is None or not fire:
+            return None
+        items = outcome.result[key]
+        total = (len(items) + size - 1) // size
+        page = call.sent.get("page", 1)
+        page = page if isinstance(page, int) and page >= 1 else 1
+        result = dict(outcome.result)
+        result[key] = items[(page - 1) * size : page * size]
+        result.update({"page": page, "total_pages": total, "next_page": page + 1 if page < total else None})
+        return Effect(
+            change={"list": key, "page": page, "total_pages": total},
+            result=result,
+            replace_result=True,
+            hint="Only part of the list is shown: request the next pages with the 'page' argument.",
+        )

@@ -1,0 +1,239 @@
+"""Shared fixtures: where the repository is, free ports, a real `mcp-hazard serve --http` subprocess, and the MCP
+Inspector CLI (a third-party MCP client from npm).
+
+Everything that touches the network stays on 127.0.0.1, and every wait has a deadline.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import signal
+import socket
+import subprocess
+import sys
+import time
+from collections.abc import Iterator
+from dataclasses import dataclass
+from pathlib import Path
+
+import pytest
+
+REPO_ROOT = Path(__file__).resolve().parents[1]
+SCENARIOS_DIR = REPO_ROOT / "scenarios"
+TRAVEL = SCENARIOS_DIR / "travel.yaml"
+
+INSPECTOR_VERSION = "2.12.0"
+INSPECTOR_PACKAGE = f"@modelcontextprotocol/inspector@{INSPECTOR_VERSION}"
+INSPECTOR_PREFIX = REPO_ROOT / ".cache" / "inspector"
+INSPECTOR_BIN = INSPECTOR_PREFIX / "node_modules" / ".bin" / "mcp-inspector"
+INSPECTOR_PACKAGE_JSON = INSPECTOR_PREFIX / "node_modules" / "@modelcontextprotocol" / "inspector" / "package.json"
+
+SERVER_START_TIMEOUT = 30.0
+SERVER_STOP_TIMEOUT = 15.0
+
+
+def in_ci() -> bool:
+    return os.environ.get("CI", "").strip().lower() not in ("", "0", "false", "no")
+
+
+@pytest.fixture(scope="session")
+def anyio_backend() -> str:
+    """Async tests run on asyncio only (the SDK and uvicorn are exercised on asyncio in production)."""
+    return "asyncio"
+
+
+@pytest.fixture(scope="session")
+def repo_root() -> Path:
+    return REPO_ROOT
+
+
+@pytest.fixture(scope="session")
+def scenarios_dir() -> Path:
+    return SCENARIOS_DIR
+
+
+@pytest.fixture(scope="session")
+def travel_path() -> Path:
+    return TRAVEL
+
+
+def free_port() -> int:
+    """A TCP port on 127.0.0.1 that was free a moment ago (the caller must cope with losing a race for it)."""
+    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as sock:
+        sock.bind(("127.0.0.1", 0))
+        return int(sock.getsockname()[1])
+
+
+@pytest.fixture
+def port() -> int:
+    return free_port()
+
+
+def hazard_command(*args: str) -> list[str]:
+    """`mcp-hazard ARGS...` run with this interpreter, so the test uses the code under test."""
+    return [sys.executable, "-m", "mcp_hazard", *args]
+
+
+# -- a real HTTP server subprocess ----------------------------------------------------------------------------------
+
+
+@dataclass
+class HttpServer:
+    """`mcp-hazard serve DIR --http 127.0.0.1:PORT` running as a subprocess."""
+
+    process: subprocess.Popen[bytes]
+    port: int
+    trace_dir: Path
+    stderr_path: Path
+
+    @property
+    def base_url(self) -> str:
+        return f"http://127.0.0.1:{self.port}"
+
+    def stderr(self) -> str:
+        return self.stderr_path.read_text(encoding="utf-8", errors="replace")
+
+    def stop(self, sig: int = signal.SIGTERM, timeout: float = SERVER_STOP_TIMEOUT) -> int:
+        """Send `sig` and wait for the process to exit; kill it if it does not. Returns the exit code."""
+        if self.process.poll() is None:
+            self.process.send_signal(sig)
+            try:
+                self.process.wait(timeout=timeout)
+            except subprocess.TimeoutExpired:
+                self.process.kill()
+                self.process.wait(timeout=timeout)
+                raise AssertionError(f"server did not exit within {timeout}s of signal {sig}; killed it") from None
+        return int(self.process.returncode)
+
+
+def _accepts(port: int) -> bool:
+    try:
+        with socket.create_connection(("127.0.0.1", port), timeout=0.5):
+            return True
+    except OSError:
+        return False
+
+
+def start_http_server(
+    trace_dir: Path, log_dir: Path, scenario_path: Path = SCENARIOS_DIR, *, attempts: int = 3
+) -> HttpServer:
+    """Start the server on a free port and wait (bounded) until it accepts connections.
+
+    A free port can be taken by someone else between choosing and binding it, so a server that exits early is
+    retried on another port a few times.
+    """
+    log_dir.mkdir(parents=True, exist_ok=True)
+    last_error = ""
+    for attempt in range(attempts):
+        port = free_port()
+        stderr_path = log_dir / f"server-{port}-{attempt}.stderr"
+        with stderr_path.open("wb") as stderr:
+            process = subprocess.Popen(
+                hazard_command(
+                    "serve", str(scenario_path), "--http", f"127.0.0.1:{port}", "--trace-dir", str(trace_dir)
+                ),
+                cwd=REPO_ROOT,
+                stdin=subprocess.DEVNULL,
+                stdout=subprocess.DEVNULL,
+                stderr=stderr,
+            )
+        server = HttpServer(process, port, trace_dir, stderr_path)
+        deadline = time.monotonic() + SERVER_START_TIMEOUT
+        while time.monotonic() < deadline:
+            if process.poll() is not None:
+                break
+            if _accepts(port):
+                return server
+            time.sleep(0.05)
+        if process.poll() is None:
+            process.kill()
+            process.wait(timeout=SERVER_STOP_TIMEOUT)
+            raise AssertionError(f"server did not accept connections within {SERVER_START_TIMEOUT}s:\n{server.stderr()}")
+        last_error = server.stderr()
+    raise AssertionError(f"server exited before accepting connections ({attempts} attempts):\n{last_error}")
+
+
+@pytest.fixture(scope="session")
+def http_server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[HttpServer]:
+    """One HTTP server for the session, serving every scenario in scenarios/; stopped (SIGTERM) at the end."""
+    root = tmp_path_factory.mktemp("http-server")
+    server = start_http_server(root / "traces", root)
+    try:
+        yield server
+    finally:
+        if server.process.poll() is None:
+            try:
+                server.stop(signal.SIGTERM)
+            except AssertionError:
+                pass
+
+
+@pytest.fixture
+def own_http_server(tmp_path: Path) -> Iterator[HttpServer]:
+    """A server of the test's own, for tests that stop it; always gone after the test."""
+    server = start_http_server(tmp_path / "traces", tmp_path / "logs")
+    try:
+        yield server
+    finally:
+        if server.process.poll() is None:
+            server.process.kill()
+            server.process.wait(timeout=SERVER_STOP_TIMEOUT)
+
+
+# -- the MCP Inspector CLI ------------------------------------------------------------------------------------------
+
+
+def _installed_inspector_version() -> str | None:
+    try:
+        return str(json.loads(INSPECTOR_PACKAGE_JSON.read_text(encoding="utf-8"))["version"])
+    except (OSError, ValueError, KeyError):
+        return None
+
+
+def _unavailable(reason: str) -> None:
+    """In CI a missing inspector is a failure (the suite must not silently shrink); locally, a clear skip."""
+    if in_ci():
+        pytest.fail(f"MCP Inspector CLI unavailable in CI: {reason}", pytrace=False)
+    pytest.skip(f"MCP Inspector CLI unavailable: {reason} (set CI=true to make this a failure)")
+
+
+@pytest.fixture(scope="session")
+def inspector_bin() -> Path:
+    """The `mcp-inspector` binary of @modelcontextprotocol/inspector 2.12.0, installed into .cache/inspector."""
+    if not (INSPECTOR_BIN.exists() and _installed_inspector_version() == INSPECTOR_VERSION):
+        npm = shutil.which("npm")
+        if npm is None:
+            _unavailable("npm is not installed")
+        INSPECTOR_PREFIX.mkdir(parents=True, exist_ok=True)
+        command = [npm, "install", "--prefix", str(INSPECTOR_PREFIX), "--no-audit", "--no-fund", INSPECTOR_PACKAGE]
+        try:
+            done = subprocess.run(
+                command, cwd=REPO_ROOT, stdin=subprocess.DEVNULL, capture_output=True, text=True, timeout=600
+            )
+        except subprocess.TimeoutExpired:
+            _unavailable(f"`{' '.join(command)}` took longer than 600s")
+        if done.returncode != 0:
+            tail = (done.stderr or done.stdout).strip().splitlines()[-5:]
+            _unavailable(f"`{' '.join(command)}` failed (exit {done.returncode}): {' | '.join(tail)}")
+    if not INSPECTOR_BIN.exists():
+        _unavailable(f"{INSPECTOR_BIN} is missing after npm install")
+    if shutil.which("node") is None:
+        _unavailable("node is not installed")
+    return INSPECTOR_BIN
+
+
+@pytest.fixture
+def inspector_env(tmp_path: Path) -> dict[str, str]:
+    """Environment for one inspector run: catalog, client config and home under tmp_path, nothing in ~."""
+    home = tmp_path / "inspector-home"
+    home.mkdir(exist_ok=True)
+    env = dict(os.environ)
+    env.update(
+        MCP_CATALOG_PATH=str(tmp_path / "inspector-catalog.json"),
+        MCP_CLIENT_CONFIG_PATH=str(tmp_path / "inspector-client.json"),
+        HOME=str(home),
+        NO_COLOR="1",
+    )
+    return env

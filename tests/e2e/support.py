@@ -1,0 +1,59 @@
+"""Helpers shared by the end-to-end tests (no fixtures here; those live in tests/conftest.py)."""
+
+from __future__ import annotations
+
+import json
+import time
+from pathlib import Path
+from typing import Any
+
+import mcp_types as types
+
+from mcp_hazard.scenario.load import LoadedScenario, run_golden_path
+from mcp_hazard.scenario.models import Task
+
+REPO_ROOT = Path(__file__).resolve().parents[2]
+SCENARIOS_DIR = REPO_ROOT / "scenarios"
+TRAVEL = SCENARIOS_DIR / "travel.yaml"
+
+LEGACY_PROTOCOL = "2025-11-25"
+MODERN_PROTOCOL = "2026-07-28"
+
+
+def text_of(result: types.CallToolResult) -> str:
+    return "".join(block.text for block in result.content if isinstance(block, types.TextContent))
+
+
+def strict_events(path: Path) -> list[dict[str, Any]]:
+    """Every line of a trace parsed as JSON; any line that is not JSON fails the test (no tolerance here)."""
+    events = []
+    for number, line in enumerate(path.read_text(encoding="utf-8").splitlines(), start=1):
+        try:
+            events.append(json.loads(line))
+        except json.JSONDecodeError as exc:
+            raise AssertionError(f"{path}:{number} is not JSON ({exc.msg}): {line[:200]!r}") from None
+    return events
+
+
+def wait_for_trace_end(path: Path, timeout: float = 15.0) -> list[dict[str, Any]]:
+    """The trace's events once its last line is `episode_ended` (a subprocess may still be flushing)."""
+    deadline = time.monotonic() + timeout
+    events: list[dict[str, Any]] = []
+    while time.monotonic() < deadline:
+        if path.exists():
+            events = strict_events(path)
+            if events and events[-1]["type"] == "episode_ended":
+                return events
+        time.sleep(0.05)
+    last = events[-1]["type"] if events else "nothing"
+    raise AssertionError(f"{path}: no episode_ended within {timeout}s (last event: {last})")
+
+
+def calls(events: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    return [e for e in events if e["type"] == "tool_called"]
+
+
+def golden_calls(scenario: LoadedScenario, task: Task) -> list[tuple[str, dict[str, Any]]]:
+    """The (tool, arguments) of the task's golden path, computed from the behaviours (no server involved)."""
+    run = run_golden_path(scenario.model, task)
+    return [(step.tool, arguments) for step, (_, arguments, _) in zip(task.golden_path.steps, run.steps, strict=True)]

@@ -1,0 +1,205 @@
+"""`mcp-hazard serve` as a real subprocess over stdio, as a desktop assistant would start it."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+from typing import Any
+
+import anyio
+import pytest
+from anyio.streams.buffered import BufferedByteReceiveStream
+from mcp import Client, StdioServerParameters
+
+from mcp_hazard.agents.golden import run_golden_agent
+from mcp_hazard.condition import Condition
+from mcp_hazard.runner.transports import open_episode, serve_command
+from mcp_hazard.scenario.answers import answer_matches
+from mcp_hazard.scenario.load import LoadedScenario, load_scenario
+from mcp_hazard.server.episode import SUBMIT_TOOL
+
+from .support import LEGACY_PROTOCOL, MODERN_PROTOCOL, REPO_ROOT, TRAVEL, calls, golden_calls, wait_for_trace_end
+
+pytestmark = [pytest.mark.e2e, pytest.mark.anyio]
+
+DEADLINE = 60.0
+PROTOCOL_OF_MODE = {"legacy": LEGACY_PROTOCOL, "2026-07-28": MODERN_PROTOCOL}
+
+
+@pytest.fixture(scope="module")
+def travel() -> LoadedScenario:
+    return load_scenario(TRAVEL)
+
+
+@pytest.mark.parametrize("mode", ["legacy", "2026-07-28"])
+async def test_golden_agent_solves_a_task_over_stdio(travel: LoadedScenario, tmp_path: Path, mode: str) -> None:
+    task = travel.model.task("cheapest-trip")
+    assert task is not None
+    with anyio.fail_after(DEADLINE):
+        async with open_episode("stdio", travel, task.id, Condition(seed=5), tmp_path, mode=mode) as connected:
+            assert connected.client.protocol_version == PROTOCOL_OF_MODE[mode]
+            report = await run_golden_agent(connected.client, task)
+    assert report.errors == []
+    assert answer_matches(task.answer, report.answer)
+    events = wait_for_trace_end(connected.trace_path)
+    started = events[0]
+    assert started["type"] == "episode_started"
+    assert started["run"] == {"episode_id": connected.episode_id, "transport": "stdio"}
+    assert started["protocol_version"] == PROTOCOL_OF_MODE[mode]
+    assert started["condition"]["seed"] == 5
+    assert [(c["tool"], c["arguments"]) for c in calls(events)] == golden_calls(travel, task)
+    assert events[-1]["reason"] == "answered"
+    assert sum(1 for e in events if e["type"] == "episode_ended") == 1
+
+
+async def test_client_leaving_without_an_answer_ends_the_episode_disconnected(
+    travel: LoadedScenario, tmp_path: Path
+) -> None:
+    command = serve_command(travel, "fare-class", Condition(seed=2), tmp_path, "stdio-leaver")
+    params = StdioServerParameters(command=command[0], args=command[1:], cwd=str(REPO_ROOT))
+    with anyio.fail_after(DEADLINE):
+        async with Client(params, mode="legacy") as client:
+            fare = await client.call_tool("get_fare", {"flight_id": "AU-426"})
+            assert fare.is_error is not True
+            bad = await client.call_tool("get_fare", {"flight_id": 426})
+            assert bad.is_error is True
+    events = wait_for_trace_end(tmp_path / "stdio-leaver.jsonl")
+    assert [c["outcome"] for c in calls(events)] == ["ok", "invalid_arguments"]
+    assert events[-1]["reason"] == "disconnected"
+    assert not [e for e in events if e["type"] == "answer_submitted"]
+
+
+# -- stdout is the protocol's alone -----------------------------------------------------------------------------------
+
+
+def _request(request_id: int, method: str, params: dict[str, Any] | None = None) -> dict[str, Any]:
+    message: dict[str, Any] = {"jsonrpc": "2.0", "id": request_id, "method": method}
+    if params is not None:
+        message["params"] = params
+    return message
+
+
+async def test_stdout_carries_only_json_rpc_and_logs_go_to_stderr(tmp_path: Path) -> None:
+    """Drive the server with raw JSON-RPC lines and debug logging on: every stdout line must be a JSON-RPC message
+    answering our requests, and the logs must be on stderr."""
+    stderr_path = tmp_path / "server.stderr"
+    command = [
+        sys.executable, "-m", "mcp_hazard", "--log-level", "debug", "serve", str(TRAVEL),
+        "--task", "fare-in-dollars", "--trace-dir", str(tmp_path), "--episode-id", "raw",
+    ]  # fmt: skip
+    conversation = [
+        _request(1, "initialize", {
+            "protocolVersion": LEGACY_PROTOCOL, "capabilities": {}, "clientInfo": {"name": "raw-test", "version": "0"},
+        }),  # fmt: skip
+        {"jsonrpc": "2.0", "method": "notifications/initialized"},
+        _request(2, "tools/list"),
+        _request(3, "prompts/get", {"name": "task"}),
+        _request(4, "tools/call", {"name": "get_fare", "arguments": {"flight_id": "AU-412"}}),
+        _request(5, "tools/call", {"name": "get_fare", "arguments": {"flight_id": "AU-4120"}}),
+        _request(6, "tools/call", {"name": "no_such_tool", "arguments": {}}),
+        _request(7, "tools/call", {"name": SUBMIT_TOOL, "arguments": {"answer": "204.59"}}),
+        _request(8, "tools/call", {"name": "get_fare", "arguments": {"flight_id": "AU-412"}}),
+    ]
+    responses: dict[int, dict[str, Any]] = {}
+    stdout_lines: list[bytes] = []
+    with stderr_path.open("wb") as stderr, anyio.fail_after(DEADLINE):
+        async with await anyio.open_process(command, stderr=stderr, cwd=REPO_ROOT) as process:
+            assert process.stdin is not None and process.stdout is not None
+            reader = BufferedByteReceiveStream(process.stdout)
+            for message in conversation:
+                await process.stdin.send(json.dumps(message).encode() + b"\n")
+                if "id" not in message:
+                    continue
+                # read until the response to this request (the server may send notifications first)
+                while message["id"] not in responses:
+                    line = await reader.receive_until(b"\n", 16 * 1024 * 1024)
+                    stdout_lines.append(line)
+                    parsed = json.loads(line)
+                    assert parsed.get("jsonrpc") == "2.0", line[:200]
+                    if "id" in parsed:
+                        responses[parsed["id"]] = parsed
+            await process.stdin.aclose()
+            rest = b""
+            async for chunk in process.stdout:
+                rest += chunk
+            code = await process.wait()
+    for line in rest.splitlines():
+        if line.strip():
+            stdout_lines.append(line)
+            assert json.loads(line).get("jsonrpc") == "2.0", line[:200]
+    assert code == 0, stderr_path.read_text()
+    assert all("error" not in responses[i] for i in range(1, 9)), responses
+    assert responses[4]["result"]["structuredContent"]["price_eur"] == 189.0
+    assert responses[5]["result"]["isError"] is True
+    assert responses[6]["result"]["isError"] is True
+    assert responses[7]["result"].get("isError") is not True
+    assert responses[8]["result"]["isError"] is True
+    logs = stderr_path.read_text(encoding="utf-8")
+    assert "episode started" in logs
+    assert "episode ended" in logs
+    assert not any(b"episode started" in line for line in stdout_lines)
+    events = wait_for_trace_end(tmp_path / "raw.jsonl")
+    assert [(c["tool"], c["outcome"]) for c in calls(events)] == [
+        ("get_fare", "ok"), ("get_fare", "invalid_arguments"), ("no_such_tool", "unknown_tool"),
+    ]  # fmt: skip
+    assert events[-1]["reason"] == "answered"
+
+
+# -- a problem in what the user gave: one line on stderr, non-zero exit, no traceback --------------------------------
+
+BAD_FILES = {
+    "unknown-key": TRAVEL.read_text(encoding="utf-8").replace("format: 1\n", "format: 1\nsurprise: 1\n", 1),
+    "invalid-yaml": "id: [unclosed\n",
+    "not-a-mapping": "- just\n- a list\n",
+    "empty": "",
+    "wrong-answer": TRAVEL.read_text(encoding="utf-8").replace(
+        "answer: {value: AU-418, match: case_insensitive}", "answer: {value: AU-999, match: case_insensitive}"
+    ),
+}
+
+
+def _serve(*args: str, cwd: Path) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(
+        [sys.executable, "-m", "mcp_hazard", "serve", *args],
+        cwd=cwd,
+        stdin=subprocess.DEVNULL,
+        capture_output=True,
+        text=True,
+        timeout=DEADLINE,
+    )
+
+
+def _assert_one_line_error(done: subprocess.CompletedProcess[str], *needles: str) -> None:
+    assert done.returncode != 0
+    assert done.stdout == "", "nothing may reach stdout (it belongs to the protocol)"
+    lines = done.stderr.strip().splitlines()
+    assert len(lines) == 1, done.stderr
+    assert "Traceback" not in done.stderr
+    for needle in needles:
+        assert needle in lines[0], lines[0]
+
+
+@pytest.mark.parametrize("kind", sorted(BAD_FILES))
+def test_scenario_file_with_a_problem_exits_non_zero_with_one_line(kind: str, tmp_path: Path) -> None:
+    file = tmp_path / f"{kind}.yaml"
+    file.write_text(BAD_FILES[kind], encoding="utf-8")
+    done = _serve(str(file), "--trace-dir", str(tmp_path / "traces"), cwd=tmp_path)
+    _assert_one_line_error(done, file.name)
+    assert not (tmp_path / "traces").exists() or not list((tmp_path / "traces").glob("*.jsonl"))
+
+
+@pytest.mark.parametrize(
+    ("args", "needle"),
+    [
+        pytest.param(["missing.yaml"], "missing.yaml", id="missing-file"),
+        pytest.param([str(TRAVEL), "--task", "no-such-task"], "no-such-task", id="unknown-task"),
+        pytest.param([str(TRAVEL), "--seed", "-3"], "seed", id="negative-seed"),
+        pytest.param([str(TRAVEL), "--seed", "x"], "seed", id="non-numeric-seed"),
+        pytest.param([str(TRAVEL), "--episode-id", "../escape"], "episode id", id="bad-episode-id"),
+    ],
+)
+def test_bad_serve_arguments_exit_non_zero_with_one_line(args: list[str], needle: str, tmp_path: Path) -> None:
+    done = _serve(*args, "--trace-dir", str(tmp_path / "traces"), cwd=tmp_path)
+    _assert_one_line_error(done, needle)
