@@ -33,6 +33,24 @@ def _seed(text: str) -> int:
     return value
 
 
+def _seeds(text: str) -> list[int]:
+    """`0-19`, `1,5,9` or a mix: the seeds a check or a run covers."""
+    seeds: list[int] = []
+    for part in filter(None, text.split(",")):
+        low, sep, high = part.partition("-")
+        try:
+            first = int(low)
+            last = int(high) if sep else first
+        except ValueError:
+            raise argparse.ArgumentTypeError(f"expected seeds like 0-19 or 1,5,9, got {text!r}") from None
+        if first < 0 or last < first or last - first > 100_000:
+            raise argparse.ArgumentTypeError(f"bad seed range {part!r}")
+        seeds.extend(range(first, last + 1))
+    if not seeds:
+        raise argparse.ArgumentTypeError("no seeds given")
+    return seeds
+
+
 def _host_port(text: str) -> tuple[str, int]:
     host, sep, port = text.rpartition(":")
     if not sep:
@@ -74,6 +92,12 @@ def build_parser() -> argparse.ArgumentParser:
     validate = commands.add_parser("validate", help="check scenario files and prove each golden path works")
     validate.add_argument("paths", nargs="+", help="scenario files or directories")
     validate.add_argument("--allow-python", action="store_true", help="allow `python` behaviours (runs their code)")
+    validate.add_argument(
+        "--hazard", action="append", default=[], metavar="KIND[:key=value,...]",
+        help="also prove these hazards solvable (repeatable; 'all' = every kind that applies); declared ones always are",
+    )  # fmt: skip
+    validate.add_argument("--seeds", type=_seeds, default=list(range(5)), help="seeds to check, e.g. 0-19 or 1,5,9")
+    validate.add_argument("--profile", choices=["strict", "guided"], default="strict")
 
     serve = commands.add_parser("serve", help="serve episodes over stdio (one) or Streamable HTTP (many)")
     serve.add_argument("path", help="a scenario file, or a directory of them")
@@ -97,6 +121,7 @@ def build_parser() -> argparse.ArgumentParser:
     run.add_argument("--seed", type=_seed, default=0)
     run.add_argument("--out", default="runs/golden", help="trace directory (default: runs/golden)")
     run.add_argument("--json", action="store_true", help="print the summary as JSON")
+    run.add_argument("--allow-python", action="store_true", help="allow `python` behaviours (runs their code)")
     return parser
 
 
@@ -104,6 +129,7 @@ def _validate(args: argparse.Namespace) -> int:
     from mcp_hazard.scenario.load import load_scenario, scenario_files
 
     failed = 0
+    seen: dict[str, str] = {}
     for file in scenario_files(args.paths):
         try:
             loaded = load_scenario(file, allow_python=args.allow_python)
@@ -112,9 +138,42 @@ def _validate(args: argparse.Namespace) -> int:
             for problem in exc.problems:
                 print(problem, file=sys.stderr)
             continue
+        if loaded.id in seen:
+            failed += 1
+            print(f"{file}: id: scenario id {loaded.id!r} is also used by {seen[loaded.id]}", file=sys.stderr)
+            continue
+        seen[loaded.id] = str(file)
         tasks = len(loaded.model.tasks)
-        print(f"{file}: ok ({loaded.id}: {len(loaded.model.tools)} tools, {tasks} tasks, golden paths reach answers)")
+        checked, unsolvable = anyio.run(_check_solvable, loaded, args)
+        for line in unsolvable:
+            print(f"{file}: unsolvable: {line}", file=sys.stderr)
+        failed += bool(unsolvable)
+        hazards = f", {checked} hazard instances solvable" if checked and not unsolvable else ""
+        if not unsolvable:
+            print(f"{file}: ok ({loaded.id}: {len(loaded.model.tools)} tools, {tasks} tasks, "
+                  f"golden paths reach answers{hazards})")  # fmt: skip
     return EXIT_INVALID if failed else 0
+
+
+async def _check_solvable(loaded: Any, args: argparse.Namespace) -> tuple[int, list[str]]:
+    """Every (task, seed) under the declared hazards plus --hazard ones; returns instances checked and failures."""
+    from mcp_hazard.condition import Condition
+    from mcp_hazard.hazards.solvability import check_instance
+
+    options = ["declared", *_hazard_options(args.hazard)]
+    checked, failures = 0, []
+    for task in loaded.model.tasks:
+        condition = Condition(profile=args.profile, hazards=options)
+        from mcp_hazard.hazards.build import expand
+
+        if not expand(options, loaded.model, task):
+            continue
+        for seed in args.seeds:
+            checked += 1
+            problem = await check_instance(loaded, task, condition.model_copy(update={"seed": seed}))
+            if problem is not None:
+                failures.append(str(problem))
+    return checked, failures
 
 
 def _serve(args: argparse.Namespace) -> int:
@@ -188,7 +247,7 @@ def _run(args: argparse.Namespace) -> int:
     from mcp_hazard.runner.golden_run import run_golden
     from mcp_hazard.scenario.load import load_scenarios
 
-    scenarios = load_scenarios(args.paths)
+    scenarios = load_scenarios(args.paths, allow_python=args.allow_python)
     summaries = anyio.run(lambda: run_golden(scenarios, Path(args.out), transport=args.transport, seed=args.seed))
     if args.json:
         print(json.dumps([asdict(s) for s in summaries], indent=2))

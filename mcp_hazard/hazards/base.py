@@ -112,6 +112,7 @@ class Hazard:
     failpoints: ClassVar[tuple[Failpoint, ...]]
     Params: ClassVar[type[BaseModel]] = NoParams
     default_schedule: ClassVar[dict[str, Any]] = {}
+    presentation: ClassVar[bool] = False  # True: changes only how a result is shown, so it runs after value changes
 
     def __init__(self, spec: HazardSpec, params: BaseModel, index: int, scenario: Scenario, task: Task) -> None:
         self.spec = spec
@@ -170,3 +171,55 @@ def siblings(scenario: Scenario, tool: str) -> list[str]:
         return []
     facts = set(spec.serves)
     return [other.name for other in scenario.tools if other.name != tool and facts & set(other.serves)]
+
+
+def _required(spec: ToolSpec) -> list[str]:
+    return [name for name in spec.input_schema.get("required", []) if isinstance(name, str)]
+
+
+def fallback_arguments(scenario: Scenario, tool: ToolSpec, other: str, arguments: dict[str, Any]) -> dict[str, Any] | None:
+    """Arguments for `other` that ask for the same fact: the declared mapping, else same-named arguments plus the
+    one identifying argument carried across. None when no mapping exists."""
+    from mcp_hazard.scenario.behaviours import argument_names
+    from mcp_hazard.scenario.expressions import ExpressionError, render
+
+    target = scenario.tool(other)
+    if target is None:
+        return None
+    declared = next((f for f in tool.fallbacks if f.tool == other), None)
+    if declared is not None:
+        try:
+            mapped = render(declared.arguments, argument_names(tool, arguments))
+        except ExpressionError:
+            return None
+        return mapped if isinstance(mapped, dict) else None
+    properties = set((target.input_schema.get("properties") or {}).keys())
+    mapped = {name: value for name, value in arguments.items() if name in properties}
+    missing = [name for name in _required(target) if name not in mapped]
+    own = _required(tool)
+    if len(missing) == 1 and len(own) == 1 and own[0] in arguments:
+        mapped[missing[0]] = arguments[own[0]]
+        missing = []
+    return mapped if not missing else None
+
+
+def fallbacks_for(scenario: Scenario, task: Task, tool: str) -> list[str]:
+    """Served siblings of `tool` reachable by a declared or derivable argument mapping."""
+    spec = scenario.tool(tool)
+    if spec is None:
+        return []
+    served = {t.name for t in scenario.task_tools(task)}
+    found = []
+    for other in siblings(scenario, tool):
+        if other not in served:
+            continue
+        target = scenario.tool(other)
+        declared = any(f.tool == other for f in spec.fallbacks)
+        carry = target is not None and (
+            all(name in (spec.input_schema.get("properties") or {}) for name in _required(target))
+            or (len(_required(spec)) == 1 and len([n for n in _required(target)
+                                                   if n not in (spec.input_schema.get("properties") or {})]) == 1)
+        )  # fmt: skip
+        if declared or carry:
+            found.append(other)
+    return found

@@ -11,7 +11,7 @@ from typing import Any, ClassVar
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from mcp_hazard.hazards.base import CallContext, Effect, Hazard, ToolView, golden_tools, register, siblings
+from mcp_hazard.hazards.base import CallContext, Effect, Hazard, ToolView, fallbacks_for, golden_tools, register
 from mcp_hazard.scenario.behaviours import ToolOutcome
 from mcp_hazard.scenario.models import Scenario, Task
 
@@ -51,14 +51,13 @@ class Conflict(Hazard):
 
     @classmethod
     def applicable_tools(cls, scenario: Scenario, task: Task) -> list[str]:
-        served = {tool.name for tool in scenario.task_tools(task)}
-        return [t for t in golden_tools(task) if any(s in served for s in siblings(scenario, t))]
+        return [t for t in golden_tools(task) if fallbacks_for(scenario, task, t)]
 
     def targets(self, tools: list[str]) -> set[str]:
         """The stale tools plus their siblings, which get freshness stamps too."""
         found = set(tools)
         for tool in tools:
-            found.update(siblings(self.scenario, tool))
+            found.update(fallbacks_for(self.scenario, self.task, tool))
         return found
 
     def view(self, view: ToolView) -> ToolView:

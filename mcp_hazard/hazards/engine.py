@@ -125,7 +125,7 @@ class HazardEngine:
 
     def after(self, call: CallContext, outcome: ToolOutcome) -> AfterVerdict:
         verdict = AfterVerdict(outcome=outcome)
-        for hazard, targets in self.hazards:
+        for hazard, targets in sorted(self.hazards, key=lambda pair: pair[0].presentation):
             if call.tool.name not in targets or "after" not in hazard.failpoints:
                 continue
             fire = self._fires(hazard, call.tool.name, "after", call.slot)

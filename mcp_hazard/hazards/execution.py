@@ -7,7 +7,7 @@ from typing import Any, ClassVar, Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from mcp_hazard.hazards.base import CallContext, Effect, Hazard, Rejection, golden_tools, register, siblings
+from mcp_hazard.hazards.base import CallContext, Effect, Hazard, Rejection, fallbacks_for, golden_tools, register
 from mcp_hazard.scenario.models import Scenario, Task
 
 TRANSIENT_MESSAGES = {
@@ -60,14 +60,12 @@ class PermanentError(Hazard):
 
     @classmethod
     def applicable_tools(cls, scenario: Scenario, task: Task) -> list[str]:
-        served = {tool.name for tool in scenario.task_tools(task)}
-        return [t for t in golden_tools(task) if any(s in served for s in siblings(scenario, t))]
+        return [t for t in golden_tools(task) if fallbacks_for(scenario, task, t)]
 
     def before(self, call: CallContext, fire: bool) -> Effect | None:
         if not fire:
             return None
-        served = {tool.name for tool in self.scenario.task_tools(self.task)}
-        fallbacks = [s for s in siblings(self.scenario, call.tool.name) if s in served]
+        fallbacks = fallbacks_for(self.scenario, self.task, call.tool.name)
         return Effect(
             change={"error": "decommissioned", "fallbacks": fallbacks},
             rejection=Rejection(

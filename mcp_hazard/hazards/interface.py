@@ -94,6 +94,19 @@ class ArgumentChange:
             new["required"] = [*required, name]
         return new
 
+    def from_original(self, arguments: dict[str, Any]) -> dict[str, Any]:
+        """A call in the original shape rewritten to the new interface (what a recovered agent sends)."""
+        args = dict(arguments)
+        if self.mode == "date_format" and self.field in args:
+            args[self.field] = _to_day_first(args[self.field]) or args[self.field]
+        elif self.mode == "renamed_field" and self.field in args:
+            args[self.new_field] = args.pop(self.field)
+        elif self.mode == "type_as_string" and self.field in args and not isinstance(args[self.field], str):
+            args[self.field] = str(args[self.field])
+        elif self.mode == "new_required":
+            args[REQUIRED_FLAG[0]] = REQUIRED_FLAG[1]
+        return args
+
     def to_original(self, arguments: dict[str, Any]) -> dict[str, Any] | Rejection:
         """Map a call in the new shape to the original arguments, or reject a call that still uses the old shape."""
         args = dict(arguments)

@@ -82,6 +82,7 @@ class OutputDrift(Hazard):
     summary = "Results keep the right fact in another form: units in text, label/value lines, prose, reordering."
     failpoints = ("listing", "after")
     Params = OutputParams
+    presentation = True
 
     def mode_for(self, tool: str, seed: int) -> OutputMode:
         declared = self.params.mode  # type: ignore[attr-defined]

@@ -10,7 +10,7 @@ from typing import Any
 
 from mcp_hazard.scenario.models import AnswerSpec
 
-_NUMBER = re.compile(r"[-+]?\d+(?:\.\d+)?(?:[eE][-+]?\d+)?")
+_NUMBER = re.compile(r"[-+]?(?:\d+(?:\.\d+)?|\.\d+)(?:[eE][-+]?\d+)?")
 
 
 def canonical_text(value: Any) -> str:

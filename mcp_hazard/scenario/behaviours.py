@@ -45,7 +45,7 @@ def argument_names(tool: ToolSpec, arguments: Mapping[str, Any]) -> dict[str, An
     """Names an expression sees: every declared argument (None when absent), plus `args` for the whole mapping."""
     names: dict[str, Any] = {key: None for key in tool.input_schema.get("properties", {}) or {}}
     names.update(arguments)
-    names["args"] = dict(arguments)
+    names.setdefault("args", dict(arguments))  # an argument really called `args` wins
     return names
 
 

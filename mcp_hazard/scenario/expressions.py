@@ -218,6 +218,10 @@ def _check_node(node: ast.AST, source: str) -> None:
             )
         if node.keywords:
             raise ExpressionError(f"keyword arguments are not allowed in {source.strip()!r}")
+    if isinstance(node, ast.Constant) and not isinstance(node.value, str | int | float | bool | None):
+        raise ExpressionError(f"constant {node.value!r} is not a JSON value in {source.strip()!r}")
+    if isinstance(node, ast.Dict) and any(key is None for key in node.keys):
+        raise ExpressionError(f"'**' unpacking is not allowed in {source.strip()!r}")
     if isinstance(node, ast.Slice) and node.step is not None:
         raise ExpressionError(f"slices with a step are not allowed in {source.strip()!r}")
     if isinstance(node, ast.Attribute) and node.attr.startswith("_"):

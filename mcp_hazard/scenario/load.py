@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import hashlib
+import sys
 from collections.abc import Iterable
 from dataclasses import dataclass
 from pathlib import Path as FsPath
@@ -12,7 +13,7 @@ from pydantic import ValidationError
 
 from mcp_hazard.errors import Problem, ScenarioError, UserError
 from mcp_hazard.scenario.arguments import argument_problem, describe_value, schema_problem
-from mcp_hazard.scenario.behaviours import BehaviourFault, PythonNotAllowed, run_behaviour
+from mcp_hazard.scenario.behaviours import BehaviourFault, PythonNotAllowed, load_python_function, run_behaviour
 from mcp_hazard.scenario.answers import answer_matches
 from mcp_hazard.scenario.expressions import ExpressionError, parse_expression, referenced_names, render, template_expressions
 from mcp_hazard.scenario.models import (
@@ -117,7 +118,7 @@ def _check_expression(source: str, path: Path, problems: _Problems) -> None:
         problems.add(path, str(exc))
 
 
-def _check_tool(tool: ToolSpec, path: Path, problems: _Problems, allow_python: bool) -> None:
+def _check_tool(scenario: Scenario, tool: ToolSpec, path: Path, problems: _Problems, allow_python: bool) -> None:
     if tool.name in RESERVED_TOOL_NAMES:
         problems.add((*path, "name"), f"tool name {tool.name!r} is reserved by mcp-hazard")
     for key in ("input_schema", "output_schema"):
@@ -129,6 +130,23 @@ def _check_tool(tool: ToolSpec, path: Path, problems: _Problems, allow_python: b
             problems.add((*path, key), problem)
         elif schema.get("type") != "object":
             problems.add((*path, key), "the schema's type must be 'object'")
+    for i, fallback in enumerate(tool.fallbacks):
+        fpath = (*path, "fallbacks", i)
+        other = scenario.tool(fallback.tool)
+        if other is None:
+            problems.add((*fpath, "tool"), f"no tool named {fallback.tool!r} in this scenario")
+            continue
+        if not set(other.serves) & set(tool.serves):
+            problems.add((*fpath, "tool"), f"{fallback.tool!r} serves no fact that {tool.name!r} serves ('serves:')")
+        own = set((tool.input_schema.get("properties") or {}).keys()) | {"args"}
+        for source in template_expressions(fallback.arguments):
+            try:
+                unknown = referenced_names(source) - own
+            except ExpressionError as exc:
+                problems.add((*fpath, "arguments"), str(exc))
+                continue
+            if unknown:
+                problems.add((*fpath, "arguments"), f"refers to {sorted(unknown)}, which are not arguments of {tool.name!r}")
     behaviour, bpath = tool.behaviour, (*path, "behaviour")
     properties = set((tool.input_schema.get("properties") or {}).keys())
     if isinstance(behaviour, TableBehaviour):
@@ -137,20 +155,30 @@ def _check_tool(tool: ToolSpec, path: Path, problems: _Problems, allow_python: b
                 if key not in properties:
                     problems.add((*bpath, "rows", i, "when", key), f"{key!r} is not an argument of {tool.name!r}")
             _check_expressions(row.result, (*bpath, "rows", i, "result"), problems)
+            _check_expressions(row.error, (*bpath, "rows", i, "error"), problems)
             _check_static_result(tool, row.result, row.error, (*bpath, "rows", i, "result"), problems)
         _check_expressions(behaviour.default.result, (*bpath, "default"), problems)
+        _check_expressions(behaviour.default.error, (*bpath, "default", "error"), problems)
         _check_static_result(tool, behaviour.default.result, behaviour.default.error, (*bpath, "default"), problems)
     elif isinstance(behaviour, ConstantBehaviour):
         _check_expressions(behaviour.result, (*bpath, "result"), problems)
+        _check_expressions(behaviour.error, (*bpath, "error"), problems)
         _check_static_result(tool, behaviour.result, behaviour.error, (*bpath, "result"), problems)
     elif isinstance(behaviour, ComputeBehaviour):
         for name, source in behaviour.let.items():
             _check_expression(source, (*bpath, "let", name), problems)
         for i, guard in enumerate(behaviour.errors):
             _check_expression(guard.if_, (*bpath, "errors", i, "if"), problems)
+            _check_expressions(guard.error, (*bpath, "errors", i, "error"), problems)
         _check_expressions(behaviour.result, (*bpath, "result"), problems)
-    elif isinstance(behaviour, PythonBehaviour) and not allow_python:
-        problems.add((*bpath, "function"), "runs Python code; pass --allow-python if you trust this scenario file")
+    elif isinstance(behaviour, PythonBehaviour):
+        if not allow_python:
+            problems.add((*bpath, "function"), "runs Python code; pass --allow-python if you trust this scenario file")
+        else:
+            try:
+                load_python_function(behaviour.function)
+            except UserError as exc:
+                problems.add((*bpath, "function"), str(exc).split(": ", 1)[-1])
 
 
 def _check_static_result(tool: ToolSpec, result: Any, error: str | None, path: Path, problems: _Problems) -> None:
@@ -228,6 +256,10 @@ def run_golden_path(scenario: Scenario, task: Task, *, allow_python: bool = Fals
             outcome = run_behaviour(tool, arguments, allow_python=allow_python)
         except BehaviourFault as exc:
             raise GoldenPathError(index, f"{step.tool} behaviour failed: {exc}") from None
+        except PythonNotAllowed:
+            raise
+        except Exception as exc:  # a python behaviour may raise anything; it is the author's bug, reported here
+            raise GoldenPathError(index, f"{step.tool} behaviour raised {type(exc).__name__}: {exc}") from None
         if not outcome.ok:
             raise GoldenPathError(index, f"{step.tool} returned an error: {outcome.error}")
         if tool.output_schema is not None:
@@ -281,7 +313,7 @@ def parse_scenario(text: str, file: str, *, allow_python: bool = False) -> Scena
         if tool.name in seen_tools:
             problems.add(("tools", i, "name"), f"duplicate tool name {tool.name!r}")
         seen_tools.add(tool.name)
-        _check_tool(tool, ("tools", i), problems, allow_python)
+        _check_tool(scenario, tool, ("tools", i), problems, allow_python)
     seen_tasks: set[str] = set()
     tools_ok = not problems.items
     for i, task in enumerate(scenario.tasks):
@@ -290,11 +322,32 @@ def parse_scenario(text: str, file: str, *, allow_python: bool = False) -> Scena
         seen_tasks.add(task.id)
         if _check_task(scenario, task, ("tasks", i), problems) and tools_ok:
             _check_golden(scenario, task, ("tasks", i), problems, allow_python)
+    if not problems.items:
+        _check_declared_hazards(scenario, problems)
     if problems.items:
         raise ScenarioError(problems.items)
     return scenario
 
 
+def _check_declared_hazards(scenario: Scenario, problems: _Problems) -> None:
+    """Hazards a file offers must be valid for every task they apply to: unknown kinds, tools or params are errors."""
+    from mcp_hazard.hazards.build import check_spec
+
+    for i, task in enumerate(scenario.tasks):
+        for j, spec in enumerate(task.hazards):
+            try:
+                check_spec(spec, j, scenario, task)
+            except UserError as exc:
+                problems.add(("tasks", i, "hazards", j), str(exc).split(": ", 1)[-1])
+        served = {tool.name for tool in scenario.task_tools(task)}
+        for k, tool in enumerate(scenario.tools):
+            if tool.name not in served:
+                continue
+            for j, spec in enumerate(tool.hazards):
+                try:
+                    check_spec(spec if spec.tools else spec.model_copy(update={"tools": [tool.name]}), j, scenario, task)
+                except UserError as exc:
+                    problems.add(("tools", k, "hazards", j), str(exc).split(": ", 1)[-1])
 def load_scenario(path: str | FsPath, *, allow_python: bool = False) -> LoadedScenario:
     file = str(path)
     try:
@@ -305,6 +358,10 @@ def load_scenario(path: str | FsPath, *, allow_python: bool = False) -> LoadedSc
         text = raw.decode("utf-8")
     except UnicodeDecodeError as exc:
         raise ScenarioError([Problem(file, None, None, "", f"not UTF-8 text (byte {exc.start})")]) from None
+    if allow_python:  # modules named by `python` behaviours may sit next to the scenario file
+        folder = str(FsPath(path).resolve().parent)
+        if folder not in sys.path:
+            sys.path.insert(0, folder)
     model = parse_scenario(text, file, allow_python=allow_python)
     return LoadedScenario(model=model, path=file, sha256=hashlib.sha256(raw).hexdigest())
 

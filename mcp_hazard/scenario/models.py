@@ -19,7 +19,7 @@ RESERVED_TOOL_NAMES = frozenset({"submit_answer"})
 
 
 class Strict(BaseModel):
-    model_config = ConfigDict(extra="forbid", frozen=True)
+    model_config = ConfigDict(extra="forbid", frozen=True, strict=True)
 
 
 class Outcome(Strict):
@@ -33,6 +33,8 @@ class Outcome(Strict):
     def _one_of(cls, data: Any) -> Any:
         if isinstance(data, dict) and ("result" in data) == ("error" in data):
             raise ValueError("give exactly one of 'result' or 'error'")
+        if isinstance(data, dict) and "error" in data and not isinstance(data["error"], str):
+            raise ValueError("'error' must be a message (text)")
         return data
 
 
@@ -61,6 +63,8 @@ class ConstantBehaviour(Strict):
     def _one_of(cls, data: Any) -> Any:
         if isinstance(data, dict) and ("result" in data) == ("error" in data):
             raise ValueError("give exactly one of 'result' or 'error'")
+        if isinstance(data, dict) and "error" in data and not isinstance(data["error"], str):
+            raise ValueError("'error' must be a message (text)")
         return data
 
 
@@ -70,7 +74,7 @@ class Guard(Strict):
     if_: str = Field(alias="if")
     error: str
 
-    model_config = ConfigDict(extra="forbid", frozen=True, populate_by_name=True)
+    model_config = ConfigDict(extra="forbid", frozen=True, strict=True)
 
 
 class ComputeBehaviour(Strict):
@@ -104,6 +108,15 @@ class Annotations(Strict):
     open_world_hint: bool | None = None
 
 
+class Fallback(Strict):
+    """A declared recovery path: another tool serving the same fact, and how to call it with this tool's arguments."""
+
+    tool: ToolName
+    arguments: dict[str, JSON] = Field(
+        description="Arguments for the fallback tool; templates over this tool's arguments, e.g. {{ flight_id }}."
+    )
+
+
 class ToolSpec(Strict):
     name: ToolName
     title: str | None = None
@@ -118,6 +131,10 @@ class ToolSpec(Strict):
         description="Names of the facts this tool serves; two tools serving one fact offer a fallback and a cross-check.",
     )
     behaviour: Behaviour
+    fallbacks: list[Fallback] = Field(
+        default_factory=list,
+        description="Tools that serve the same fact, with an argument mapping (else same names, or the one key, carry).",
+    )
     hazards: list[HazardSpec] = Field(
         default_factory=list, description="Hazards offered for this tool (applied with --hazard declared)."
     )

@@ -79,8 +79,8 @@ class _Builder:
             if node.tag in (_STR, "tag:yaml.org,2002:timestamp"):
                 return node.value  # dates stay text: results must be JSON
             value = self._scalar_loader.construct_object(node)
-            if isinstance(value, float) and value != value:
-                raise self.fail(node, path, "NaN is not a valid value")
+            if isinstance(value, float) and (value != value or value in (float("inf"), float("-inf"))):
+                raise self.fail(node, path, f"{node.value!r} is not a valid JSON number")
             return value
         if isinstance(node, yaml.SequenceNode):
             if node.tag != _SEQ:

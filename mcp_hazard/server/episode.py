@@ -88,10 +88,12 @@ class Episode:
         scenario: LoadedScenario,
         task: Task,
         condition: Condition,
-        trace_dir: Path,
+        trace_dir: Path | None,
         transport: str,
         allow_python: bool = False,
+        sleep: bool = True,
     ) -> None:
+        """`trace_dir=None` keeps the trace in memory; `sleep=False` records latency without waiting (for checks)."""
         self.id = episode_id
         self.scenario = scenario
         self.task = task
@@ -108,7 +110,8 @@ class Episode:
         )  # fmt: skip
         self.bus = InMemorySubscriptionBus()
         self.listen_handler = ListenHandler(self.bus)
-        self.trace = TraceWriter(trace_dir / f"{episode_id}.jsonl")
+        self.sleep = sleep
+        self.trace = TraceWriter(trace_dir / f"{episode_id}.jsonl" if trace_dir is not None else None)
         self.slots: dict[str, int] = {}
         self.started = False
         self.ended = False
@@ -232,7 +235,7 @@ class Episode:
         if verdict.list_changed:
             delivered = await notify() if notify is not None else False
             self.trace.write(ev.ListChanged, delivered=delivered)
-        if verdict.delay_s:
+        if verdict.delay_s and self.sleep:
             try:
                 await anyio.sleep(verdict.delay_s)
             except anyio.get_cancelled_exc_class():

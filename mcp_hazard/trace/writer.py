@@ -32,16 +32,21 @@ def utc_now() -> str:
 class TraceWriter:
     """Owns one episode's trace file. Thread-safe, since stdio and HTTP may write from different tasks."""
 
-    def __init__(self, path: Path) -> None:
+    def __init__(self, path: Path | None) -> None:
+        """`path=None` keeps events in memory only (`events`), for in-process checks such as solvability."""
         self.path = path
-        path.parent.mkdir(parents=True, exist_ok=True)
-        self._file: IO[str] | None = path.open("a", encoding="utf-8")
+        self.events: list[dict[str, Any]] = []
+        self._file: IO[str] | None = None
+        self._open = True
+        if path is not None:
+            path.parent.mkdir(parents=True, exist_ok=True)
+            self._file = path.open("a", encoding="utf-8")
         self._seq = 0
         self._lock = threading.Lock()
 
     @property
     def closed(self) -> bool:
-        return self._file is None
+        return not self._open
 
     def write(self, event_type: type[BaseModel], **fields: Any) -> dict[str, Any]:
         with self._lock:
@@ -50,11 +55,14 @@ class TraceWriter:
             if self._file is not None:
                 self._file.write(json.dumps(data, ensure_ascii=False, separators=(",", ":")) + "\n")
                 self._file.flush()
+            elif self._open:
+                self.events.append(data)
             self._seq += 1
             return data
 
     def close(self) -> None:
         with self._lock:
+            self._open = False
             if self._file is not None:
                 self._file.close()
                 self._file = None
