@@ -94,7 +94,7 @@ def build_parser() -> argparse.ArgumentParser:
     validate.add_argument("--allow-python", action="store_true", help="allow `python` behaviours (runs their code)")
     validate.add_argument(
         "--hazard", action="append", default=[], metavar="KIND[:key=value,...]",
-        help="also prove these hazards solvable (repeatable; 'all' = every kind that applies); declared ones always are",
+        help="also prove these hazards solvable (repeatable; 'all' = every kind that applies); declared ones always",
     )  # fmt: skip
     validate.add_argument("--seeds", type=_seeds, default=list(range(5)), help="seeds to check, e.g. 0-19 or 1,5,9")
     validate.add_argument("--profile", choices=["strict", "guided"], default="strict")

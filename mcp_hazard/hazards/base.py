@@ -14,8 +14,8 @@ from typing import Any, ClassVar, Literal
 
 from pydantic import BaseModel, ConfigDict
 
-from mcp_hazard.scenario.hazard_spec import HazardSpec, Schedule
 from mcp_hazard.scenario.behaviours import ToolOutcome
+from mcp_hazard.scenario.hazard_spec import HazardSpec, Schedule
 from mcp_hazard.scenario.models import Scenario, Task, ToolSpec
 
 Failpoint = Literal["listing", "before", "after"]
@@ -177,7 +177,9 @@ def _required(spec: ToolSpec) -> list[str]:
     return [name for name in spec.input_schema.get("required", []) if isinstance(name, str)]
 
 
-def fallback_arguments(scenario: Scenario, tool: ToolSpec, other: str, arguments: dict[str, Any]) -> dict[str, Any] | None:
+def fallback_arguments(
+    scenario: Scenario, tool: ToolSpec, other: str, arguments: dict[str, Any]
+) -> dict[str, Any] | None:
     """Arguments for `other` that ask for the same fact: the declared mapping, else same-named arguments plus the
     one identifying argument carried across. None when no mapping exists."""
     from mcp_hazard.scenario.behaviours import argument_names

@@ -1,7 +1,7 @@
 """Turn hazard declarations into an episode's hazard instances, checking every parameter on the way.
 
-`--hazard KIND[:key=value,...]` on the command line; `all` (every kind that applies to the task, with its defaults)
-and `declared` (the hazards the scenario file offers for the task and its tools) are shorthands.
+`--hazard KIND[:key=value,...]` (or a JSON object) on the command line; `all` (every kind that applies to the task,
+with its defaults) and `declared` (the hazards the scenario file offers for the task and its tools) are shorthands.
 """
 
 from __future__ import annotations
@@ -32,6 +32,11 @@ def parse_hazard_option(text: str) -> list[HazardSpec] | str:
     text = text.strip()
     if text in SHORTHANDS:
         return text
+    if text.startswith("{"):
+        try:
+            return [HazardSpec.model_validate_json(text)]
+        except ValidationError as exc:
+            raise UserError(f"--hazard {text!r}: {_first_error(exc)}") from None
     kind, _, rest = text.partition(":")
     if not kind:
         raise UserError(f"--hazard {text!r}: expected KIND[:key=value,...]")
@@ -70,7 +75,9 @@ def declared_hazards(scenario: Scenario, task: Task) -> list[HazardSpec]:
     served = {tool.name for tool in scenario.task_tools(task)}
     for tool in scenario.tools:
         if tool.name in served:
-            specs.extend(spec if spec.tools else spec.model_copy(update={"tools": [tool.name]}) for spec in tool.hazards)
+            specs.extend(
+                spec if spec.tools else spec.model_copy(update={"tools": [tool.name]}) for spec in tool.hazards
+            )
     return specs
 
 

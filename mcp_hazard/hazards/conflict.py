@@ -7,7 +7,7 @@ by `factor`, stamped with an old `as_of` and `source: cache`; its siblings answe
 
 from __future__ import annotations
 
-from typing import Any, ClassVar
+from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field
 

@@ -46,11 +46,11 @@ class SpecDrift(Hazard):
         super().__init__(*args, **kwargs)
         self.drifted: dict[str, ArgumentChange | None] = {}  # tool -> change (None = renamed tool)
 
-    def _change(self, tool: str, seed: int) -> ArgumentChange | None | Literal[False]:
+    def _change(self, tool: str, seed: int) -> ArgumentChange | Literal[False] | None:
         params: DriftParams = self.params  # type: ignore[assignment]
         if params.mode == "rename_tool":
             return None
-        change_params_mode: ChangeMode | None = params.mode  # type: ignore[assignment]
+        change_params_mode: ChangeMode | None = params.mode
         if change_params_mode is None:
             change = pick_change(self, tool, seed)
             return change if change is not None else None  # nothing to change in the arguments: rename the tool

@@ -12,8 +12,8 @@ from dataclasses import dataclass
 from typing import Any, Literal
 
 from mcp_hazard.hazards.base import Rejection
-from mcp_hazard.stable import choose
 from mcp_hazard.scenario.models import ToolSpec
+from mcp_hazard.stable import choose
 
 ChangeMode = Literal["date_format", "renamed_field", "new_required", "type_as_string"]
 NEW_FIELD_NAMES = {"id": "identifier", "code": "code_value", "date": "on_date", "name": "label", "city": "locality"}
@@ -86,10 +86,10 @@ class ArgumentChange:
             prop["type"] = "string"
             prop.pop("minimum", None)
             prop.pop("maximum", None)
-            prop["description"] = (prop.get("description", "") + " Send the number as text, e.g. \"12.5\".").strip()
+            prop["description"] = (prop.get("description", "") + ' Send the number as text, e.g. "12.5".').strip()
         elif self.mode == "new_required":
             name, value = REQUIRED_FLAG
-            props[name] = {"type": "string", "const": value, "description": f"Interface version; must be \"{value}\"."}
+            props[name] = {"type": "string", "const": value, "description": f'Interface version; must be "{value}".'}
             new["properties"] = props
             new["required"] = [*required, name]
         return new
@@ -151,7 +151,7 @@ class ArgumentChange:
             got = "missing" if name not in args else f"{args.get(name)!r} is not accepted"
             return Rejection(
                 f"Invalid arguments: required argument '{name}' {got}.",
-                f"Pass {name}=\"{expected}\" with every call.",
+                f'Pass {name}="{expected}" with every call.',
             )
         args.pop(name)
         return args

@@ -12,8 +12,8 @@ from pydantic import BaseModel, ConfigDict
 
 from mcp_hazard.hazards.base import CallContext, Effect, Hazard, ToolView, golden_tools, register
 from mcp_hazard.hazards.interface import ArgumentChange, ChangeMode, candidate_fields
-from mcp_hazard.stable import choose
 from mcp_hazard.scenario.models import Scenario, Task
+from mcp_hazard.stable import choose
 
 MODES: tuple[ChangeMode, ...] = ("date_format", "renamed_field", "type_as_string", "new_required")
 

@@ -8,13 +8,13 @@ drifted object would not match; the listing change is part of the drift.
 from __future__ import annotations
 
 import json
-from typing import Any, ClassVar, Literal
+from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict
 
 from mcp_hazard.hazards.base import CallContext, Effect, Hazard, ToolView, register
-from mcp_hazard.stable import choose
 from mcp_hazard.scenario.behaviours import ToolOutcome
+from mcp_hazard.stable import choose
 
 OutputMode = Literal["unit_wrapper", "label_value", "explanation", "reordered"]
 MODES: tuple[OutputMode, ...] = ("unit_wrapper", "label_value", "explanation", "reordered")
@@ -86,7 +86,7 @@ class OutputDrift(Hazard):
 
     def mode_for(self, tool: str, seed: int) -> OutputMode:
         declared = self.params.mode  # type: ignore[attr-defined]
-        return declared or choose(MODES, seed, self.scenario.id, self.task.id, tool, self.salt)  # type: ignore[return-value]
+        return declared or choose(MODES, seed, self.scenario.id, self.task.id, tool, self.salt)
 
     def view(self, view: ToolView) -> ToolView:
         view.output_schema = None

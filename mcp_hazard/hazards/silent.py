@@ -4,10 +4,10 @@ of an error. Recovery: verify that the answer is about what was asked (its ident
 from __future__ import annotations
 
 from mcp_hazard.hazards.base import CallContext, Effect, Hazard, golden_tools, register
-from mcp_hazard.stable import choose
 from mcp_hazard.scenario.behaviours import ToolOutcome, argument_names
 from mcp_hazard.scenario.expressions import ExpressionError, render
 from mcp_hazard.scenario.models import Scenario, TableBehaviour, Task
+from mcp_hazard.stable import choose
 
 
 @register
@@ -20,7 +20,9 @@ class SilentWrongValue(Hazard):
 
     @classmethod
     def applicable_tools(cls, scenario: Scenario, task: Task) -> list[str]:
-        return [t for t in golden_tools(task) if isinstance(getattr(scenario.tool(t), "behaviour", None), TableBehaviour)]
+        return [
+            t for t in golden_tools(task) if isinstance(getattr(scenario.tool(t), "behaviour", None), TableBehaviour)
+        ]
 
     def after(self, call: CallContext, outcome: ToolOutcome, fire: bool) -> Effect | None:
         behaviour = call.tool.behaviour

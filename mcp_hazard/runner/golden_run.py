@@ -11,9 +11,9 @@ from pathlib import Path
 
 from mcp_hazard.agents.golden import run_golden_agent
 from mcp_hazard.condition import Condition
+from mcp_hazard.runner.transports import HttpHost, Transport, open_episode
 from mcp_hazard.scenario.answers import answer_matches
 from mcp_hazard.scenario.load import LoadedScenario
-from mcp_hazard.runner.transports import HttpHost, Transport, open_episode
 from mcp_hazard.server.episodes import EpisodeRegistry
 from mcp_hazard.trace.reader import read_trace
 

@@ -37,12 +37,19 @@ class Connected:
     episode_id: str
 
 
-def serve_command(scenario: LoadedScenario, task: str, condition: Condition, trace_dir: Path, episode_id: str) -> list[str]:
+def serve_command(
+    scenario: LoadedScenario, task: str, condition: Condition, trace_dir: Path, episode_id: str
+) -> list[str]:
     """The stdio command line for one episode (also what a desktop assistant's config would hold)."""
-    return [
+    command = [
         sys.executable, "-m", "mcp_hazard", "serve", scenario.path,
         "--task", task, "--seed", str(condition.seed), "--trace-dir", str(trace_dir), "--episode-id", episode_id,
+        "--profile", condition.profile,
     ]  # fmt: skip
+    for hazard in condition.hazards:
+        text = hazard if isinstance(hazard, str) else hazard.model_dump_json(exclude_none=True)
+        command += ["--hazard", text]
+    return command
 
 
 def free_port() -> int:
@@ -104,22 +111,22 @@ async def open_episode(
         registry = EpisodeRegistry([scenario], trace_dir, transport="memory")
         episode = registry.create(scenario.id, task, condition)
         try:
-            async with Client(single_episode_server(episode), mode=mode) as client:  # type: ignore[arg-type]
-                yield Connected(client, episode.trace.path, episode.id)
+            async with Client(single_episode_server(episode), mode=mode) as client:
+                yield Connected(client, trace_dir / f"{episode.id}.jsonl", episode.id)
         finally:
             episode.end("disconnected")
     elif transport == "stdio":
         episode_id = new_episode_id(scenario.id, task, condition.seed)
         command = serve_command(scenario, task, condition, trace_dir, episode_id)
         params = StdioServerParameters(command=command[0], args=command[1:])
-        async with Client(params, mode=mode) as client:  # type: ignore[arg-type]
+        async with Client(params, mode=mode) as client:
             yield Connected(client, trace_dir / f"{episode_id}.jsonl", episode_id)
     else:
         if http_host is None:
             raise ValueError("the http transport needs a running HttpHost")
         created = await http_host.create_episode(scenario.id, task, condition)
-        async with Client(created["mcp_url"], mode=mode) as client:  # type: ignore[arg-type]
+        async with Client(created["mcp_url"], mode=mode) as client:
             yield Connected(client, Path(created["trace"]), created["episode_id"])
-        episode = http_host.registry.get(created["episode_id"])
-        if episode is not None:
-            episode.end("disconnected")
+        served = http_host.registry.get(created["episode_id"])
+        if served is not None:
+            served.end("disconnected")

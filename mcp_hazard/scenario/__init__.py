@@ -28,6 +28,7 @@ __all__ = [
     "load_scenarios",
     "parse_scenario",
     "run_behaviour",
+    "run_golden_path",
     "scenario_files",
     "scenario_json_schema",
 ]

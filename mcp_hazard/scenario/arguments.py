@@ -65,7 +65,9 @@ def _describe(error: jsonschema.ValidationError) -> str:
     if validator == "enum":
         return _short(f"{where}: {describe_value(error.instance)} is not one of {error.validator_value!r}")
     if validator in ("maxLength", "minLength", "maximum", "minimum", "pattern", "format", "const"):
-        return _short(f"{where}: {describe_value(error.instance)} does not satisfy {validator} {error.validator_value!r}")
+        return _short(
+            f"{where}: {describe_value(error.instance)} does not satisfy {validator} {error.validator_value!r}"
+        )
     return _short(f"{where}: {error.message}")
 
 

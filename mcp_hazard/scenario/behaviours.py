@@ -67,7 +67,9 @@ def _outcome(outcome: Outcome | ConstantBehaviour, names: Mapping[str, Any]) -> 
 
 def _run_table(behaviour: TableBehaviour, names: dict[str, Any], arguments: Mapping[str, Any]) -> ToolOutcome:
     for row in behaviour.rows:
-        if all(key in arguments and _same(value, arguments[key], behaviour.casefold) for key, value in row.when.items()):
+        if all(
+            key in arguments and _same(value, arguments[key], behaviour.casefold) for key, value in row.when.items()
+        ):
             return _outcome(row, names)
     return _outcome(behaviour.default, names)
 
@@ -91,7 +93,7 @@ def load_python_function(spec: str) -> Callable[[dict[str, Any]], Any]:
     function = getattr(module, function_name, None)
     if not callable(function):
         raise UserError(f"python behaviour {spec!r}: {module_name!r} has no function {function_name!r}")
-    return function  # type: ignore[no-any-return]
+    return function
 
 
 def _run_python(behaviour: PythonBehaviour, arguments: Mapping[str, Any], allow_python: bool) -> ToolOutcome:

@@ -188,7 +188,7 @@ _COMPARE: dict[type[ast.cmpop], Callable[[Any, Any], Any]] = {
 
 
 @lru_cache(maxsize=4096)
-def parse_expression(source: str) -> ast.expression:
+def parse_expression(source: str) -> ast.Expression:
     """Parse once and check every node against the whitelist, so bad expressions fail at load time."""
     if len(source) > MAX_EXPRESSION_CHARS:
         raise ExpressionError(f"expression longer than {MAX_EXPRESSION_CHARS} characters")
@@ -213,9 +213,7 @@ def _check_node(node: ast.AST, source: str) -> None:
         raise ExpressionError(f"{type(node).__name__} is not allowed in expression {source.strip()!r}")
     if isinstance(node, ast.Call):
         if not isinstance(node.func, ast.Name) or node.func.id not in FUNCTIONS:
-            raise ExpressionError(
-                f"unknown function in {source.strip()!r}; known: {', '.join(sorted(FUNCTIONS))}"
-            )
+            raise ExpressionError(f"unknown function in {source.strip()!r}; known: {', '.join(sorted(FUNCTIONS))}")
         if node.keywords:
             raise ExpressionError(f"keyword arguments are not allowed in {source.strip()!r}")
     if isinstance(node, ast.Constant) and not isinstance(node.value, str | int | float | bool | None):
@@ -313,7 +311,10 @@ def _eval(node: ast.expr, names: Mapping[str, Any]) -> Any:
     if isinstance(node, ast.List | ast.Tuple):
         return [_eval(item, names) for item in node.elts]
     if isinstance(node, ast.Dict):
-        return {_text(_eval(k, names)) if k is not None else "": _eval(v, names) for k, v in zip(node.keys, node.values, strict=True)}
+        return {
+            _text(_eval(k, names)) if k is not None else "": _eval(v, names)
+            for k, v in zip(node.keys, node.values, strict=True)
+        }
     raise ExpressionError(f"{type(node).__name__} is not allowed")
 
 

@@ -12,10 +12,16 @@ from typing import Any
 from pydantic import ValidationError
 
 from mcp_hazard.errors import Problem, ScenarioError, UserError
+from mcp_hazard.scenario.answers import answer_matches
 from mcp_hazard.scenario.arguments import argument_problem, describe_value, schema_problem
 from mcp_hazard.scenario.behaviours import BehaviourFault, PythonNotAllowed, load_python_function, run_behaviour
-from mcp_hazard.scenario.answers import answer_matches
-from mcp_hazard.scenario.expressions import ExpressionError, parse_expression, referenced_names, render, template_expressions
+from mcp_hazard.scenario.expressions import (
+    ExpressionError,
+    parse_expression,
+    referenced_names,
+    render,
+    template_expressions,
+)
 from mcp_hazard.scenario.models import (
     RESERVED_TOOL_NAMES,
     ComputeBehaviour,
@@ -67,10 +73,8 @@ def _data_path(loc: tuple[Any, ...], data: Any) -> Path:
     path: list[str | int] = []
     node = data
     for part in loc:
-        if isinstance(node, dict) and part in node:
-            path.append(part)
-            node = node[part]
-        elif isinstance(node, list) and isinstance(part, int) and 0 <= part < len(node):
+        in_map = isinstance(node, dict) and part in node
+        if in_map or (isinstance(node, list) and isinstance(part, int) and 0 <= part < len(node)):
             path.append(part)
             node = node[part]
     return tuple(path)
@@ -146,7 +150,9 @@ def _check_tool(scenario: Scenario, tool: ToolSpec, path: Path, problems: _Probl
                 problems.add((*fpath, "arguments"), str(exc))
                 continue
             if unknown:
-                problems.add((*fpath, "arguments"), f"refers to {sorted(unknown)}, which are not arguments of {tool.name!r}")
+                problems.add(
+                    (*fpath, "arguments"), f"refers to {sorted(unknown)}, which are not arguments of {tool.name!r}"
+                )
     behaviour, bpath = tool.behaviour, (*path, "behaviour")
     properties = set((tool.input_schema.get("properties") or {}).keys())
     if isinstance(behaviour, TableBehaviour):
@@ -345,9 +351,13 @@ def _check_declared_hazards(scenario: Scenario, problems: _Problems) -> None:
                 continue
             for j, spec in enumerate(tool.hazards):
                 try:
-                    check_spec(spec if spec.tools else spec.model_copy(update={"tools": [tool.name]}), j, scenario, task)
+                    check_spec(
+                        spec if spec.tools else spec.model_copy(update={"tools": [tool.name]}), j, scenario, task
+                    )
                 except UserError as exc:
                     problems.add(("tools", k, "hazards", j), str(exc).split(": ", 1)[-1])
+
+
 def load_scenario(path: str | FsPath, *, allow_python: bool = False) -> LoadedScenario:
     file = str(path)
     try:
@@ -394,7 +404,11 @@ def load_scenarios(paths: Iterable[str | FsPath], *, allow_python: bool = False)
     ids: dict[str, str] = {}
     for scenario in loaded:
         if scenario.id in ids:
-            problems.append(Problem(scenario.path, None, None, "id", f"scenario id {scenario.id!r} is also used by {ids[scenario.id]}"))
+            problems.append(
+                Problem(
+                    scenario.path, None, None, "id", f"scenario id {scenario.id!r} is also used by {ids[scenario.id]}"
+                )
+            )
         ids[scenario.id] = scenario.path
     if problems:
         raise ScenarioError(problems)

@@ -128,12 +128,12 @@ class ToolSpec(Strict):
     annotations: Annotations | None = None
     serves: list[Identifier] = Field(
         default_factory=list,
-        description="Names of the facts this tool serves; two tools serving one fact offer a fallback and a cross-check.",
+        description="Facts this tool serves; two tools serving one fact offer a fallback and a cross-check.",
     )
     behaviour: Behaviour
     fallbacks: list[Fallback] = Field(
         default_factory=list,
-        description="Tools that serve the same fact, with an argument mapping (else same names, or the one key, carry).",
+        description="Tools serving the same fact, with an argument mapping (default: same names, or the one key).",
     )
     hazards: list[HazardSpec] = Field(
         default_factory=list, description="Hazards offered for this tool (applied with --hazard declared)."

@@ -72,10 +72,14 @@ def build_server(resolve: Resolver) -> Server[Any]:
         episode.start(ctx.protocol_version)
         return episode
 
-    async def list_tools(ctx: ServerRequestContext[Any, Any], params: types.PaginatedRequestParams | None) -> types.ListToolsResult:
+    async def list_tools(
+        ctx: ServerRequestContext[Any, Any], params: types.PaginatedRequestParams | None
+    ) -> types.ListToolsResult:
         return episode_for(ctx).list_tools()
 
-    async def call_tool(ctx: ServerRequestContext[Any, Any], params: types.CallToolRequestParams) -> types.CallToolResult:
+    async def call_tool(
+        ctx: ServerRequestContext[Any, Any], params: types.CallToolRequestParams
+    ) -> types.CallToolResult:
         episode = episode_for(ctx)
         try:
             arguments = params.arguments if params.arguments is not None else {}
@@ -84,35 +88,51 @@ def build_server(resolve: Resolver) -> Server[Any]:
             log.exception("tool call crashed", tool=params.name, episode=episode.id)
             return error_result(f"Internal error in tool '{params.name}': {type(exc).__name__}")
 
-    async def list_prompts(ctx: ServerRequestContext[Any, Any], params: types.PaginatedRequestParams | None) -> types.ListPromptsResult:
+    async def list_prompts(
+        ctx: ServerRequestContext[Any, Any], params: types.PaginatedRequestParams | None
+    ) -> types.ListPromptsResult:
         episode = episode_for(ctx)
         prompt = types.Prompt(name=TASK_PROMPT_NAME, title=episode.task.title, description="The task to solve.")
         return types.ListPromptsResult(prompts=[prompt])
 
-    async def get_prompt(ctx: ServerRequestContext[Any, Any], params: types.GetPromptRequestParams) -> types.GetPromptResult:
+    async def get_prompt(
+        ctx: ServerRequestContext[Any, Any], params: types.GetPromptRequestParams
+    ) -> types.GetPromptResult:
         episode = episode_for(ctx)
         if params.name != TASK_PROMPT_NAME:
-            raise MCPError(types.INVALID_PARAMS, f"Unknown prompt '{params.name}'; the only prompt is '{TASK_PROMPT_NAME}'.")
+            raise MCPError(
+                types.INVALID_PARAMS, f"Unknown prompt '{params.name}'; the only prompt is '{TASK_PROMPT_NAME}'."
+            )
         episode.record_task_read("prompt")
         message = types.PromptMessage(role="user", content=types.TextContent(type="text", text=episode.prompt_text()))
         return types.GetPromptResult(description=episode.task.title, messages=[message])
 
-    async def list_resources(ctx: ServerRequestContext[Any, Any], params: types.PaginatedRequestParams | None) -> types.ListResourcesResult:
+    async def list_resources(
+        ctx: ServerRequestContext[Any, Any], params: types.PaginatedRequestParams | None
+    ) -> types.ListResourcesResult:
         episode = episode_for(ctx)
         resource = types.Resource(
             name="task", uri=episode.task_uri(), mime_type="text/plain", description="The task to solve."
         )
         return types.ListResourcesResult(resources=[resource])
 
-    async def read_resource(ctx: ServerRequestContext[Any, Any], params: types.ReadResourceRequestParams) -> types.ReadResourceResult:
+    async def read_resource(
+        ctx: ServerRequestContext[Any, Any], params: types.ReadResourceRequestParams
+    ) -> types.ReadResourceResult:
         episode = episode_for(ctx)
         if str(params.uri) != episode.task_uri():
-            raise MCPError(types.INVALID_PARAMS, f"Unknown resource '{params.uri}'; the task is at {episode.task_uri()}.")
+            raise MCPError(
+                types.INVALID_PARAMS, f"Unknown resource '{params.uri}'; the task is at {episode.task_uri()}."
+            )
         episode.record_task_read("resource")
-        contents = types.TextResourceContents(uri=episode.task_uri(), mime_type="text/plain", text=episode.prompt_text())
+        contents = types.TextResourceContents(
+            uri=episode.task_uri(), mime_type="text/plain", text=episode.prompt_text()
+        )
         return types.ReadResourceResult(contents=[contents])
 
-    async def listen(ctx: ServerRequestContext[Any, Any], params: types.SubscriptionsListenRequestParams) -> types.SubscriptionsListenResult:
+    async def listen(
+        ctx: ServerRequestContext[Any, Any], params: types.SubscriptionsListenRequestParams
+    ) -> types.SubscriptionsListenResult:
         return await episode_for(ctx).listen_handler(ctx, params)
 
     return HazardServer(

@@ -61,7 +61,7 @@ Notifier = Callable[[], Awaitable[bool]]
 
 
 def error_result(message: str, hint: str | None = None) -> types.CallToolResult:
-    content = [types.TextContent(type="text", text=message)]
+    content: list[types.ContentBlock] = [types.TextContent(type="text", text=message)]
     if hint:
         content.append(types.TextContent(type="text", text=f"Hint: {hint}"))
     return types.CallToolResult(content=content, is_error=True)
@@ -228,7 +228,9 @@ class Episode:
         spec, view = resolved
         slot = self._next_slot(spec.name)
         if not isinstance(arguments, dict):
-            return self._record(spec.name, slot, arguments, began, "invalid_arguments", error="arguments must be an object")
+            return self._record(
+                spec.name, slot, arguments, began, "invalid_arguments", error="arguments must be an object"
+            )
         call = self.engine.context(spec, name, slot, arguments)
         verdict = self.engine.before(call)
         touched = list(verdict.touched)
@@ -284,7 +286,9 @@ class Episode:
             if bad:
                 return self._fault(spec.name, slot, arguments, began, f"result does not match output_schema: {bad}")
         self._record(spec.name, slot, arguments, began, "ok", result=result, text=text, hazards=touched)
-        content = [types.TextContent(type="text", text=text if text is not None else _text(result))]
+        content: list[types.ContentBlock] = [
+            types.TextContent(type="text", text=text if text is not None else _text(result))
+        ]
         content.extend(types.TextContent(type="text", text=f"Hint: {hint}") for hint in hints if self.guided)
         return types.CallToolResult(content=content, structured_content=structured)
 
@@ -321,11 +325,15 @@ class Episode:
         return error_result(error or "")
 
     def _submit(self, arguments: Any, slot: int) -> types.CallToolResult:
-        problem = argument_problem(SUBMIT_SCHEMA, arguments) if isinstance(arguments, dict) else "arguments must be an object"
+        problem = (
+            argument_problem(SUBMIT_SCHEMA, arguments) if isinstance(arguments, dict) else "arguments must be an object"
+        )
         if problem:
             self._record(SUBMIT_TOOL, slot, arguments, time.perf_counter(), "invalid_arguments", error=problem)
             return error_result(f"Invalid {problem}")
         self.answer = arguments["answer"]
         self.trace.write(ev.AnswerSubmitted, answer=self.answer, slot=slot)
         self.end("answered")
-        return types.CallToolResult(content=[types.TextContent(type="text", text="Answer received. The episode is over.")])
+        return types.CallToolResult(
+            content=[types.TextContent(type="text", text="Answer received. The episode is over.")]
+        )

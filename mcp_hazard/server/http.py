@@ -65,7 +65,7 @@ class _EpisodeGate:
             query = dict(request.query_params)
             names_condition = any(key in query for key in ("scenario", "task", "seed"))
             if request.method != "POST" or not names_condition:
-                message = f"no episode {episode_id!r}; create it with POST /episodes, or add ?scenario=...&task=... to the URL"
+                message = f"no episode {episode_id!r}; create it with POST /episodes or add ?scenario=...&task=..."
                 await _problem(404, message)(scope, receive, send)
                 return
             try:
@@ -122,7 +122,9 @@ def build_http_app(registry: EpisodeRegistry, *, host: str = "127.0.0.1") -> Sta
             return _problem(400, "body must be a JSON object with scenario, task and condition fields such as seed")
         try:
             condition = parse_condition(_condition_fields(payload))
-            episode = registry.create(payload.get("scenario"), payload.get("task"), condition, payload.get("episode_id"))
+            episode = registry.create(
+                payload.get("scenario"), payload.get("task"), condition, payload.get("episode_id")
+            )
         except UserError as exc:
             return _problem(400, str(exc))
         return JSONResponse(_describe(episode, str(request.base_url)), status_code=201)
@@ -147,7 +149,7 @@ def build_http_app(registry: EpisodeRegistry, *, host: str = "127.0.0.1") -> Sta
         )
 
     @asynccontextmanager
-    async def lifespan(app: Starlette):  # type: ignore[no-untyped-def]
+    async def lifespan(app: Starlette):
         async with manager.run():
             try:
                 yield

@@ -123,15 +123,29 @@ class EpisodeEnded(_Event):
 
 
 TraceEvent = Annotated[
-    EpisodeStarted | ToolsListed | TaskRead | ToolCalled | HazardFired | ListChanged | AnswerSubmitted | CallRefused
+    EpisodeStarted
+    | ToolsListed
+    | TaskRead
+    | ToolCalled
+    | HazardFired
+    | ListChanged
+    | AnswerSubmitted
+    | CallRefused
     | EpisodeEnded,
     Field(discriminator="type"),
 ]
 EVENT_ADAPTER: TypeAdapter[TraceEvent] = TypeAdapter(TraceEvent)
 EVENT_TYPES = frozenset(
     {
-        "episode_started", "tools_listed", "task_read", "tool_called", "hazard_fired", "list_changed",
-        "answer_submitted", "call_refused", "episode_ended",
+        "episode_started",
+        "tools_listed",
+        "task_read",
+        "tool_called",
+        "hazard_fired",
+        "list_changed",
+        "answer_submitted",
+        "call_refused",
+        "episode_ended",
     }
 )
 
