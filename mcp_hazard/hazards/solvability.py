@@ -110,16 +110,23 @@ class _Checker:
         assert spec is not None
         return run_behaviour(spec, arguments, allow_python=self.episode.allow_python).result
 
-    async def fall_back(self, tool: str, arguments: dict[str, Any]) -> Any:
+    async def siblings(self, tool: str, arguments: dict[str, Any]) -> list[dict[str, Any]]:
+        """Ask every reachable tool serving the same fact; the events of the calls that answered."""
         spec = self.loaded.model.tool(tool)
         assert spec is not None
+        answered = []
         for other in fallbacks_for(self.loaded.model, self.task, tool):
             mapped = fallback_arguments(self.loaded.model, spec, other, arguments)
             if mapped is None:
                 continue
-            ok, _event = await self.call(other, mapped)
+            ok, event = await self.call(other, mapped)
             if ok:
-                return self.truth(tool, arguments)  # the fallback serves the same fact
+                answered.append(event)
+        return answered
+
+    async def fall_back(self, tool: str, arguments: dict[str, Any]) -> Any:
+        if await self.siblings(tool, arguments):
+            return self.truth(tool, arguments)  # the fallback serves the same fact
         raise _Stuck("permanent failure and no fallback tool answered")
 
     async def settle(self, tool: str, arguments: dict[str, Any], event: dict[str, Any]) -> Any:
@@ -133,14 +140,8 @@ class _Checker:
         if "pagination" in kinds and isinstance(value, dict) and value.get("total_pages"):
             value = await self.all_pages(tool, arguments, value)
         if "conflict" in kinds and isinstance(value, dict) and value.get("source") == "cache":
-            spec = self.loaded.model.tool(tool)
-            assert spec is not None
-            for other in fallbacks_for(self.loaded.model, self.task, tool):
-                mapped = fallback_arguments(self.loaded.model, spec, other, arguments)
-                if mapped is None:
-                    continue
-                ok, sibling = await self.call(other, mapped)
-                if ok and isinstance(sibling.get("result"), dict) and sibling["result"].get("source") == "primary":
+            for sibling in await self.siblings(tool, arguments):
+                if isinstance(sibling.get("result"), dict) and sibling["result"].get("source") == "primary":
                     return self.truth(tool, arguments)
             raise _Stuck("conflicting sources and no fresh source to cross-check")
         return value

@@ -53,19 +53,10 @@ class TableBehaviour(Strict):
     casefold: bool = Field(default=False, description="Compare text arguments without regard to case and outer spaces.")
 
 
-class ConstantBehaviour(Strict):
-    kind: Literal["constant"]
-    result: JSON = None
-    error: str | None = None
+class ConstantBehaviour(Outcome):
+    """The same outcome for every call (a template, so it may still echo arguments)."""
 
-    @model_validator(mode="before")
-    @classmethod
-    def _one_of(cls, data: Any) -> Any:
-        if isinstance(data, dict) and ("result" in data) == ("error" in data):
-            raise ValueError("give exactly one of 'result' or 'error'")
-        if isinstance(data, dict) and "error" in data and not isinstance(data["error"], str):
-            raise ValueError("'error' must be a message (text)")
-        return data
+    kind: Literal["constant"]
 
 
 class Guard(Strict):
