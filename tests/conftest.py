@@ -6,6 +6,7 @@ Everything that touches the network stays on 127.0.0.1, and every wait has a dea
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import shutil
@@ -17,6 +18,7 @@ import time
 from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
+from typing import NoReturn
 
 import pytest
 
@@ -150,7 +152,9 @@ def start_http_server(
         if process.poll() is None:
             process.kill()
             process.wait(timeout=SERVER_STOP_TIMEOUT)
-            raise AssertionError(f"server did not accept connections within {SERVER_START_TIMEOUT}s:\n{server.stderr()}")
+            raise AssertionError(
+                f"server did not accept connections within {SERVER_START_TIMEOUT}s:\n{server.stderr()}"
+            )
         last_error = server.stderr()
     raise AssertionError(f"server exited before accepting connections ({attempts} attempts):\n{last_error}")
 
@@ -164,10 +168,8 @@ def http_server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[HttpServer
         yield server
     finally:
         if server.process.poll() is None:
-            try:
+            with contextlib.suppress(AssertionError):
                 server.stop(signal.SIGTERM)
-            except AssertionError:
-                pass
 
 
 @pytest.fixture
@@ -192,11 +194,12 @@ def _installed_inspector_version() -> str | None:
         return None
 
 
-def _unavailable(reason: str) -> None:
+def _unavailable(reason: str) -> NoReturn:
     """In CI a missing inspector is a failure (the suite must not silently shrink); locally, a clear skip."""
     if in_ci():
         pytest.fail(f"MCP Inspector CLI unavailable in CI: {reason}", pytrace=False)
     pytest.skip(f"MCP Inspector CLI unavailable: {reason} (set CI=true to make this a failure)")
+    raise AssertionError("unreachable")
 
 
 @pytest.fixture(scope="session")
@@ -215,8 +218,9 @@ def inspector_bin() -> Path:
         except subprocess.TimeoutExpired:
             _unavailable(f"`{' '.join(command)}` took longer than 600s")
         if done.returncode != 0:
-            tail = (done.stderr or done.stdout).strip().splitlines()[-5:]
-            _unavailable(f"`{' '.join(command)}` failed (exit {done.returncode}): {' | '.join(tail)}")
+            lines = (done.stderr or done.stdout).strip().splitlines()
+            gist = [line for line in lines if line.startswith("npm error")][:3] or lines[-3:]
+            _unavailable(f"`{' '.join(command)}` failed (exit {done.returncode}): {' | '.join(gist)}")
     if not INSPECTOR_BIN.exists():
         _unavailable(f"{INSPECTOR_BIN} is missing after npm install")
     if shutil.which("node") is None:

@@ -26,6 +26,7 @@ MAX_TEXT_CHARS = 100_000
 MAX_ITEMS = 10_000
 MAX_INT = 10**18
 MAX_EXPONENT = 64
+MAX_DEPTH = 100
 
 _WHOLE = re.compile(r"^\{\{(.*)\}\}$", re.DOTALL)
 _PART = re.compile(r"\{\{(.*?)\}\}", re.DOTALL)
@@ -59,7 +60,7 @@ def _weekday(day: Any) -> str:
 def _round(value: Any, digits: Any = 0) -> Any:
     if not isinstance(value, int | float) or isinstance(value, bool):
         raise ExpressionError(f"round() needs a number, got {value!r}")
-    return round(value, int(digits)) if digits else round(value)
+    return round(value, _digits(digits, -20)) if digits else round(value)
 
 
 def _get(container: Any, key: Any, default: Any = None) -> Any:
@@ -101,7 +102,15 @@ def _number_text(value: float | int) -> str:
 
 
 def _fixed(value: Any, digits: Any = 2) -> str:
-    return f"{float(value):.{int(digits)}f}"
+    return f"{float(value):.{_digits(digits, 0)}f}"
+
+
+def _digits(value: Any, lowest: int) -> int:
+    """Decimal places for round/fixed, bounded so no expression can ask for a gigabyte of digits."""
+    number = int(value)
+    if not lowest <= number <= 20:
+        raise ExpressionError(f"number of digits must be between {lowest} and 20, got {number}")
+    return number
 
 
 def _sort_by(items: Any, key: Any) -> list[Any]:
@@ -196,9 +205,23 @@ def parse_expression(source: str) -> ast.Expression:
         tree = ast.parse(source.strip(), mode="eval")
     except SyntaxError as exc:
         raise ExpressionError(f"cannot parse expression {source.strip()!r}: {exc.msg}") from None
+    except (RecursionError, MemoryError):
+        raise ExpressionError(f"expression nested too deeply: {source.strip()[:60]!r}") from None
     for node in ast.walk(tree):
         _check_node(node, source)
+    if _depth(tree) > MAX_DEPTH:
+        raise ExpressionError(f"expression nested deeper than {MAX_DEPTH} levels: {source.strip()[:60]!r}")
     return tree
+
+
+def _depth(node: ast.AST) -> int:
+    """Nesting depth without recursion, so a long chain of operators cannot overflow the stack."""
+    deepest, stack = 0, [(node, 1)]
+    while stack:
+        current, level = stack.pop()
+        deepest = max(deepest, level)
+        stack.extend((child, level + 1) for child in ast.iter_child_nodes(current))
+    return deepest
 
 
 _ALLOWED = (
@@ -233,6 +256,8 @@ def evaluate(source: str, names: Mapping[str, Any]) -> Any:
         return _bounded(_eval(tree.body, names))
     except ExpressionError:
         raise
+    except RecursionError:
+        raise ExpressionError(f"expression nested too deeply: {source.strip()[:60]!r}") from None
     except (TypeError, ValueError, KeyError, IndexError, ZeroDivisionError, OverflowError, AttributeError) as exc:
         raise ExpressionError(f"{source.strip()!r}: {type(exc).__name__}: {exc}") from None
 
@@ -240,6 +265,8 @@ def evaluate(source: str, names: Mapping[str, Any]) -> Any:
 def _bounded(value: Any) -> Any:
     if isinstance(value, bool) or value is None:
         return value
+    if isinstance(value, complex):
+        raise ExpressionError("result is not a real number")
     if isinstance(value, int) and abs(value) > MAX_INT:
         raise ExpressionError(f"integer result larger than {MAX_INT}")
     if isinstance(value, float) and not math.isfinite(value):

@@ -32,7 +32,7 @@ from mcp_hazard.scenario.models import (
     Task,
     ToolSpec,
 )
-from mcp_hazard.scenario.yaml_source import Path, Positions, format_path, parse_yaml
+from mcp_hazard.scenario.yaml_source import MAX_FILE_BYTES, Path, Positions, format_path, parse_yaml
 
 SCENARIO_SUFFIXES = (".yaml", ".yml")
 
@@ -89,7 +89,9 @@ def _pydantic_message(error: Any, field: str | int) -> str:
     if kind == "literal_error":
         return f"{describe_value(error.get('input'))} is not allowed; expected {error['ctx']['expected']}"
     if kind == "union_tag_invalid":
-        return f"unknown kind {describe_value(error.get('input'))}; expected {error['ctx']['expected_tags']}"
+        return f"unknown kind {error['ctx']['tag']!r}; expected {error['ctx']['expected_tags']}"
+    if kind == "union_tag_not_found":
+        return f"missing {error['ctx']['discriminator'].strip(chr(39))!r}; say which kind of behaviour this is"
     message = str(error["msg"])
     for prefix in ("Value error, ", "Assertion failed, "):
         message = message.removeprefix(prefix)
@@ -361,9 +363,14 @@ def _check_declared_hazards(scenario: Scenario, problems: _Problems) -> None:
 def load_scenario(path: str | FsPath, *, allow_python: bool = False) -> LoadedScenario:
     file = str(path)
     try:
-        raw = FsPath(path).read_bytes()
+        with open(path, "rb") as handle:  # never read more than the limit, however large the file
+            raw = handle.read(MAX_FILE_BYTES + 1)
     except OSError as exc:
         raise ScenarioError([Problem(file, None, None, "", f"cannot read file: {exc.strerror or exc}")]) from None
+    if len(raw) > MAX_FILE_BYTES:
+        raise ScenarioError(
+            [Problem(file, None, None, "", f"file is larger than the limit; the limit is {MAX_FILE_BYTES} bytes")]
+        )
     try:
         text = raw.decode("utf-8")
     except UnicodeDecodeError as exc:

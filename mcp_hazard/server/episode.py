@@ -115,6 +115,7 @@ class Episode:
         self.slots: dict[str, int] = {}
         self.started = False
         self.ended = False
+        self.end_reason: str | None = None
         self.answer: str | None = None
 
     @property
@@ -153,6 +154,7 @@ class Episode:
         if self.trace.closed:
             return
         self.ended = True
+        self.end_reason = reason
         if self.started:
             self.trace.write(ev.EpisodeEnded, reason=reason)
         self.trace.close()
@@ -216,8 +218,9 @@ class Episode:
     async def call_tool(self, name: str, arguments: Any, notify: Notifier | None = None) -> types.CallToolResult:
         """Serve one `tools/call`. Never raises (except cancellation): every failure is an isError result + trace."""
         if self.ended:
-            self.trace.write(ev.CallRefused, tool=name, arguments=arguments, reason="episode ended")
-            return error_result("This episode has ended: an answer was already submitted. No more calls are accepted.")
+            self.trace.write(ev.CallRefused, tool=name, arguments=arguments, reason=str(self.end_reason))
+            why = "an answer was already submitted" if self.end_reason == "answered" else "it was closed"
+            return error_result(f"This episode has ended: {why}. No more calls are accepted.")
         began = time.perf_counter()
         if name == SUBMIT_TOOL:
             return self._submit(arguments, self._next_slot(name))

@@ -30,39 +30,54 @@ def utc_now() -> str:
 
 
 class TraceWriter:
-    """Owns one episode's trace file. Thread-safe, since stdio and HTTP may write from different tasks."""
+    """Owns one episode's trace file. Thread-safe, since stdio and HTTP may write from different tasks.
+
+    The file is created on the first event (an episode nobody connected to leaves no file) and stays open until
+    `close()`. An event written after `close()` (a call refused after the episode ended) reopens the file in
+    append mode for that one line, so nothing the agent does is lost.
+    """
 
     def __init__(self, path: Path | None) -> None:
         """`path=None` keeps events in memory only (`events`), for in-process checks such as solvability."""
         self.path = path
         self.events: list[dict[str, Any]] = []
         self._file: IO[str] | None = None
-        self._open = True
-        if path is not None:
-            path.parent.mkdir(parents=True, exist_ok=True)
-            self._file = path.open("a", encoding="utf-8")
+        self._closed = False
         self._seq = 0
         self._lock = threading.Lock()
 
     @property
     def closed(self) -> bool:
-        return not self._open
+        return self._closed
+
+    def _line(self, line: str) -> None:
+        if self.path is None:
+            return
+        if self._file is None:
+            self.path.parent.mkdir(parents=True, exist_ok=True)
+            handle = self.path.open("a", encoding="utf-8")
+            if self._closed:
+                with handle:
+                    handle.write(line)
+                return
+            self._file = handle
+        self._file.write(line)
+        self._file.flush()
 
     def write(self, event_type: type[BaseModel], **fields: Any) -> dict[str, Any]:
         with self._lock:
             record = event_type(seq=self._seq, ts=utc_now(), **{k: _clip(v) for k, v in fields.items()})
             data = record.model_dump(mode="json")
-            if self._file is not None:
-                self._file.write(json.dumps(data, ensure_ascii=False, separators=(",", ":")) + "\n")
-                self._file.flush()
-            elif self._open:
+            if self.path is None:
                 self.events.append(data)
+            else:
+                self._line(json.dumps(data, ensure_ascii=False, separators=(",", ":")) + "\n")
             self._seq += 1
             return data
 
     def close(self) -> None:
         with self._lock:
-            self._open = False
+            self._closed = True
             if self._file is not None:
                 self._file.close()
                 self._file = None

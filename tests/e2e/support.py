@@ -36,13 +36,14 @@ def strict_events(path: Path) -> list[dict[str, Any]]:
 
 
 def wait_for_trace_end(path: Path, timeout: float = 15.0) -> list[dict[str, Any]]:
-    """The trace's events once its last line is `episode_ended` (a subprocess may still be flushing)."""
+    """The trace's events once it holds `episode_ended` and only refusals follow it (a subprocess may still flush)."""
     deadline = time.monotonic() + timeout
     events: list[dict[str, Any]] = []
     while time.monotonic() < deadline:
         if path.exists():
             events = strict_events(path)
-            if events and events[-1]["type"] == "episode_ended":
+            kinds = [event["type"] for event in events]
+            if "episode_ended" in kinds and set(kinds[kinds.index("episode_ended") + 1 :]) <= {"call_refused"}:
                 return events
         time.sleep(0.05)
     last = events[-1]["type"] if events else "nothing"

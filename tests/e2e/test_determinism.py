@@ -106,8 +106,12 @@ async def _runs(
     traces: dict[str, Trace] = {}
     with anyio.fail_after(DEADLINE):
         async with host.running():
-            for name, transport in [("memory-1", "memory"), ("memory-2", "memory"), ("stdio", "stdio"),
-                                    ("http", "http")]:  # fmt: skip
+            for name, transport in [
+                ("memory-1", "memory"),
+                ("memory-2", "memory"),
+                ("stdio", "stdio"),
+                ("http", "http"),
+            ]:
                 traces[name] = await _episode(transport, scenario, task, tmp_path / name, mode, host)  # type: ignore[arg-type]
         traces["http-subprocess"] = await _served_episode(server, scenario, task, mode)
     return traces
@@ -138,11 +142,15 @@ async def test_same_actions_give_the_same_trace_on_every_transport(
     # the volatile fields really differ, so the comparison above is not vacuous
     transports = {name: trace.events[0]["run"]["transport"] for name, trace in traces.items()}
     assert transports == {
-        "memory-1": "memory", "memory-2": "memory", "stdio": "stdio", "http": "http", "http-subprocess": "http",
-    }  # fmt: skip
+        "memory-1": "memory",
+        "memory-2": "memory",
+        "stdio": "stdio",
+        "http": "http",
+        "http-subprocess": "http",
+    }
     ids = {trace.events[0]["run"]["episode_id"] for trace in traces.values()}
     assert len(ids) == len(traces)
-    assert VOLATILE_FIELDS == {"ts", "duration_ms", "run"}, "update this module's docstring if the set changes"
+    assert {"ts", "duration_ms", "run"} == VOLATILE_FIELDS, "update this module's docstring if the set changes"
 
 
 async def test_eras_differ_only_in_protocol_version(

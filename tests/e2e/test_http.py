@@ -5,6 +5,7 @@ Many episodes share the one server process; each lives at `/episodes/{id}/mcp` a
 
 from __future__ import annotations
 
+import contextlib
 import json
 import signal
 from contextlib import AsyncExitStack
@@ -145,8 +146,9 @@ async def test_one_megabyte_argument_over_http_is_answered_and_the_episode_goes_
         pytest.param({"scenario": "travel", "task": "fare-class", "seed": 2**64}, "seed", id="huge-seed"),
         pytest.param({"scenario": "travel", "task": "fare-class", "seed": 1.5}, "seed", id="fractional-seed"),
         pytest.param({"scenario": "travel", "task": "fare-class", "sede": 1}, "sede", id="misspelt-field"),
-        pytest.param({"scenario": "travel", "task": "fare-class", "episode_id": "../../etc"}, "episode id",
-                     id="bad-episode-id"),  # fmt: skip
+        pytest.param(
+            {"scenario": "travel", "task": "fare-class", "episode_id": "../../etc"}, "episode id", id="bad-episode-id"
+        ),
         pytest.param(["travel", "fare-class"], "object", id="json-array"),
     ],
 )
@@ -165,7 +167,9 @@ async def test_post_episodes_rejects_bad_requests_with_a_json_message(
     assert listed.status_code == 200
 
 
-@pytest.mark.parametrize("body", [b"{not json", b"\xff\xfe", b'{"scenario": "travel",'], ids=["garbage", "binary", "cut"])
+@pytest.mark.parametrize(
+    "body", [b"{not json", b"\xff\xfe", b'{"scenario": "travel",'], ids=["garbage", "binary", "cut"]
+)
 async def test_post_episodes_rejects_a_body_that_is_not_json(http_server: HttpServer, body: bytes) -> None:
     async with httpx.AsyncClient(timeout=30) as http:
         response = await http.post(
@@ -300,10 +304,9 @@ async def test_stopping_the_server_ends_open_episodes_as_server_stopped(
         assert (await modern_client.call_tool("find_city_code", {"city": "Velmora"})).is_error is not True
         # clients still connected (the legacy one holds its event stream open) when the signal arrives
         code = await anyio.to_thread.run_sync(server.stop, sig)
-        try:
+        # the clients may complain that the server went away; that is not under test
+        with contextlib.suppress(Exception):
             await stack.aclose()
-        except Exception:  # the clients may complain that the server went away; that is not under test
-            pass
     assert code in (0, -sig, 128 + sig), f"exit code {code}\n{server.stderr()}"
     assert "Traceback" not in server.stderr(), server.stderr()
     for created in (legacy, modern):
@@ -316,3 +319,61 @@ async def test_stopping_the_server_ends_open_episodes_as_server_stopped(
     assert [e.get("reason") for e in events if e["type"] == "episode_ended"] == ["answered"]
     for trace in server.trace_dir.glob("*.jsonl"):
         strict_events(trace)  # every line of every trace is valid JSON
+
+
+# -- isolation and closing over the wire ----------------------------------------------------------------------------
+
+
+async def test_a_legacy_session_cannot_be_used_on_another_episode(http_server: HttpServer) -> None:
+    first = await create_episode(http_server.base_url, scenario="travel", task="fare-class", seed=31)
+    second = await create_episode(http_server.base_url, scenario="travel", task="fare-class", seed=32)
+    call = {
+        "jsonrpc": "2.0",
+        "id": 2,
+        "method": "tools/call",
+        "params": {"name": "get_fare", "arguments": {"flight_id": "AU-412"}},
+    }
+    async with httpx.AsyncClient(timeout=30) as http:
+        initialized = await http.post(first["mcp_url"], headers=MCP_HEADERS, json=INITIALIZE)
+        assert initialized.status_code == 200, initialized.text
+        session = initialized.headers["mcp-session-id"]
+        headers = {**MCP_HEADERS, "mcp-session-id": session, "mcp-protocol-version": LEGACY_PROTOCOL}
+        await http.post(
+            first["mcp_url"], headers=headers, json={"jsonrpc": "2.0", "method": "notifications/initialized"}
+        )
+        crossed = await http.post(second["mcp_url"], headers=headers, json=call)
+        own = await http.post(first["mcp_url"], headers=headers, json=call)
+    assert crossed.status_code == 400, crossed.text
+    assert first["episode_id"] in crossed.json()["error"]
+    assert own.status_code == 200, own.text
+    assert len(calls(strict_events(Path(first["trace"])))) == 1
+    assert not Path(second["trace"]).exists()  # the episode never started, so it left no trace file
+
+
+async def test_delete_closes_an_episode_and_later_calls_are_refused(http_server: HttpServer) -> None:
+    created = await create_episode(http_server.base_url, scenario="travel", task="fare-class", seed=41)
+    with anyio.fail_after(DEADLINE):
+        async with Client(created["mcp_url"], mode="legacy") as client:
+            before = await client.call_tool("get_fare", {"flight_id": "AU-426"})
+            async with httpx.AsyncClient(timeout=30) as http:
+                deleted = await http.delete(f"{http_server.base_url}/episodes/{created['episode_id']}")
+            after = await client.call_tool("get_fare", {"flight_id": "AU-426"})
+    assert before.is_error is not True
+    assert deleted.status_code == 200
+    assert (deleted.json()["ended"], deleted.json()["answered"]) == (True, False)
+    assert after.is_error is True
+    events = strict_events(Path(created["trace"]))
+    assert [e.get("reason") for e in events if e["type"] == "episode_ended"] == ["closed"]
+    assert len(calls(events)) == 1
+
+
+async def test_refusal_after_delete_does_not_claim_an_answer_was_submitted(http_server: HttpServer) -> None:
+    """The agent is told why its call is refused; no answer was submitted here, so it must not be told one was."""
+    created = await create_episode(http_server.base_url, scenario="travel", task="fare-class", seed=42)
+    with anyio.fail_after(DEADLINE):
+        async with Client(created["mcp_url"], mode="legacy") as client:
+            async with httpx.AsyncClient(timeout=30) as http:
+                await http.delete(f"{http_server.base_url}/episodes/{created['episode_id']}")
+            refused = await client.call_tool("get_fare", {"flight_id": "AU-426"})
+    assert refused.is_error is True
+    assert "answer was already submitted" not in text_of(refused), text_of(refused)

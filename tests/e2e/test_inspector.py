@@ -64,15 +64,28 @@ def inspect(inspector: Path, env: dict[str, str], target: list[str], *options: s
 
 def stdio_target(trace_dir: Path, episode_id: str, task: str = "fare-in-dollars") -> list[str]:
     return [
-        sys.executable, "-m", "mcp_hazard", "serve", str(TRAVEL), "--task", task, "--seed", "3",
-        "--trace-dir", str(trace_dir), "--episode-id", episode_id,
-    ]  # fmt: skip
+        sys.executable,
+        "-m",
+        "mcp_hazard",
+        "serve",
+        str(TRAVEL),
+        "--task",
+        task,
+        "--seed",
+        "3",
+        "--trace-dir",
+        str(trace_dir),
+        "--episode-id",
+        episode_id,
+    ]
 
 
 # -- stdio ------------------------------------------------------------------------------------------------------------
 
 
-def test_inspector_lists_the_tools_over_stdio(inspector_bin: Path, inspector_env: dict[str, str], tmp_path: Path) -> None:
+def test_inspector_lists_the_tools_over_stdio(
+    inspector_bin: Path, inspector_env: dict[str, str], tmp_path: Path
+) -> None:
     run = inspect(inspector_bin, inspector_env, stdio_target(tmp_path, "list"), "--method", "tools/list")
     assert run.code == EXIT_OK, run.stderr
     tools = {tool["name"]: tool for tool in run.result["tools"]}
@@ -88,19 +101,31 @@ def test_inspector_lists_the_tools_over_stdio(inspector_bin: Path, inspector_env
     assert events[-1]["reason"] == "disconnected"
 
 
-def test_inspector_calls_get_fare_over_stdio(inspector_bin: Path, inspector_env: dict[str, str], tmp_path: Path) -> None:
+def test_inspector_calls_get_fare_over_stdio(
+    inspector_bin: Path, inspector_env: dict[str, str], tmp_path: Path
+) -> None:
     run = inspect(
-        inspector_bin, inspector_env, stdio_target(tmp_path, "fare"),
-        "--method", "tools/call", "--tool-name", "get_fare", "--tool-arg", "flight_id=AU-412",
-    )  # fmt: skip
+        inspector_bin,
+        inspector_env,
+        stdio_target(tmp_path, "fare"),
+        "--method",
+        "tools/call",
+        "--tool-name",
+        "get_fare",
+        "--tool-arg",
+        "flight_id=AU-412",
+    )
     assert run.code == EXIT_OK, run.stderr
     assert run.result.get("isError") is not True
     assert run.result["structuredContent"] == {"flight_id": "AU-412", "price_eur": 189.0, "fare_class": "Flex"}
     assert "189" in run.result["content"][0]["text"]
     [call] = calls(wait_for_trace_end(tmp_path / "fare.jsonl"))
     assert (call["tool"], call["slot"], call["arguments"], call["outcome"]) == (
-        "get_fare", 1, {"flight_id": "AU-412"}, "ok",
-    )  # fmt: skip
+        "get_fare",
+        1,
+        {"flight_id": "AU-412"},
+        "ok",
+    )
 
 
 @pytest.mark.parametrize(
@@ -120,9 +145,15 @@ def test_inspector_exits_5_on_an_iserror_result(
     outcome: str,
 ) -> None:
     run = inspect(
-        inspector_bin, inspector_env, stdio_target(tmp_path, "bad"),
-        "--method", "tools/call", "--tool-name", "get_fare", *arguments,
-    )  # fmt: skip
+        inspector_bin,
+        inspector_env,
+        stdio_target(tmp_path, "bad"),
+        "--method",
+        "tools/call",
+        "--tool-name",
+        "get_fare",
+        *arguments,
+    )
     assert run.code == EXIT_TOOL_ERROR, (run.code, run.stdout, run.stderr)
     assert run.result["isError"] is True
     assert needle in run.result["content"][0]["text"]
@@ -131,7 +162,9 @@ def test_inspector_exits_5_on_an_iserror_result(
     assert call["outcome"] == outcome
 
 
-def test_inspector_exits_1_on_a_json_rpc_error(inspector_bin: Path, inspector_env: dict[str, str], tmp_path: Path) -> None:
+def test_inspector_exits_1_on_a_json_rpc_error(
+    inspector_bin: Path, inspector_env: dict[str, str], tmp_path: Path
+) -> None:
     run = inspect(
         inspector_bin, inspector_env, stdio_target(tmp_path, "rpc"), "--method", "prompts/get", "--prompt-name", "nope"
     )
@@ -143,15 +176,27 @@ def test_inspector_reads_the_task_and_submits_an_answer_over_stdio(
     inspector_bin: Path, inspector_env: dict[str, str], tmp_path: Path
 ) -> None:
     prompt = inspect(
-        inspector_bin, inspector_env, stdio_target(tmp_path, "prompt", "fare-class"),
-        "--method", "prompts/get", "--prompt-name", "task",
-    )  # fmt: skip
+        inspector_bin,
+        inspector_env,
+        stdio_target(tmp_path, "prompt", "fare-class"),
+        "--method",
+        "prompts/get",
+        "--prompt-name",
+        "task",
+    )
     assert prompt.code == EXIT_OK, prompt.stderr
     assert "AU-426" in prompt.result["messages"][0]["content"]["text"]
     answer = inspect(
-        inspector_bin, inspector_env, stdio_target(tmp_path, "answer", "fare-class"),
-        "--method", "tools/call", "--tool-name", "submit_answer", "--tool-args-json", '{"answer": "Standard"}',
-    )  # fmt: skip
+        inspector_bin,
+        inspector_env,
+        stdio_target(tmp_path, "answer", "fare-class"),
+        "--method",
+        "tools/call",
+        "--tool-name",
+        "submit_answer",
+        "--tool-args-json",
+        '{"answer": "Standard"}',
+    )
     assert answer.code == EXIT_OK, answer.stderr
     events = wait_for_trace_end(tmp_path / "answer.jsonl")
     assert [e["answer"] for e in events if e["type"] == "answer_submitted"] == ["Standard"]
@@ -177,27 +222,55 @@ def test_inspector_over_http_in_both_eras(
     assert listed.code == EXIT_OK, listed.stderr
     assert "get_fare" in {tool["name"] for tool in listed.result["tools"]}
     fare = inspect(
-        inspector_bin, inspector_env, [url], "--protocol-era", era,
-        "--method", "tools/call", "--tool-name", "get_fare", "--tool-arg", "flight_id=AU-426",
-    )  # fmt: skip
+        inspector_bin,
+        inspector_env,
+        [url],
+        "--protocol-era",
+        era,
+        "--method",
+        "tools/call",
+        "--tool-name",
+        "get_fare",
+        "--tool-arg",
+        "flight_id=AU-426",
+    )
     assert fare.code == EXIT_OK, fare.stderr
     assert fare.result["structuredContent"]["fare_class"] == "Standard"
     bad = inspect(
-        inspector_bin, inspector_env, [url], "--protocol-era", era,
-        "--method", "tools/call", "--tool-name", "get_fare", "--tool-arg", "flight_id=426",
-    )  # fmt: skip
+        inspector_bin,
+        inspector_env,
+        [url],
+        "--protocol-era",
+        era,
+        "--method",
+        "tools/call",
+        "--tool-name",
+        "get_fare",
+        "--tool-arg",
+        "flight_id=426",
+    )
     assert bad.code == EXIT_TOOL_ERROR, (bad.code, bad.stdout, bad.stderr)
     answer = inspect(
-        inspector_bin, inspector_env, [url], "--protocol-era", era,
-        "--method", "tools/call", "--tool-name", "submit_answer", "--tool-arg", "answer=Standard",
-    )  # fmt: skip
+        inspector_bin,
+        inspector_env,
+        [url],
+        "--protocol-era",
+        era,
+        "--method",
+        "tools/call",
+        "--tool-name",
+        "submit_answer",
+        "--tool-arg",
+        "answer=Standard",
+    )
     assert answer.code == EXIT_OK, answer.stderr
     events = wait_for_trace_end(Path(created["trace"]))
     # one episode across four inspector processes: the episode is the URL, in both eras
     assert events[0]["protocol_version"] == ERA_PROTOCOL[era]
     assert [(c["tool"], c["slot"], c["outcome"]) for c in calls(events)] == [
-        ("get_fare", 1, "ok"), ("get_fare", 2, "invalid_arguments"),
-    ]  # fmt: skip
+        ("get_fare", 1, "ok"),
+        ("get_fare", 2, "invalid_arguments"),
+    ]
     assert [e["answer"] for e in events if e["type"] == "answer_submitted"] == ["Standard"]
     assert events[-1]["reason"] == "answered"
 
@@ -209,10 +282,18 @@ def test_inspector_creates_an_episode_lazily_from_the_url(
     episode_id = f"inspector-lazy-{era}"
     url = f"{http_server.base_url}/episodes/{episode_id}/mcp?scenario=travel&task=fare-in-dollars&seed=8"
     run = inspect(
-        inspector_bin, inspector_env, [url], "--protocol-era", era,
-        "--method", "tools/call", "--tool-name", "convert_currency",
-        "--tool-args-json", '{"amount": 189.0, "from_currency": "EUR", "to_currency": "USD"}',
-    )  # fmt: skip
+        inspector_bin,
+        inspector_env,
+        [url],
+        "--protocol-era",
+        era,
+        "--method",
+        "tools/call",
+        "--tool-name",
+        "convert_currency",
+        "--tool-args-json",
+        '{"amount": 189.0, "from_currency": "EUR", "to_currency": "USD"}',
+    )
     assert run.code == EXIT_OK, run.stderr
     assert run.result["structuredContent"] == {"amount": 204.59, "currency": "USD"}
     shown = httpx.get(f"{http_server.base_url}/episodes/{episode_id}").json()

@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
+import contextlib
 import json
+import signal
 import subprocess
 import sys
 from pathlib import Path
@@ -15,12 +17,21 @@ from mcp import Client, StdioServerParameters
 
 from mcp_hazard.agents.golden import run_golden_agent
 from mcp_hazard.condition import Condition
-from mcp_hazard.runner.transports import open_episode, serve_command
+from mcp_hazard.runner.transports import free_port, open_episode, serve_command
 from mcp_hazard.scenario.answers import answer_matches
 from mcp_hazard.scenario.load import LoadedScenario, load_scenario
 from mcp_hazard.server.episode import SUBMIT_TOOL
 
-from .support import LEGACY_PROTOCOL, MODERN_PROTOCOL, REPO_ROOT, TRAVEL, calls, golden_calls, wait_for_trace_end
+from .support import (
+    LEGACY_PROTOCOL,
+    MODERN_PROTOCOL,
+    REPO_ROOT,
+    TRAVEL,
+    calls,
+    golden_calls,
+    strict_events,
+    wait_for_trace_end,
+)
 
 pytestmark = [pytest.mark.e2e, pytest.mark.anyio]
 
@@ -86,13 +97,30 @@ async def test_stdout_carries_only_json_rpc_and_logs_go_to_stderr(tmp_path: Path
     answering our requests, and the logs must be on stderr."""
     stderr_path = tmp_path / "server.stderr"
     command = [
-        sys.executable, "-m", "mcp_hazard", "--log-level", "debug", "serve", str(TRAVEL),
-        "--task", "fare-in-dollars", "--trace-dir", str(tmp_path), "--episode-id", "raw",
-    ]  # fmt: skip
+        sys.executable,
+        "-m",
+        "mcp_hazard",
+        "--log-level",
+        "debug",
+        "serve",
+        str(TRAVEL),
+        "--task",
+        "fare-in-dollars",
+        "--trace-dir",
+        str(tmp_path),
+        "--episode-id",
+        "raw",
+    ]
     conversation = [
-        _request(1, "initialize", {
-            "protocolVersion": LEGACY_PROTOCOL, "capabilities": {}, "clientInfo": {"name": "raw-test", "version": "0"},
-        }),  # fmt: skip
+        _request(
+            1,
+            "initialize",
+            {
+                "protocolVersion": LEGACY_PROTOCOL,
+                "capabilities": {},
+                "clientInfo": {"name": "raw-test", "version": "0"},
+            },
+        ),
         {"jsonrpc": "2.0", "method": "notifications/initialized"},
         _request(2, "tools/list"),
         _request(3, "prompts/get", {"name": "task"}),
@@ -121,9 +149,10 @@ async def test_stdout_carries_only_json_rpc_and_logs_go_to_stderr(tmp_path: Path
                     if "id" in parsed:
                         responses[parsed["id"]] = parsed
             await process.stdin.aclose()
-            rest = b""
-            async for chunk in process.stdout:
-                rest += chunk
+            rest = b""  # whatever the server writes after stdin closes, including bytes already buffered
+            with contextlib.suppress(anyio.EndOfStream):
+                while True:
+                    rest += await reader.receive()
             code = await process.wait()
     for line in rest.splitlines():
         if line.strip():
@@ -142,9 +171,63 @@ async def test_stdout_carries_only_json_rpc_and_logs_go_to_stderr(tmp_path: Path
     assert not any(b"episode started" in line for line in stdout_lines)
     events = wait_for_trace_end(tmp_path / "raw.jsonl")
     assert [(c["tool"], c["outcome"]) for c in calls(events)] == [
-        ("get_fare", "ok"), ("get_fare", "invalid_arguments"), ("no_such_tool", "unknown_tool"),
-    ]  # fmt: skip
-    assert events[-1]["reason"] == "answered"
+        ("get_fare", "ok"),
+        ("get_fare", "invalid_arguments"),
+        ("no_such_tool", "unknown_tool"),
+    ]
+    ended = next(event for event in events if event["type"] == "episode_ended")
+    assert ended["reason"] == "answered"
+    assert [event["type"] for event in events[events.index(ended) + 1 :]] == ["call_refused"]
+
+
+# -- stopping a stdio server with a signal ----------------------------------------------------------------------------
+
+STOP_DEADLINE = 8.0
+
+
+@pytest.mark.parametrize("sig", [signal.SIGTERM, signal.SIGINT], ids=["SIGTERM", "SIGINT"])
+async def test_signal_stops_a_stdio_server_and_ends_its_episode(tmp_path: Path, sig: signal.Signals) -> None:
+    """A stdio server told to stop (Ctrl-C in a terminal, or SIGTERM from a client's process manager) while its
+    stdin is still open exits promptly and its trace ends with `episode_ended` (reason server_stopped, as over HTTP).
+    """
+    command = serve_command(load_scenario(TRAVEL), "fare-class", Condition(seed=1), tmp_path, "signalled")
+    conversation = [
+        _request(
+            1,
+            "initialize",
+            {
+                "protocolVersion": LEGACY_PROTOCOL,
+                "capabilities": {},
+                "clientInfo": {"name": "raw-test", "version": "0"},
+            },
+        ),
+        _request(2, "tools/call", {"name": "get_fare", "arguments": {"flight_id": "AU-426"}}),
+    ]
+    with (tmp_path / "server.stderr").open("wb") as stderr:
+        process = await anyio.open_process(command, stderr=stderr, cwd=REPO_ROOT)
+    try:
+        assert process.stdin is not None and process.stdout is not None
+        reader = BufferedByteReceiveStream(process.stdout)
+        with anyio.fail_after(DEADLINE):
+            for message in conversation:
+                await process.stdin.send(json.dumps(message).encode() + b"\n")
+                await reader.receive_until(b"\n", 16 * 1024 * 1024)
+        process.send_signal(sig)
+        exited = False
+        with anyio.move_on_after(STOP_DEADLINE):
+            await process.wait()
+            exited = True
+        assert exited, f"the server was still running {STOP_DEADLINE}s after {sig.name} (its stdin still open)"
+    finally:
+        if process.returncode is None:
+            process.kill()
+            with anyio.move_on_after(STOP_DEADLINE):
+                await process.wait()
+        await process.aclose()
+    events = strict_events(tmp_path / "signalled.jsonl")
+    assert [c["outcome"] for c in calls(events)] == ["ok"]
+    assert events[-1]["type"] == "episode_ended", f"trace ends with {events[-1]['type']} after {sig.name}"
+    assert events[-1]["reason"] == "server_stopped"
 
 
 # -- a problem in what the user gave: one line on stderr, non-zero exit, no traceback --------------------------------
@@ -188,6 +271,13 @@ def test_scenario_file_with_a_problem_exits_non_zero_with_one_line(kind: str, tm
     done = _serve(str(file), "--trace-dir", str(tmp_path / "traces"), cwd=tmp_path)
     _assert_one_line_error(done, file.name)
     assert not (tmp_path / "traces").exists() or not list((tmp_path / "traces").glob("*.jsonl"))
+
+
+def test_scenario_file_with_a_problem_stops_the_http_server_too(tmp_path: Path) -> None:
+    file = tmp_path / "unknown-key.yaml"
+    file.write_text(BAD_FILES["unknown-key"], encoding="utf-8")
+    done = _serve(str(file), "--http", f"127.0.0.1:{free_port()}", "--trace-dir", str(tmp_path / "t"), cwd=tmp_path)
+    _assert_one_line_error(done, "unknown-key.yaml", "surprise")
 
 
 @pytest.mark.parametrize(

@@ -195,16 +195,36 @@ VIOLATIONS = [
     pytest.param("get_fare", {}, "flight_id", "missing required", id="missing-required"),
     pytest.param("find_city_code", {"city": 5}, "city", "not of type 'string'", id="number-for-string"),
     pytest.param("find_city_code", {"city": ["Velmora"]}, "city", "not of type 'string'", id="array-for-string"),
-    pytest.param("convert_currency", {"amount": "12", "from_currency": "EUR", "to_currency": "USD"}, "amount",
-                 "not of type 'number'", id="string-for-number"),  # fmt: skip
+    pytest.param(
+        "convert_currency",
+        {"amount": "12", "from_currency": "EUR", "to_currency": "USD"},
+        "amount",
+        "not of type 'number'",
+        id="string-for-number",
+    ),
     pytest.param("get_fare", {"flight_id": "AU-412", "coupon": "X"}, "coupon", "", id="extra-property"),
     pytest.param("get_fare", {"flight_id": "AU 412"}, "flight_id", "pattern", id="pattern"),
-    pytest.param("convert_currency", {"amount": 5, "from_currency": "EUR", "to_currency": "JPY"}, "to_currency",
-                 "not one of", id="enum"),  # fmt: skip
-    pytest.param("convert_currency", {"amount": -1, "from_currency": "EUR", "to_currency": "USD"}, "amount",
-                 "minimum", id="minimum"),  # fmt: skip
-    pytest.param("search_flights", {"origin": "VLM", "destination": "CST", "date": "14/03/2026"}, "date", "format",
-                 id="date-format"),  # fmt: skip
+    pytest.param(
+        "convert_currency",
+        {"amount": 5, "from_currency": "EUR", "to_currency": "JPY"},
+        "to_currency",
+        "not one of",
+        id="enum",
+    ),
+    pytest.param(
+        "convert_currency",
+        {"amount": -1, "from_currency": "EUR", "to_currency": "USD"},
+        "amount",
+        "minimum",
+        id="minimum",
+    ),
+    pytest.param(
+        "search_flights",
+        {"origin": "VLM", "destination": "CST", "date": "14/03/2026"},
+        "date",
+        "format",
+        id="date-format",
+    ),
     pytest.param(SUBMIT_TOOL, {}, "answer", "missing required", id="submit-missing-answer"),
     pytest.param(SUBMIT_TOOL, {"answer": 42}, "answer", "not of type 'string'", id="submit-number-answer"),
 ]
@@ -232,7 +252,9 @@ async def test_argument_violation_is_an_iserror_naming_the_field(
     assert bad["outcome"] == "invalid_arguments"
     assert bad["arguments"] == arguments
     assert field in bad["error"]
-    assert not [e for e in events if e["type"] == "answer_submitted"], "an invalid submit_answer must not end the episode"
+    assert not [e for e in events if e["type"] == "answer_submitted"], (
+        "an invalid submit_answer must not end the episode"
+    )
 
 
 @pytest.mark.parametrize("mode", MODES)
@@ -252,16 +274,31 @@ async def test_unknown_tool_is_an_iserror_traced_as_unknown_tool(
 
 
 @pytest.mark.parametrize("mode", MODES)
-async def test_a_tool_from_another_task_view_is_unknown_and_submit_is_always_served(
-    travel: LoadedScenario, tmp_path: Path, mode: str
-) -> None:
-    """A tool a task does not serve is unknown to that episode (travel serves all tools to every task, so this
-    checks a name that exists nowhere) and the server answers without a protocol error."""
+async def test_empty_tool_name_is_unknown_tool(travel: LoadedScenario, tmp_path: Path, mode: str) -> None:
     async with episode(travel, "fare-class", tmp_path, mode) as connected:
         result = await call(connected.client, "", {})
     assert result.is_error is True
     [event] = calls(trace_events(connected.trace_path))
     assert event["outcome"] == "unknown_tool"
+
+
+@pytest.mark.parametrize("mode", MODES)
+async def test_a_tool_outside_the_task_view_is_not_served_and_unknown(tmp_path: Path, mode: str) -> None:
+    """A task that names its tools is served only those (plus submit_answer); the others are unknown to it."""
+    text = TRAVEL.read_text(encoding="utf-8").replace(
+        "  - id: fare-class\n", "  - id: fare-class\n    tools: [get_fare]\n"
+    )
+    file = tmp_path / "narrow.yaml"
+    file.write_text(text, encoding="utf-8")
+    narrow = load_scenario(file)
+    async with episode(narrow, "fare-class", tmp_path, mode) as connected:
+        listed = await connected.client.list_tools()
+        outside = await call(connected.client, "find_city_code", {"city": "Velmora"})
+        inside = await call(connected.client, "get_fare", {"flight_id": "AU-426"})
+    assert [tool.name for tool in listed.tools] == ["get_fare", SUBMIT_TOOL]
+    assert outside.is_error is True
+    assert inside.is_error is not True
+    assert [c["outcome"] for c in calls(trace_events(connected.trace_path))] == ["unknown_tool", "ok"]
 
 
 # -- a 1 MB argument --------------------------------------------------------------------------------------------------
@@ -278,8 +315,12 @@ TRACE_LINE_LIMIT = 100_000  # the writer clips text at 16 KiB; a whole line must
         # limit, so the server may report it as a tool fault instead of the scenario's error: both are isError
         pytest.param("find_city_code", lambda big: {"city": big}, ("error", "fault"), id="valid-type-behaviour-error"),
         pytest.param("get_fare", lambda big: {"flight_id": big}, ("invalid_arguments",), id="pattern-violation"),
-        pytest.param("get_weather", lambda big: {"city_code": "VLM", "date": "2026-03-14", "note": big}, ("ok",),
-                     id="accepted-extra-property"),  # fmt: skip
+        pytest.param(
+            "get_weather",
+            lambda big: {"city_code": "VLM", "date": "2026-03-14", "note": big},
+            ("ok",),
+            id="accepted-extra-property",
+        ),
     ],
 )
 async def test_one_megabyte_argument_is_answered_and_clipped_in_the_trace(
@@ -355,7 +396,7 @@ async def test_refused_calls_do_not_take_call_slots(travel: LoadedScenario, tmp_
 async def test_call_slots_count_per_tool_from_one_and_ignore_listings(
     travel: LoadedScenario, tmp_path: Path, mode: str
 ) -> None:
-    sequence = [
+    sequence: list[tuple[str, dict[str, Any]]] = [
         ("get_fare", {"flight_id": "AU-412"}),
         ("find_city_code", {"city": "Velmora"}),
         ("get_fare", {"flight_id": 412}),  # invalid: still the agent's call, so it takes a slot
@@ -388,8 +429,15 @@ async def test_call_slots_count_per_tool_from_one_and_ignore_listings(
         ("get_fare", 4),
     ]
     assert [c["outcome"] for c in calls(events)] == [
-        "ok", "ok", "invalid_arguments", "unknown_tool", "error", "ok", "unknown_tool", "ok",
-    ]  # fmt: skip
+        "ok",
+        "ok",
+        "invalid_arguments",
+        "unknown_tool",
+        "error",
+        "ok",
+        "unknown_tool",
+        "ok",
+    ]
     [submitted] = [e for e in events if e["type"] == "answer_submitted"]
     assert submitted["slot"] == 1
     assert sum(1 for e in events if e["type"] == "tools_listed") >= 1
@@ -481,8 +529,10 @@ async def test_answer_and_golden_path_are_never_served(file: Path, task_id: str 
             read = await client.read_resource(str(resource.uri))
             served[f"resources/read {resource.uri}"] = read.model_dump_json(by_alias=True)
     # decode JSON escapes so the check sees the text an agent reads
-    readable = {where: json.dumps(json.loads(text), ensure_ascii=False) if text.startswith("{") else text
-                for where, text in served.items()}  # fmt: skip
+    readable = {
+        where: json.dumps(json.loads(text), ensure_ascii=False) if text.startswith("{") else text
+        for where, text in served.items()
+    }
     ignore_case = task.answer.match != "exact"
     for form in _answer_forms(task.answer.value):
         for where, text in readable.items():

@@ -1,0 +1,21 @@
+"""Which recovery path each hazard family admits, and how the scorer recognises that the agent took it.
+
+Kept as data, next to docs/scoring.md, because users misread rules that live only in code.
+"""
+
+from __future__ import annotations
+
+GAVE_UP_PHRASES = (
+    "i don't know", "i do not know", "unknown", "cannot determine", "can't determine", "unable to", "n/a", "none",
+    "no answer", "not available", "i cannot", "i can't",
+)  # fmt: skip
+
+FAILURE_CLASSES = (
+    "non_existent_tool",
+    "schema_violation",
+    "unknown_value",
+    "incorrect_known_value",
+    "injected",
+    "server_fault",
+)
+EPISODE_FAILURES = ("no_answer", "gave_up", "invented", "wrong_answer")

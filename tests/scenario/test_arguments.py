@@ -1,0 +1,97 @@
+"""Argument checks against a tool's JSON Schema: one short line that names the field."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pytest
+
+from mcp_hazard.scenario.arguments import MAX_MESSAGE_CHARS, argument_problem, describe_value, schema_problem
+
+SCHEMA: dict[str, Any] = {
+    "type": "object",
+    "properties": {
+        "date": {"type": "string", "format": "date"},
+        "n": {"type": "integer", "minimum": 1, "maximum": 5},
+        "currency": {"enum": ["EUR", "USD"]},
+        "code": {"type": "string", "pattern": "^AU-[0-9]{3}$"},
+        "nested": {"type": "object", "properties": {"x": {"type": "number"}}},
+    },
+    "required": ["date"],
+    "additionalProperties": False,
+}
+DATE = {"date": "2026-03-14"}
+
+
+@pytest.mark.parametrize(
+    ("arguments", "expected"),
+    [
+        ({}, "arguments: missing required argument 'date'"),
+        ({"date": 5}, "argument 'date': 5 is not of type 'string'"),
+        ({"date": "2026-13-45"}, "argument 'date': \"2026-13-45\" does not satisfy format 'date'"),
+        ({**DATE, "n": 0}, "argument 'n': 0 does not satisfy minimum 1"),
+        ({**DATE, "n": 9}, "argument 'n': 9 does not satisfy maximum 5"),
+        ({**DATE, "n": 1.5}, "argument 'n': 1.5 is not of type 'integer'"),
+        ({**DATE, "currency": "GBP"}, "argument 'currency': \"GBP\" is not one of ['EUR', 'USD']"),
+        ({**DATE, "code": "XX"}, "argument 'code': \"XX\" does not satisfy pattern '^AU-[0-9]{3}$'"),
+        ({**DATE, "nested": {"x": "a"}}, "argument 'nested.x': \"a\" is not of type 'number'"),
+        ([1], "arguments: [1] is not of type 'object'"),
+    ],
+)
+def test_argument_problem_names_the_field(arguments: Any, expected: str) -> None:
+    assert argument_problem(SCHEMA, arguments) == expected
+
+
+def test_valid_arguments_have_no_problem() -> None:
+    assert argument_problem(SCHEMA, DATE) is None
+    assert argument_problem(SCHEMA, {**DATE, "n": 3, "currency": "EUR", "code": "AU-412", "nested": {"x": 1}}) is None
+
+
+def test_unexpected_argument_is_named() -> None:
+    problem = argument_problem(SCHEMA, {**DATE, "extra": 1})
+    assert problem is not None and problem.startswith("arguments: ") and "'extra'" in problem
+
+
+def test_messages_stay_short_and_on_one_line() -> None:
+    problem = argument_problem(SCHEMA, {"date": "x\n" * 5000})
+    assert problem is not None
+    assert len(problem) <= MAX_MESSAGE_CHARS
+    assert "\n" not in problem
+
+
+def test_schema_cache_follows_a_changed_schema() -> None:
+    schema = {"type": "object", "properties": {"a": {"type": "string"}}}
+    assert argument_problem(schema, {"a": 1}) is not None
+    other = {"type": "object", "properties": {"a": {"type": "integer"}}}
+    assert argument_problem(other, {"a": 1}) is None
+    assert argument_problem(schema, {"a": "x"}) is None
+
+
+@pytest.mark.parametrize(
+    ("schema", "words"),
+    [
+        ({"type": "strung"}, "at type"),
+        ({"properties": {"a": {"type": 5}}}, "at properties.a.type"),
+        ({"required": "a"}, "at required"),
+        ([1], "not a valid JSON Schema"),
+    ],
+)
+def test_schema_problem(schema: Any, words: str) -> None:
+    problem = schema_problem(schema)
+    assert problem is not None and problem.startswith("not a valid JSON Schema")
+    assert words in problem
+
+
+def test_valid_schemas_have_no_problem() -> None:
+    assert schema_problem(SCHEMA) is None
+    assert schema_problem({"type": "object"}) is None
+    assert schema_problem({}) is None
+
+
+def test_describe_value_is_json_and_cut_short() -> None:
+    assert describe_value("x") == '"x"'
+    assert describe_value({"a": [1, None, True]}) == '{"a": [1, null, true]}'
+    assert describe_value("\u00e9") == '"\u00e9"'
+    long = describe_value("y" * 500)
+    assert len(long) == 60 and long.endswith("...")
+    assert describe_value({1, 2}) == "{1, 2}"  # not JSON: falls back to repr instead of failing
