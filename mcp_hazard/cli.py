@@ -106,6 +106,7 @@ def build_parser() -> argparse.ArgumentParser:
     serve.add_argument("--seed", type=_seed, default=0, help="seed of the condition (stdio; default 0)")
     serve.add_argument("--trace-dir", default="runs", help="where trace files go (default: ./runs)")
     serve.add_argument("--episode-id", help="name of the episode and its trace file (stdio)")
+    serve.add_argument("--agent", help="name of the agent under test, recorded in the trace (stdio)")
     _condition_options(serve)
     serve.add_argument("--http", type=_host_port, metavar="HOST:PORT", help="serve Streamable HTTP instead of stdio")
     serve.add_argument("--allow-python", action="store_true", help="allow `python` behaviours (runs their code)")
@@ -114,6 +115,13 @@ def build_parser() -> argparse.ArgumentParser:
 
     hazards = commands.add_parser("hazards", help="list the hazard kinds, their parameters and recovery paths")
     hazards.add_argument("--json", action="store_true", help="print as JSON")
+
+    score = commands.add_parser("score", help="score traces: answers, recovery, robustness; write reports")
+    score.add_argument("paths", nargs="+", help="trace files or directories of them")
+    score.add_argument("--format", choices=["table", "json", "markdown", "html"], default="table")
+    score.add_argument("--out", help="write the report to this file (format from --format, or from the suffix)")
+    score.add_argument("--scenarios", help="folder of scenario files to use instead of the paths in the traces")
+    score.add_argument("--allow-python", action="store_true", help="allow `python` behaviours (runs their code)")
 
     run = commands.add_parser("run", help="drive every task with the golden-path agent and summarise the traces")
     run.add_argument("paths", nargs="+", help="scenario files or directories")
@@ -203,7 +211,7 @@ def _serve(args: argparse.Namespace) -> int:
         raise UserError(f"{args.path} holds {len(scenarios)} scenarios; pick one with --scenario")
     registry = EpisodeRegistry(scenarios, trace_dir, transport="stdio", allow_python=args.allow_python)
     condition = Condition(seed=args.seed, profile=args.profile, hazards=_hazard_options(args.hazard))
-    episode = registry.create(args.scenario, args.task, condition, args.episode_id)
+    episode = registry.create(args.scenario, args.task, condition, args.episode_id, args.agent)
     anyio.run(serve_stdio, episode)
     return 0
 
@@ -238,6 +246,33 @@ def _hazards(args: argparse.Namespace) -> int:
     return 0
 
 
+SUFFIX_FORMATS = {".json": "json", ".md": "markdown", ".html": "html", ".htm": "html", ".txt": "table"}
+
+
+def _score(args: argparse.Namespace) -> int:
+    from mcp_hazard.scoring.aggregate import aggregate
+    from mcp_hazard.scoring.collect import score_traces
+    from mcp_hazard.scoring.report import render
+
+    scored = score_traces(args.paths, scenarios=args.scenarios, allow_python=args.allow_python)
+    report = aggregate(scored.scores, scored.warnings)
+    fmt = args.format
+    if args.out and fmt == "table":
+        fmt = SUFFIX_FORMATS.get(Path(args.out).suffix.lower(), "table")
+    text = render(report, fmt)
+    if args.out:
+        try:
+            Path(args.out).write_text(text, encoding="utf-8")
+        except OSError as exc:
+            raise UserError(f"{args.out}: cannot write report: {exc.strerror or exc}") from None
+        print(f"mcp-hazard: wrote {fmt} report of {report['episodes']} episodes to {args.out}", file=sys.stderr)
+    else:
+        print(text)
+    for warning in scored.warnings:
+        print(f"mcp-hazard: warning: {warning}", file=sys.stderr)
+    return 0 if scored.scores else EXIT_INVALID
+
+
 def _run(args: argparse.Namespace) -> int:
     from dataclasses import asdict
 
@@ -268,7 +303,14 @@ def _run(args: argparse.Namespace) -> int:
     return 0 if all(s.correct for s in summaries) else EXIT_INVALID
 
 
-COMMANDS = {"validate": _validate, "serve": _serve, "schema": _schema, "hazards": _hazards, "run": _run}
+COMMANDS = {
+    "validate": _validate,
+    "serve": _serve,
+    "schema": _schema,
+    "hazards": _hazards,
+    "score": _score,
+    "run": _run,
+}
 
 
 def main(argv: Sequence[str] | None = None) -> int:

@@ -43,7 +43,9 @@ async def run_golden(
     async def one(scenario: LoadedScenario, task_id: str) -> None:
         task = scenario.model.task(task_id)
         assert task is not None
-        async with open_episode(transport, scenario, task.id, condition, trace_dir, http_host=host) as connected:
+        async with open_episode(
+            transport, scenario, task.id, condition, trace_dir, http_host=host, agent="golden"
+        ) as connected:
             report = await run_golden_agent(connected.client, task)
         trace = read_trace(connected.trace_path)
         calls = trace.of_type("tool_called")

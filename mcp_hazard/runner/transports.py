@@ -38,7 +38,12 @@ class Connected:
 
 
 def serve_command(
-    scenario: LoadedScenario, task: str, condition: Condition, trace_dir: Path, episode_id: str
+    scenario: LoadedScenario,
+    task: str,
+    condition: Condition,
+    trace_dir: Path,
+    episode_id: str,
+    agent: str | None = None,
 ) -> list[str]:
     """The stdio command line for one episode (also what a desktop assistant's config would hold)."""
     command = [
@@ -46,6 +51,8 @@ def serve_command(
         "--task", task, "--seed", str(condition.seed), "--trace-dir", str(trace_dir), "--episode-id", episode_id,
         "--profile", condition.profile,
     ]  # fmt: skip
+    if agent is not None:
+        command += ["--agent", agent]
     for hazard in condition.hazards:
         text = hazard if isinstance(hazard, str) else hazard.model_dump_json(exclude_none=True)
         command += ["--hazard", text]
@@ -87,8 +94,10 @@ class HttpHost:
             finally:
                 self._server.should_exit = True
 
-    async def create_episode(self, scenario: str, task: str, condition: Condition) -> dict[str, Any]:
-        payload = {"scenario": scenario, "task": task, **condition.model_dump(mode="json")}
+    async def create_episode(
+        self, scenario: str, task: str, condition: Condition, agent: str | None = None
+    ) -> dict[str, Any]:
+        payload = {"scenario": scenario, "task": task, "agent": agent, **condition.model_dump(mode="json")}
         async with httpx.AsyncClient() as http:
             response = await http.post(f"{self.base_url}/episodes", json=payload)
         response.raise_for_status()
@@ -105,11 +114,12 @@ async def open_episode(
     *,
     mode: str = "auto",
     http_host: HttpHost | None = None,
+    agent: str | None = None,
 ) -> AsyncIterator[Connected]:
     """Start an episode over `transport` and yield a connected client; the episode ends when the block exits."""
     if transport == "memory":
         registry = EpisodeRegistry([scenario], trace_dir, transport="memory")
-        episode = registry.create(scenario.id, task, condition)
+        episode = registry.create(scenario.id, task, condition, agent=agent)
         try:
             async with Client(single_episode_server(episode), mode=mode) as client:
                 yield Connected(client, trace_dir / f"{episode.id}.jsonl", episode.id)
@@ -117,14 +127,14 @@ async def open_episode(
             episode.end("disconnected")
     elif transport == "stdio":
         episode_id = new_episode_id(scenario.id, task, condition.seed)
-        command = serve_command(scenario, task, condition, trace_dir, episode_id)
+        command = serve_command(scenario, task, condition, trace_dir, episode_id, agent)
         params = StdioServerParameters(command=command[0], args=command[1:])
         async with Client(params, mode=mode) as client:
             yield Connected(client, trace_dir / f"{episode_id}.jsonl", episode_id)
     else:
         if http_host is None:
             raise ValueError("the http transport needs a running HttpHost")
-        created = await http_host.create_episode(scenario.id, task, condition)
+        created = await http_host.create_episode(scenario.id, task, condition, agent)
         async with Client(created["mcp_url"], mode=mode) as client:
             yield Connected(client, Path(created["trace"]), created["episode_id"])
         served = http_host.registry.get(created["episode_id"])

@@ -28,7 +28,7 @@ def canonical_text(value: Any) -> str:
 
 def parse_number(value: Any) -> float | None:
     """A number from an answer: a JSON number, or text such as '1,234.50', 'EUR 12.5' or '12.5 km' (one number only)."""
-    if isinstance(value, bool) or isinstance(value, list | dict):
+    if isinstance(value, bool | list | dict):
         return None
     if isinstance(value, int | float):
         return float(value)

@@ -113,7 +113,8 @@ def _hint_gain(scores: list[EpisodeScore]) -> list[dict[str, Any]]:
         rows.append({
             "agent": agent, "condition": condition, "pairs": len(pairs), "accuracy_strict": strict_acc,
             "accuracy_guided": guided_acc, "gain": guided_acc - strict_acc,
-            "newly_solved": sum(1 for s, g in pairs if g and not s), "regressions": sum(1 for s, g in pairs if s and not g),
+            "newly_solved": sum(1 for s, g in pairs if g and not s),
+            "regressions": sum(1 for s, g in pairs if s and not g),
         })  # fmt: skip
     return rows
 
@@ -184,6 +185,6 @@ def aggregate(scores: Iterable[EpisodeScore], warnings: list[str] | None = None)
             "golden_calls": golden,
             "calls_per_golden_call": calls / golden if golden else None,
             "redundant_calls": sum(s.redundant_calls for s in scores),
-        },  # fmt: skip
+        },
         "warnings": warnings or [],
     }

@@ -92,6 +92,7 @@ class Episode:
         transport: str,
         allow_python: bool = False,
         sleep: bool = True,
+        agent: str | None = None,
     ) -> None:
         """`trace_dir=None` keeps the trace in memory; `sleep=False` records latency without waiting (for checks)."""
         self.id = episode_id
@@ -111,6 +112,7 @@ class Episode:
         self.bus = InMemorySubscriptionBus()
         self.listen_handler = ListenHandler(self.bus)
         self.sleep = sleep
+        self.agent = agent
         self.trace = TraceWriter(trace_dir / f"{episode_id}.jsonl" if trace_dir is not None else None)
         self.slots: dict[str, int] = {}
         self.started = False
@@ -146,7 +148,7 @@ class Episode:
             software={"mcp_hazard": __version__, "mcp": _mcp_version()},
             protocol_version=protocol_version,
             hazards=[describe_hazard(hazard, targets) for hazard, targets in self.hazards],
-            run=ev.RunInfo(episode_id=self.id, transport=self.transport),  # type: ignore[arg-type]
+            run=ev.RunInfo(episode_id=self.id, transport=self.transport, agent=self.agent),  # type: ignore[arg-type]
         )
         log.info("episode started", episode=self.id, scenario=self.scenario.id, task=self.task.id)
 

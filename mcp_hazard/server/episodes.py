@@ -64,6 +64,7 @@ class EpisodeRegistry:
         task_id: str | None = None,
         condition: Condition | None = None,
         episode_id: str | None = None,
+        agent: str | None = None,
     ) -> Episode:
         """A new episode; the task defaults to the scenario's first, the scenario to the only one loaded."""
         if scenario_id is None:
@@ -82,6 +83,8 @@ class EpisodeRegistry:
             episode_id = new_episode_id(scenario.id, task.id, condition.seed)
         elif not EPISODE_ID.match(episode_id):
             raise UserError(f"episode id {episode_id!r} must be 1-128 letters, digits, '.', '_' or '-'")
+        if agent is not None and not EPISODE_ID.match(agent):
+            raise UserError(f"agent name {agent!r} must be 1-128 letters, digits, '.', '_' or '-'")
         if episode_id in self.episodes:
             raise UserError(f"episode {episode_id!r} already exists")
         episode = Episode(
@@ -92,6 +95,7 @@ class EpisodeRegistry:
             trace_dir=self.trace_dir,
             transport=self.transport,
             allow_python=self.allow_python,
+            agent=agent,
         )
         self.episodes[episode_id] = episode
         return episode

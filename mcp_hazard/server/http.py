@@ -47,7 +47,7 @@ def _describe(episode: Episode, base_url: str) -> dict[str, Any]:
 
 
 def _condition_fields(source: dict[str, Any]) -> dict[str, Any]:
-    return {key: value for key, value in source.items() if key not in ("scenario", "task", "episode_id")}
+    return {key: value for key, value in source.items() if key not in ("scenario", "task", "episode_id", "agent")}
 
 
 class _EpisodeGate:
@@ -75,7 +75,10 @@ class _EpisodeGate:
                     fields["hazards"] = request.query_params.getlist("hazard")
                 if "seed" in fields:
                     fields["seed"] = int(fields["seed"]) if str(fields["seed"]).isdigit() else fields["seed"]
-                self.registry.create(query.get("scenario"), query.get("task"), parse_condition(fields), episode_id)
+                condition = parse_condition(fields)
+                self.registry.create(
+                    query.get("scenario"), query.get("task"), condition, episode_id, query.get("agent")
+                )
             except UserError as exc:
                 await _problem(400, str(exc))(scope, receive, send)
                 return
@@ -123,7 +126,7 @@ def build_http_app(registry: EpisodeRegistry, *, host: str = "127.0.0.1") -> Sta
         try:
             condition = parse_condition(_condition_fields(payload))
             episode = registry.create(
-                payload.get("scenario"), payload.get("task"), condition, payload.get("episode_id")
+                payload.get("scenario"), payload.get("task"), condition, payload.get("episode_id"), payload.get("agent")
             )
         except UserError as exc:
             return _problem(400, str(exc))

@@ -38,6 +38,7 @@ class RunInfo(BaseModel):
 
     episode_id: str
     transport: Literal["memory", "stdio", "http"]
+    agent: str | None = None
 
 
 class EpisodeStarted(_Event):

@@ -1,0 +1,97 @@
+"""Find traces, find the scenario each one ran, and score them all; damage becomes a warning, never a stop.
+
+A trace names its scenario by path and content hash. `--scenarios DIR` points at another folder, matched by scenario
+id. A scenario file whose hash differs from the trace's is still used (the task may be unchanged) but every score
+from it carries a warning saying so, and the report lists it.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from mcp_hazard.errors import ScenarioError, UserError
+from mcp_hazard.scenario.load import LoadedScenario, load_scenario, scenario_files
+from mcp_hazard.scoring.episode import EpisodeScore, score_episode
+from mcp_hazard.trace.reader import read_trace
+
+
+@dataclass
+class Scored:
+    scores: list[EpisodeScore] = field(default_factory=list)
+    warnings: list[str] = field(default_factory=list)
+
+
+def trace_files(paths: list[str]) -> list[Path]:
+    files: list[Path] = []
+    for item in paths:
+        path = Path(item)
+        if path.is_dir():
+            files.extend(sorted(path.rglob("*.jsonl")))
+        elif path.is_file():
+            files.append(path)
+        else:
+            raise UserError(f"{item}: no such file or directory")
+    if not files:
+        raise UserError(f"no trace files (*.jsonl) in {', '.join(paths)}")
+    return files
+
+
+class ScenarioCache:
+    """Scenarios by path (as the trace recorded it) or by id from an override folder; each loaded once."""
+
+    def __init__(self, override: str | None, allow_python: bool = False) -> None:
+        self.allow_python = allow_python
+        self.by_path: dict[str, LoadedScenario | str] = {}
+        self.by_id: dict[str, LoadedScenario] = {}
+        if override is not None:
+            for file in scenario_files([override]):
+                try:
+                    loaded = load_scenario(file, allow_python=allow_python)
+                except ScenarioError as exc:
+                    raise UserError(f"--scenarios: {exc.problems[0]}") from None
+                self.by_id[loaded.id] = loaded
+
+    def get(self, scenario_id: str, path: str) -> LoadedScenario | str:
+        """The scenario, or a one-line reason it cannot be had."""
+        if self.by_id:
+            found = self.by_id.get(scenario_id)
+            return found if found is not None else f"scenario {scenario_id!r} is not in --scenarios"
+        if path not in self.by_path:
+            try:
+                self.by_path[path] = load_scenario(path, allow_python=self.allow_python)
+            except ScenarioError as exc:
+                self.by_path[path] = f"scenario file {path} cannot be used: {exc.problems[0]}"
+        return self.by_path[path]
+
+
+def score_traces(paths: list[str], *, scenarios: str | None = None, allow_python: bool = False) -> Scored:
+    cache = ScenarioCache(scenarios, allow_python)
+    scored = Scored()
+    for file in trace_files(paths):
+        try:
+            trace = read_trace(file)
+        except UserError as exc:
+            scored.warnings.append(str(exc) + "; trace not scored")
+            continue
+        scored.warnings.extend(trace.warnings)
+        started = trace.started
+        if started is None:
+            scored.warnings.append(f"{file}: no episode_started event; trace not scored")
+            continue
+        ref = started.get("scenario") or {}
+        loaded = cache.get(str(ref.get("id")), str(ref.get("path")))
+        if isinstance(loaded, str):
+            scored.warnings.append(f"{file}: {loaded}; trace not scored")
+            continue
+        try:
+            score = score_episode(trace, loaded.model)
+        except (ValueError, KeyError, TypeError) as exc:
+            scored.warnings.append(f"{file}: cannot score: {exc}")
+            continue
+        if ref.get("sha256") and ref["sha256"] != loaded.sha256:
+            note = f"{file}: scenario {loaded.path} changed since this trace was recorded (sha256 differs)"
+            score.warnings.append(note)
+            scored.warnings.append(note)
+        scored.scores.append(score)
+    return scored
