@@ -441,6 +441,19 @@ async def test_pagination_lists_a_page_argument(travel: LoadedScenario, tmp_path
     assert bad.is_error and "'page'" in main_text(bad)
 
 
+async def test_pagination_guided_hint_stops_at_the_last_page(travel: LoadedScenario, tmp_path: Path) -> None:
+    """BUG (reported): the guided hint 'request the next pages' is served with every page, also with the last one
+    (`next_page: null`), so it tells a careful agent to ask for a page that does not exist."""
+    cond = condition("pagination", profile="guided")
+    flights = {"origin": "VLM", "destination": "CST", "date": "2026-03-14"}
+    async with memory_client(travel, "cheapest-trip", cond, tmp_path) as (client, _episode):
+        first = await client.call_tool("search_flights", flights)
+        last = await client.call_tool("search_flights", {**flights, "page": 3})
+    assert value_of(first)["next_page"] == 2 and "next pages" in hint_of(first)
+    assert value_of(last)["next_page"] is None
+    assert "next pages" not in hint_of(last), hint_of(last)
+
+
 # -- latency: the client's own timeout, then a retry -------------------------------------------------------------------
 
 

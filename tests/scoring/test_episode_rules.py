@@ -136,7 +136,8 @@ def test_pagination_and_output_drift_and_silent_values() -> None:
         .call("find_city_code", {"city": "Velmora"}, result={"code": "VLM"})
         .call("find_city_code", {"city": "Castrane"}, result={"code": "CST"})
         .fire("pagination", "search_flights", "after").call("search_flights", args, result={"flights": []})
-        .fire("pagination", "search_flights", "after").call("search_flights", {**args, "page": 2}, result={"flights": []})
+        .fire("pagination", "search_flights", "after")
+        .call("search_flights", {**args, "page": 2}, result={"flights": []})
         .answer("AU-418")
     ).score()  # fmt: skip
     assert [(v.recovered, v.path) for v in paged.verdicts] == [(True, "paginate"), (False, None)]
