@@ -329,3 +329,8 @@ def main(argv: Sequence[str] | None = None) -> int:
         return EXIT_INVALID
     except KeyboardInterrupt:
         return 130
+    except BrokenPipeError:  # `mcp-hazard hazards --json | head`: the reader left; that is not an error
+        import os
+
+        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
+        return 0

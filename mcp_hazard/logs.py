@@ -29,4 +29,8 @@ def configure_logging(level: str | None = None) -> None:
     )
 
 
+if not structlog.is_configured():
+    # Library use without configure_logging(): never log to stdout, which stdio servers reserve for the protocol.
+    structlog.configure(logger_factory=structlog.PrintLoggerFactory(file=sys.stderr))
+
 log = structlog.get_logger("mcp_hazard")

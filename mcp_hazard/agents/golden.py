@@ -29,7 +29,8 @@ def result_value(result: types.CallToolResult) -> Any:
     """The value a result carries: structured content when present, else the text parsed as JSON, else the text."""
     if result.structured_content is not None:
         return result.structured_content
-    text = "".join(block.text for block in result.content if isinstance(block, types.TextContent))
+    blocks = [block.text for block in result.content if isinstance(block, types.TextContent)]
+    text = next((b for b in blocks if not b.startswith("Hint: ")), "")  # guided hints come as extra blocks
     try:
         return json.loads(text)
     except json.JSONDecodeError:

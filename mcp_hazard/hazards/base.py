@@ -31,8 +31,10 @@ Family = Literal[
 Recovery = Literal["retry", "fallback", "corrected_call", "relist", "normalise", "verify", "cross_check", "paginate"]
 
 
-class NoParams(BaseModel):
-    model_config = ConfigDict(extra="forbid", frozen=True)
+class HazardParams(BaseModel):
+    """Base of every kind's parameters: strict, so `true` is never read as 1 and unknown keys are errors."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True, strict=True)
 
 
 @dataclass
@@ -110,7 +112,7 @@ class Hazard:
     recovery: ClassVar[tuple[Recovery, ...]]
     summary: ClassVar[str]
     failpoints: ClassVar[tuple[Failpoint, ...]]
-    Params: ClassVar[type[BaseModel]] = NoParams
+    Params: ClassVar[type[BaseModel]] = HazardParams
     default_schedule: ClassVar[dict[str, Any]] = {}
     presentation: ClassVar[bool] = False  # True: changes only how a result is shown, so it runs after value changes
 
@@ -120,12 +122,18 @@ class Hazard:
         self.index = index
         self.scenario = scenario
         self.task = task
-        self.schedule = spec.schedule or Schedule.model_validate(self.default_schedule)
+        self.schedule = effective_schedule(spec, self.default_schedule)
 
     @classmethod
     def applicable_tools(cls, scenario: Scenario, task: Task) -> list[str]:
         """Tools this kind can act on in `task`; by default the golden path's tools, so the hazard bites."""
         return golden_tools(task)
+
+    def usable(self, tool: str) -> str | None:
+        """None when this hazard can act on `tool` with its parameters, else why not."""
+        return None
+
+    changes_interface: ClassVar[bool] = False
 
     def targets(self, tools: list[str]) -> set[str]:
         """Tools whose calls this hazard sees; usually the tools it acts on."""
@@ -149,6 +157,12 @@ class Hazard:
 
 
 REGISTRY: dict[str, type[Hazard]] = {}
+
+
+def effective_schedule(spec: HazardSpec, defaults: dict[str, Any]) -> Schedule:
+    """The kind's default schedule with the keys the user set laid over it (`after_calls=1` keeps `times=2`)."""
+    given = spec.schedule.model_dump(exclude_unset=True) if spec.schedule is not None else {}
+    return Schedule.model_validate({**defaults, **given})
 
 
 def register(cls: type[Hazard]) -> type[Hazard]:

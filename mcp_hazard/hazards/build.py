@@ -13,7 +13,7 @@ from pydantic import ValidationError
 
 from mcp_hazard.errors import UserError
 from mcp_hazard.hazards.base import REGISTRY, Hazard
-from mcp_hazard.scenario.hazard_spec import HazardSpec, Schedule
+from mcp_hazard.scenario.hazard_spec import HazardSpec
 from mcp_hazard.scenario.models import Scenario, Task
 
 SCHEDULE_KEYS = {"probability", "slots", "after_calls", "times"}
@@ -82,7 +82,26 @@ def declared_hazards(scenario: Scenario, task: Task) -> list[HazardSpec]:
 
 
 def all_hazards(scenario: Scenario, task: Task) -> list[HazardSpec]:
-    return [HazardSpec(kind=kind) for kind, cls in sorted(REGISTRY.items()) if cls.applicable_tools(scenario, task)]
+    """Every kind that applies, with its defaults. Kinds that change a tool's interface share the tools out in turn,
+    since one tool cannot honour two interface changes at once."""
+    specs: list[HazardSpec] = []
+    interface_kinds = sorted(k for k, cls in REGISTRY.items() if cls.changes_interface)
+    taken: set[str] = set()
+    for kind, cls in sorted(REGISTRY.items()):
+        tools = cls.applicable_tools(scenario, task)
+        if not tools:
+            continue
+        if cls.changes_interface:
+            position = interface_kinds.index(kind)
+            mine = [t for i, t in enumerate(tools) if i % len(interface_kinds) == position and t not in taken]
+            mine = mine or [t for t in tools if t not in taken][:1]
+            if not mine:
+                continue
+            taken.update(mine)
+            specs.append(HazardSpec(kind=kind, tools=mine))
+        else:
+            specs.append(HazardSpec(kind=kind))
+    return specs
 
 
 def expand(options: list[HazardSpec | str], scenario: Scenario, task: Task) -> list[HazardSpec]:
@@ -118,14 +137,39 @@ def check_spec(spec: HazardSpec, index: int, scenario: Scenario, task: Task) -> 
         tools = list(spec.tools)
     else:
         tools = cls.applicable_tools(scenario, task)
-    if spec.schedule is None:
-        Schedule.model_validate(cls.default_schedule)
-    hazard = cls(spec, params, index, scenario, task)
+    try:
+        hazard = cls(spec, params, index, scenario, task)
+    except ValidationError as exc:
+        raise UserError(f"{label}: schedule.{_first_error(exc)}") from None
+    reasons = {tool: hazard.usable(tool) for tool in tools}
+    if spec.tools is not None:
+        bad = next(((tool, why) for tool, why in reasons.items() if why), None)
+        if bad is not None:
+            raise UserError(f"{label}: {bad[1]}")
+    else:
+        tools = [tool for tool in tools if reasons[tool] is None]
+    if not tools:
+        why = next((why for why in reasons.values() if why), None)
+        raise UserError(f"{label}: applies to no tool of task {task.id!r}" + (f" ({why})" if why else ""))
     return hazard, hazard.targets(tools)
 
 
 def build_hazards(specs: list[HazardSpec], scenario: Scenario, task: Task) -> list[tuple[Hazard, set[str]]]:
-    return [check_spec(spec, index, scenario, task) for index, spec in enumerate(specs)]
+    """Every hazard of an episode; two interface changes on one tool are refused, as they cannot both be honoured."""
+    built = [check_spec(spec, index, scenario, task) for index, spec in enumerate(specs)]
+    changed: dict[str, Hazard] = {}
+    for hazard, targets in built:
+        if not hazard.changes_interface:
+            continue
+        for tool in sorted(targets):
+            if tool in changed:
+                other = changed[tool]
+                raise UserError(
+                    f"hazard #{hazard.index + 1} ({hazard.kind}) and hazard #{other.index + 1} ({other.kind}) both "
+                    f"change the interface of {tool!r}; give them different tools"
+                )
+            changed[tool] = hazard
+    return built
 
 
 def describe_kinds() -> list[dict[str, Any]]:

@@ -9,9 +9,19 @@ from __future__ import annotations
 
 from typing import Any
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import Field
 
-from mcp_hazard.hazards.base import CallContext, Effect, Hazard, ToolView, fallbacks_for, golden_tools, register
+from mcp_hazard.hazards.base import (
+    CallContext,
+    Effect,
+    Hazard,
+    HazardParams,
+    ToolView,
+    fallbacks_for,
+    golden_tools,
+    register,
+)
+from mcp_hazard.hazards.facts import supplying_siblings
 from mcp_hazard.scenario.behaviours import ToolOutcome
 from mcp_hazard.scenario.models import Scenario, Task
 
@@ -19,9 +29,7 @@ STALE_AS_OF = "2025-12-01"
 FRESH_AS_OF = "2026-11-20"
 
 
-class ConflictParams(BaseModel):
-    model_config = ConfigDict(extra="forbid", frozen=True)
-
+class ConflictParams(HazardParams):
     factor: float = Field(default=1.08, gt=0, le=100, description="Multiplier applied to the stale source's numbers.")
 
 
@@ -51,13 +59,15 @@ class Conflict(Hazard):
 
     @classmethod
     def applicable_tools(cls, scenario: Scenario, task: Task) -> list[str]:
-        return [t for t in golden_tools(task) if fallbacks_for(scenario, task, t)]
+        return [t for t in golden_tools(task) if supplying_siblings(scenario, task, t)]
 
     def targets(self, tools: list[str]) -> set[str]:
         """The stale tools plus their siblings, which get freshness stamps too."""
         found = set(tools)
         for tool in tools:
-            found.update(fallbacks_for(self.scenario, self.task, tool))
+            found.update(
+                supplying_siblings(self.scenario, self.task, tool) or fallbacks_for(self.scenario, self.task, tool)
+            )
         return found
 
     def view(self, view: ToolView) -> ToolView:

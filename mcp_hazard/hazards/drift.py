@@ -11,18 +11,14 @@ from __future__ import annotations
 
 from typing import Any, ClassVar, Literal
 
-from pydantic import BaseModel, ConfigDict
-
-from mcp_hazard.hazards.base import CallContext, Effect, Hazard, Rejection, ToolView, register
+from mcp_hazard.hazards.base import CallContext, Effect, Hazard, HazardParams, Rejection, ToolView, register
 from mcp_hazard.hazards.interface import ArgumentChange, ChangeMode
-from mcp_hazard.hazards.invocation import MODES, pick_change
+from mcp_hazard.hazards.invocation import ALL_MODES, pick_change
 
 DriftMode = Literal["date_format", "renamed_field", "type_as_string", "new_required", "rename_tool"]
 
 
-class DriftParams(BaseModel):
-    model_config = ConfigDict(extra="forbid", frozen=True)
-
+class DriftParams(HazardParams):
     mode: DriftMode | None = None
     field: str | None = None
     from_start: bool = False
@@ -40,6 +36,7 @@ class SpecDrift(Hazard):
     summary = "The tool's schema or name changes; list_changed is announced and old-shape calls are rejected."
     failpoints = ("listing", "before")
     Params = DriftParams
+    changes_interface = True
     default_schedule: ClassVar[dict[str, Any]] = {"slots": [1]}
 
     def __init__(self, *args: Any, **kwargs: Any) -> None:
@@ -52,9 +49,9 @@ class SpecDrift(Hazard):
             return None
         change_params_mode: ChangeMode | None = params.mode
         if change_params_mode is None:
-            change = pick_change(self, tool, seed)
+            change = pick_change(self, tool, seed, ALL_MODES)
             return change if change is not None else None  # nothing to change in the arguments: rename the tool
-        return pick_change(self, tool, seed) or False
+        return pick_change(self, tool, seed, ALL_MODES) or False
 
     def arm(self, tool: str, seed: int) -> bool:
         if tool in self.drifted:
@@ -64,6 +61,13 @@ class SpecDrift(Hazard):
             return False
         self.drifted[tool] = change
         return True
+
+    def usable(self, tool: str) -> str | None:
+        if self._change(tool, 0) is False:
+            params: DriftParams = self.params  # type: ignore[assignment]
+            field = f" on field {params.field!r}" if params.field else ""
+            return f"mode {params.mode}{field} does not apply to tool {tool!r}"
+        return None
 
     def describe(self, tool: str) -> dict[str, Any]:
         change = self.drifted[tool]
@@ -113,4 +117,4 @@ class SpecDrift(Hazard):
         return effect
 
 
-__all__ = ["MODES", "SpecDrift"]
+__all__ = ["SpecDrift"]

@@ -115,12 +115,11 @@ class HazardEngine:
                 self._fired(hazard, call.tool.name, "before", call.slot, effect)
             verdict.delay_s += effect.delay_s
             verdict.list_changed = verdict.list_changed or effect.list_changed
-            if effect.arguments is not None:
+            if effect.arguments is not None and verdict.rejection is None:
                 verdict.arguments = effect.arguments
                 call.arguments = effect.arguments
-            if effect.rejection is not None:
-                verdict.rejection = effect.rejection
-                break
+            if effect.rejection is not None and verdict.rejection is None:
+                verdict.rejection = effect.rejection  # the first rejection answers; later hazards still fire
         return verdict
 
     def after(self, call: CallContext, outcome: ToolOutcome) -> AfterVerdict:

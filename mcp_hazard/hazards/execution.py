@@ -5,9 +5,19 @@ from __future__ import annotations
 
 from typing import Any, ClassVar, Literal
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import Field
 
-from mcp_hazard.hazards.base import CallContext, Effect, Hazard, Rejection, fallbacks_for, golden_tools, register
+from mcp_hazard.hazards.base import (
+    CallContext,
+    Effect,
+    Hazard,
+    HazardParams,
+    Rejection,
+    fallbacks_for,
+    golden_tools,
+    register,
+)
+from mcp_hazard.hazards.facts import supplying_siblings
 from mcp_hazard.scenario.models import Scenario, Task
 
 TRANSIENT_MESSAGES = {
@@ -18,9 +28,7 @@ TRANSIENT_MESSAGES = {
 }
 
 
-class TransientParams(BaseModel):
-    model_config = ConfigDict(extra="forbid", frozen=True)
-
+class TransientParams(HazardParams):
     error: Literal["timeout", "unavailable", "reset", "rate_limited"] = "unavailable"
     retry_after_s: float = Field(default=1.0, ge=0, le=60, description="For rate_limited: the Retry-After value.")
 
@@ -60,12 +68,14 @@ class PermanentError(Hazard):
 
     @classmethod
     def applicable_tools(cls, scenario: Scenario, task: Task) -> list[str]:
-        return [t for t in golden_tools(task) if fallbacks_for(scenario, task, t)]
+        return [t for t in golden_tools(task) if supplying_siblings(scenario, task, t)]
 
     def before(self, call: CallContext, fire: bool) -> Effect | None:
         if not fire:
             return None
-        fallbacks = fallbacks_for(self.scenario, self.task, call.tool.name)
+        fallbacks = supplying_siblings(self.scenario, self.task, call.tool.name) or fallbacks_for(
+            self.scenario, self.task, call.tool.name
+        )
         return Effect(
             change={"error": "decommissioned", "fallbacks": fallbacks},
             rejection=Rejection(
@@ -75,9 +85,7 @@ class PermanentError(Hazard):
         )
 
 
-class LatencyParams(BaseModel):
-    model_config = ConfigDict(extra="forbid", frozen=True)
-
+class LatencyParams(HazardParams):
     seconds: float = Field(default=10.0, gt=0, le=600, description="How long the call hangs before answering.")
 
 

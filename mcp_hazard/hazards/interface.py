@@ -126,7 +126,8 @@ class ArgumentChange:
         if self.mode == "renamed_field":
             if self.field in args:
                 return Rejection(
-                    f"Invalid arguments: unexpected argument '{self.field}'.",
+                    f"Invalid arguments: unexpected argument '{self.field}'; missing required argument "
+                    f"'{self.new_field}'.",
                     f"The argument '{self.field}' is now called '{self.new_field}'.",
                 )
             if self.new_field in args:

@@ -6,32 +6,33 @@ wrong; in the guided profile it also says what the tool expects. Recovery: a cor
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, Literal
 
-from pydantic import BaseModel, ConfigDict
-
-from mcp_hazard.hazards.base import CallContext, Effect, Hazard, ToolView, golden_tools, register
+from mcp_hazard.hazards.base import CallContext, Effect, Hazard, HazardParams, ToolView, golden_tools, register
 from mcp_hazard.hazards.interface import ArgumentChange, ChangeMode, candidate_fields
 from mcp_hazard.scenario.models import Scenario, Task
 from mcp_hazard.stable import choose
 
-MODES: tuple[ChangeMode, ...] = ("date_format", "renamed_field", "type_as_string", "new_required")
+InvocationMode = Literal["date_format", "renamed_field", "type_as_string"]
+# new_required is not an invocation error: with a stale listing no agent could learn the required value.
+MODES: tuple[ChangeMode, ...] = ("date_format", "renamed_field", "type_as_string")
+ALL_MODES: tuple[ChangeMode, ...] = (*MODES, "new_required")
 
 
-class ChangeParams(BaseModel):
-    model_config = ConfigDict(extra="forbid", frozen=True)
-
-    mode: ChangeMode | None = None
+class ChangeParams(HazardParams):
+    mode: InvocationMode | None = None
     field: str | None = None
 
 
-def pick_change(hazard: Hazard, tool: str, seed: int) -> ArgumentChange | None:
+def pick_change(
+    hazard: Hazard, tool: str, seed: int, modes_allowed: tuple[ChangeMode, ...] = MODES
+) -> ArgumentChange | None:
     """The change for `tool`: the declared mode and field, or a deterministic choice among those that apply."""
     spec = hazard.scenario.tool(tool)
     if spec is None:
         return None
     params: ChangeParams = hazard.params  # type: ignore[assignment]
-    modes = [params.mode] if params.mode else [m for m in MODES if candidate_fields(spec, m)]
+    modes = [params.mode] if params.mode else [m for m in modes_allowed if candidate_fields(spec, m)]
     if not modes:
         return None
     mode = choose(modes, seed, hazard.scenario.id, hazard.task.id, tool, hazard.salt, "mode")
@@ -46,6 +47,7 @@ class InvocationError(Hazard):
     summary = "Calls in the documented argument format are rejected: the tool now expects another format."
     failpoints = ("before",)
     Params = ChangeParams
+    changes_interface = True
 
     def __init__(self, *args: Any, **kwargs: Any) -> None:
         super().__init__(*args, **kwargs)
@@ -74,6 +76,13 @@ class InvocationError(Hazard):
         else:
             effect.rejection = mapped
         return effect
+
+    def usable(self, tool: str) -> str | None:
+        if pick_change(self, tool, 0) is None:
+            params: ChangeParams = self.params  # type: ignore[assignment]
+            what = f"mode {params.mode}" + (f" on field {params.field!r}" if params.field else "")
+            return f"{what} does not apply to tool {tool!r}" if params.mode else f"no argument of {tool!r} can change"
+        return None
 
     def view(self, view: ToolView) -> ToolView:
         return view

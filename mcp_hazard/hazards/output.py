@@ -10,9 +10,7 @@ from __future__ import annotations
 import json
 from typing import Any, Literal
 
-from pydantic import BaseModel, ConfigDict
-
-from mcp_hazard.hazards.base import CallContext, Effect, Hazard, ToolView, register
+from mcp_hazard.hazards.base import CallContext, Effect, Hazard, HazardParams, ToolView, register
 from mcp_hazard.scenario.behaviours import ToolOutcome
 from mcp_hazard.stable import choose
 
@@ -28,9 +26,7 @@ EXPLANATION = (
 )
 
 
-class OutputParams(BaseModel):
-    model_config = ConfigDict(extra="forbid", frozen=True)
-
+class OutputParams(HazardParams):
     mode: OutputMode | None = None
 
 

@@ -9,15 +9,13 @@ from __future__ import annotations
 import copy
 from typing import Any
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import Field
 
-from mcp_hazard.hazards.base import CallContext, Effect, Hazard, Rejection, ToolView, register
+from mcp_hazard.hazards.base import CallContext, Effect, Hazard, HazardParams, Rejection, ToolView, register
 from mcp_hazard.scenario.behaviours import ToolOutcome
 
 
-class PageParams(BaseModel):
-    model_config = ConfigDict(extra="forbid", frozen=True)
-
+class PageParams(HazardParams):
     page_size: int = Field(default=1, ge=1, le=1000)
 
 
@@ -72,5 +70,7 @@ class Pagination(Hazard):
             change={"list": key, "page": page, "total_pages": total},
             result=result,
             replace_result=True,
-            hint="Only part of the list is shown: request the next pages with the 'page' argument.",
+            hint="Only part of the list is shown: request the next pages with the 'page' argument."
+            if page < total
+            else None,
         )

@@ -17,6 +17,7 @@ from typing import Any
 from mcp_hazard.condition import Condition
 from mcp_hazard.hazards.base import fallback_arguments, fallbacks_for
 from mcp_hazard.hazards.drift import SpecDrift
+from mcp_hazard.hazards.facts import needed_values, supplies
 from mcp_hazard.hazards.invocation import InvocationError
 from mcp_hazard.scenario.answers import answer_matches
 from mcp_hazard.scenario.arguments import describe_value
@@ -52,7 +53,7 @@ def _adapt(episode: Episode, tool: str, arguments: dict[str, Any]) -> tuple[str,
     """The tool's current served name, and the arguments rewritten to its current interface."""
     name = next(view.name for view in episode.views() if view.original == tool)
     args = dict(arguments)
-    for hazard, _targets in episode.hazards:
+    for hazard, _targets in reversed(episode.hazards):  # the server maps back in hazard order, so map out in reverse
         if isinstance(hazard, InvocationError) and tool in hazard.active:
             args = hazard.active[tool].from_original(args)
         if isinstance(hazard, SpecDrift) and tool in hazard.drifted:
@@ -82,6 +83,7 @@ class _Checker:
         )  # fmt: skip
         self.episode.start("solvability")
         self.kinds = {hazard.index: hazard.kind for hazard, _ in self.episode.hazards}
+        self.needed: list[Any] = []
 
     async def call(self, tool: str, arguments: dict[str, Any]) -> tuple[bool, dict[str, Any]]:
         name, args = _adapt(self.episode, tool, arguments)
@@ -89,9 +91,8 @@ class _Checker:
         event = next(e for e in reversed(self.episode.trace.events) if e["type"] == "tool_called")
         return not result.is_error, event
 
-    async def step(self, tool: str, arguments: dict[str, Any]) -> Any:
-        spec = self.loaded.model.tool(tool)
-        assert spec is not None
+    async def step(self, index: int, tool: str, arguments: dict[str, Any]) -> Any:
+        self.needed = needed_values(self.task, index, self.truth(tool, arguments))
         last = "no attempt"
         for _ in range(MAX_ATTEMPTS):
             ok, event = await self.call(tool, arguments)
@@ -125,9 +126,10 @@ class _Checker:
         return answered
 
     async def fall_back(self, tool: str, arguments: dict[str, Any]) -> Any:
-        if await self.siblings(tool, arguments):
-            return self.truth(tool, arguments)  # the fallback serves the same fact
-        raise _Stuck("permanent failure and no fallback tool answered")
+        for sibling in await self.siblings(tool, arguments):
+            if supplies(self.needed, sibling.get("result")):
+                return self.truth(tool, arguments)  # the fallback answered with every value the task needs
+        raise _Stuck("permanent failure and no fallback tool answers with the values the task needs")
 
     async def settle(self, tool: str, arguments: dict[str, Any], event: dict[str, Any]) -> Any:
         value = event.get("result")
@@ -141,7 +143,8 @@ class _Checker:
             value = await self.all_pages(tool, arguments, value)
         if "conflict" in kinds and isinstance(value, dict) and value.get("source") == "cache":
             for sibling in await self.siblings(tool, arguments):
-                if isinstance(sibling.get("result"), dict) and sibling["result"].get("source") == "primary":
+                result = sibling.get("result")
+                if isinstance(result, dict) and result.get("source") == "primary" and supplies(self.needed, result):
                     return self.truth(tool, arguments)
             raise _Stuck("conflicting sources and no fresh source to cross-check")
         return value
@@ -166,7 +169,7 @@ async def check_instance(loaded: LoadedScenario, task: Task, condition: Conditio
     for index, step in enumerate(task.golden_path.steps):
         try:
             arguments = render(step.arguments, results)
-            results[step.id] = await checker.step(step.tool, arguments)
+            results[step.id] = await checker.step(index, step.tool, arguments)
         except (_Stuck, ExpressionError) as exc:
             return Unsolvable(loaded.id, task.id, condition.seed, index, step.tool, str(exc))
     try:

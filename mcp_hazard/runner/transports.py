@@ -54,7 +54,7 @@ def serve_command(
     if agent is not None:
         command += ["--agent", agent]
     for hazard in condition.hazards:
-        text = hazard if isinstance(hazard, str) else hazard.model_dump_json(exclude_none=True)
+        text = hazard if isinstance(hazard, str) else hazard.model_dump_json(exclude_unset=True)
         command += ["--hazard", text]
     return command
 

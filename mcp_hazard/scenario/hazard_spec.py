@@ -19,7 +19,7 @@ class Schedule(BaseModel):
     function of the condition and of how many times the agent has called the tool.
     """
 
-    model_config = ConfigDict(extra="forbid", frozen=True)
+    model_config = ConfigDict(extra="forbid", frozen=True, strict=True)
 
     probability: float = Field(default=1.0, ge=0.0, le=1.0, description="Chance of firing on an eligible slot.")
     slots: list[PositiveInt] | None = Field(default=None, description="Only these call slots (1 = first call).")
@@ -48,6 +48,8 @@ class HazardSpec(BaseModel):
     model_config = ConfigDict(extra="forbid", frozen=True)
 
     kind: str = Field(description="A hazard kind; `mcp-hazard hazards` lists them.")
-    tools: list[str] | None = Field(default=None, description="Tools it targets; default: the kind's choice.")
+    tools: list[str] | None = Field(
+        default=None, min_length=1, description="Tools it targets; default: the kind's choice."
+    )
     schedule: Schedule | None = Field(default=None, description="When it fires; default: the kind's schedule.")
     params: dict[str, Any] = Field(default_factory=dict, description="The kind's own parameters.")

@@ -65,7 +65,9 @@ class _Problems:
     def add(self, path: Path, message: str, *, at_key: bool = False) -> None:
         where = self.positions.locate(path, prefer_key=at_key)
         line, col = where if where else (None, None)
-        self.items.append(Problem(self.file, line, col, format_path(path), message))
+        problem = Problem(self.file, line, col, format_path(path), message)
+        if problem not in self.items:  # a tool's hazard checked once per task would repeat itself
+            self.items.append(problem)
 
 
 def _data_path(loc: tuple[Any, ...], data: Any) -> Path:

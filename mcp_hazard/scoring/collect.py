@@ -90,8 +90,9 @@ def score_traces(paths: list[str], *, scenarios: str | None = None, allow_python
             scored.warnings.append(f"{file}: cannot score: {exc}")
             continue
         if ref.get("sha256") and ref["sha256"] != loaded.sha256:
-            note = f"{file}: scenario {loaded.path} changed since this trace was recorded (sha256 differs)"
-            score.warnings.append(note)
-            scored.warnings.append(note)
+            score.warnings.append(
+                f"{file}: scenario {loaded.path} changed since this trace was recorded (sha256 differs)"
+            )
+        scored.warnings.extend(w for w in score.warnings if w not in trace.warnings)
         scored.scores.append(score)
     return scored

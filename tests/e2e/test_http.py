@@ -107,7 +107,7 @@ async def test_concurrent_episodes_in_both_eras_stay_isolated(
         started = events[0]
         assert started["type"] == "episode_started", label
         assert started["protocol_version"] == PROTOCOL_OF_MODE[r.mode], label
-        assert started["run"] == {"episode_id": r.created["episode_id"], "transport": "http"}, label
+        assert started["run"] == {"episode_id": r.created["episode_id"], "transport": "http", "agent": None}, label
         assert started["scenario"]["id"] == r.scenario.id, label
         assert started["task"] == r.task.id, label
         assert started["condition"]["seed"] == r.seed, label

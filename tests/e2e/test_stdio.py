@@ -57,7 +57,7 @@ async def test_golden_agent_solves_a_task_over_stdio(travel: LoadedScenario, tmp
     events = wait_for_trace_end(connected.trace_path)
     started = events[0]
     assert started["type"] == "episode_started"
-    assert started["run"] == {"episode_id": connected.episode_id, "transport": "stdio"}
+    assert started["run"] == {"episode_id": connected.episode_id, "transport": "stdio", "agent": None}
     assert started["protocol_version"] == PROTOCOL_OF_MODE[mode]
     assert started["condition"]["seed"] == 5
     assert [(c["tool"], c["arguments"]) for c in calls(events)] == golden_calls(travel, task)

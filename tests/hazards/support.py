@@ -199,7 +199,9 @@ def correct_from_error(message: str, hint: str, arguments: dict[str, Any]) -> di
     if field and "wrong type" in message:
         args[field.group(1)] = str(args[field.group(1)])
         return args
-    renamed = re.search(r"The argument '([^']+)' is now called '([^']+)'", hint)
+    renamed = re.search(r"The argument '([^']+)' is now called '([^']+)'", hint) or re.search(
+        r"unexpected argument '([^']+)'; missing required argument '([^']+)'", message
+    )
     if renamed:
         args[renamed.group(2)] = args.pop(renamed.group(1))
         return args

@@ -251,8 +251,8 @@ CASES: list[Case] = [
          corrected_call, (("convert_currency", 1, "before"),), True),
     Case("invocation-renamed", "invocation_error", "fare-class", "invocation_error:mode=renamed_field",
          corrected_call, (("get_fare", 1, "before"),), True, profile="guided"),
-    Case("invocation-new-required", "invocation_error", "fare-class", "invocation_error:mode=new_required",
-         corrected_call, (("get_fare", 1, "before"),), True, profile="guided"),
+    Case("invocation-renamed-strict", "invocation_error", "fare-class", "invocation_error:mode=renamed_field",
+         corrected_call, (("get_fare", 1, "before"),), True),
     Case("invocation-default", "invocation_error", "cheapest-trip", "invocation_error", corrected_call,
          (("find_city_code", 1, "before"), ("search_flights", 1, "before")), True, profile="guided", seed=3),
     # specification drift: the listing changes; re-list and call the new shape

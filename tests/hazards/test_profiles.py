@@ -52,8 +52,8 @@ FARE = {"flight_id": "AU-426"}
 FLIGHTS = {"origin": "VLM", "destination": "CST", "date": "2026-03-14"}
 SCRIPTS: dict[str, tuple[str, str, list[tuple[str, dict[str, Any]]]]] = {
     "transient_error": ("transient_error:error=rate_limited", "fare-class", [("get_fare", FARE)] * 3),
-    "permanent_error": ("permanent_error", "fare-class",
-                        [("get_fare", FARE), ("fare_archive_lookup", {"flight": "AU-426"})]),
+    "permanent_error": ("permanent_error", "fare-in-dollars",
+                        [("get_fare", {"flight_id": "AU-412"}), ("fare_archive_lookup", {"flight": "AU-412"})]),
     "latency": ("latency:seconds=0.05", "fare-class", [("get_fare", FARE)] * 2),
     "invocation_error": ("invocation_error", "cheapest-trip",
                          [("search_flights", FLIGHTS), ("search_flights", {**FLIGHTS, "date": "14/03/2026"}),
@@ -208,6 +208,8 @@ async def test_nothing_served_leaks_the_answer(file: Path, task_id: str, hazard:
     scenario = load_scenario(file)
     task = scenario.model.task(task_id)
     assert task is not None
+    if hazard != "all" and not REGISTRY[hazard].applicable_tools(scenario.model, task):
+        pytest.skip(f"{hazard} applies to no tool of {task_id}")
     golden = run_golden_path(scenario.model, task)
     golden_calls = [(step.tool, args) for step, (_, args, _) in zip(task.golden_path.steps, golden.steps, strict=True)]
     needles = answer_texts(task)

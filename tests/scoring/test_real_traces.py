@@ -41,11 +41,14 @@ async def test_recovering_failing_and_premature_clients(tmp_path: Path) -> None:
     async with open_episode("memory", TRAVEL, "fare-class", condition(), tmp_path, agent="guesser") as c:
         await c.client.call_tool("submit_answer", {"answer": "Standard"})
     # fallback: a permanent failure, then the sibling tool
-    async with open_episode("memory", TRAVEL, "fare-class", condition("permanent_error"), tmp_path,
+    # (fare-in-dollars: the archive's cents carry the euro fare that task needs; it has no fare class)
+    async with open_episode("memory", TRAVEL, "fare-in-dollars", condition("permanent_error"), tmp_path,
                             agent="fallback") as c:  # fmt: skip
-        assert (await c.client.call_tool("get_fare", args)).is_error
-        assert not (await c.client.call_tool("fare_archive_lookup", {"flight": "AU-426"})).is_error
-        await c.client.call_tool("submit_answer", {"answer": "Standard"})
+        assert (await c.client.call_tool("get_fare", {"flight_id": "AU-412"})).is_error
+        assert not (await c.client.call_tool("fare_archive_lookup", {"flight": "AU-412"})).is_error
+        converted = {"amount": 189.0, "from_currency": "EUR", "to_currency": "USD"}
+        assert not (await c.client.call_tool("convert_currency", converted)).is_error
+        await c.client.call_tool("submit_answer", {"answer": "204.59"})
 
     scored = score_traces([str(tmp_path)])
     by_agent = {s.agent: s for s in scored.scores}

@@ -1,0 +1,84 @@
+"""How every number in a report is written, the same in every format.
+
+Rates are percentages with one decimal, intervals `[low–high]` (in percent), ratios two decimals, and a missing
+value (None) is an en dash.
+"""
+
+from __future__ import annotations
+
+import math
+from typing import Any
+
+MISSING = "–"
+
+
+def _number(value: Any) -> float | None:
+    if value is None or isinstance(value, bool) or not isinstance(value, int | float):
+        return None
+    return None if math.isnan(value) else float(value)
+
+
+def pct(value: Any) -> str:
+    """0.5334 -> '53.3%'; None -> '–'."""
+    number = _number(value)
+    return MISSING if number is None else f"{number * 100:.1f}%"
+
+
+def ci(bounds: Any) -> str:
+    """[0.487, 0.579] -> '[48.7–57.9]' (percent); anything else -> '–'."""
+    if not isinstance(bounds, list | tuple) or len(bounds) != 2:
+        return MISSING
+    low, high = _number(bounds[0]), _number(bounds[1])
+    if low is None or high is None:
+        return MISSING
+    return f"[{low * 100:.1f}–{high * 100:.1f}]"
+
+
+def ratio(value: Any, digits: int = 2) -> str:
+    """0.6667 -> '0.67'; None -> '–'."""
+    number = _number(value)
+    return MISSING if number is None else f"{number:.{digits}f}"
+
+
+def points(value: Any) -> str:
+    """A difference of two rates in percentage points, signed: 0.031 -> '+3.1 pp'."""
+    number = _number(value)
+    if number is None:
+        return MISSING
+    number = 0.0 if abs(number) < 5e-4 else number  # no '-0.0 pp'
+    return f"{number * 100:+.1f} pp"
+
+
+def count(value: Any) -> str:
+    number = _number(value)
+    return MISSING if number is None else str(int(number))
+
+
+def rate_cells(entry: Any) -> list[str]:
+    """A rate dict {n, successes, rate, ci95} -> [n, successes, rate, ci]."""
+    entry = entry if isinstance(entry, dict) else {}
+    return [count(entry.get("n")), count(entry.get("successes")), pct(entry.get("rate")), ci(entry.get("ci95"))]
+
+
+def rate_with_ci(entry: Any) -> str:
+    """'53.3% [48.7–57.9] (239/448)'."""
+    entry = entry if isinstance(entry, dict) else {}
+    text = f"{pct(entry.get('rate'))} {ci(entry.get('ci95'))}"
+    if entry.get("n") is not None:
+        text += f" ({count(entry.get('successes'))}/{count(entry.get('n'))})"
+    return text
+
+
+def paths(mapping: Any) -> str:
+    """{'retry': 3, 'fallback': 1} -> 'retry ×3, fallback ×1' (most used first)."""
+    if not isinstance(mapping, dict) or not mapping:
+        return MISSING
+    items = sorted(mapping.items(), key=lambda item: (-(_number(item[1]) or 0), str(item[0])))
+    return ", ".join(f"{name} ×{count(times)}" for name, times in items)
+
+
+def text(value: Any) -> str:
+    """Any label from the data as one line of text (escaping is the renderer's job)."""
+    if value is None:
+        return MISSING
+    return " ".join(str(value).split()) or MISSING

@@ -1,0 +1,226 @@
+"""The report as a list of sections (title, one-sentence meaning, columns, formatted rows), shared by every format.
+
+The table, Markdown and HTML renderers only lay these out, so the three always show the same numbers with the same
+wording. Every cell is already formatted text (see `_format`); escaping for the target format is the renderer's job.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any, Literal
+
+from mcp_hazard.scoring.report import _format as f
+
+SectionKind = Literal["table", "facts", "list"]
+
+
+@dataclass
+class Section:
+    key: str  # stable anchor: html ids, tests
+    title: str
+    blurb: str  # what the numbers mean, one or two sentences
+    columns: list[str]
+    rows: list[list[str]]
+    empty: str  # said instead of a table when there are no rows
+    kind: SectionKind = "table"
+    numeric: set[int] = field(default_factory=set)  # right-aligned column indices
+    detail: bool = False  # left out of the terminal table (long, and in the Markdown/HTML reports)
+
+
+GROUP_TITLES = {
+    "condition": ("Success by condition", "Success rate per condition: the set of hazard kinds injected, or clean."),
+    "hazard_kind": (
+        "Success by hazard kind",
+        "Success rate per hazard kind; an episode counts for every kind in its condition, clean episodes as clean.",
+    ),
+    "agent": ("Success by agent", "Success rate per agent under test, over all conditions."),
+    "profile": ("Success by hint profile", "strict: errors say what is wrong; guided: they also suggest a recovery."),
+    "intervention": ("Success by interface intervention", "Success rate per interface change (none = original)."),
+    "scenario": ("Success by scenario", "Success rate per scenario file, over all its tasks and conditions."),
+    "workflow": ("Success by workflow kind", "Success rate per kind of task workflow."),
+    "golden_length": ("Success by golden-path length", "Success rate by the number of calls on the golden path."),
+    "task": ("Success by task", "Success rate per task (scenario/task), over all conditions."),
+}
+ALWAYS_SHOWN = ("condition", "hazard_kind")
+DETAIL = ("scenario", "workflow", "golden_length", "task")
+RATE_COLUMNS = ["episodes", "successes", "success", "95% CI"]
+
+
+def _dict(value: Any) -> dict[str, Any]:
+    return value if isinstance(value, dict) else {}
+
+
+def _rows(value: Any) -> list[dict[str, Any]]:
+    return [row for row in value if isinstance(row, dict)] if isinstance(value, list) else []
+
+
+def headline(report: dict[str, Any]) -> Section:
+    groups = _dict(report.get("groups"))
+    recovery = _dict(report.get("recovery"))
+    agents = sorted(_dict(groups.get("agent")))
+    conditions = sorted(_dict(groups.get("condition")))
+    firings = sum(int(_dict(entry).get("n") or 0) for entry in recovery.values())
+    recovered = sum(int(_dict(entry).get("successes") or 0) for entry in recovery.values())
+    rows = [
+        ["episodes", f.count(report.get("episodes"))],
+        ["success rate", f.rate_with_ci(report.get("overall"))],
+        ["premature answers", f.rate_with_ci(report.get("premature"))],
+        ["hazard firings", f"{firings} ({recovered} recovered)" if firings else "none"],
+        ["agents", ", ".join(f.text(a) for a in agents) if 0 < len(agents) <= 6 else str(len(agents))],
+        ["conditions", str(len(conditions))],
+    ]
+    return Section(
+        "headline", "Headline",
+        "Success = the submitted answer matches the task's canonical answer. Premature = answered although a "
+        "golden-path step never succeeded or a conflict was not cross-checked. Intervals are 95% Wilson intervals.",
+        ["measure", "value"], rows, "No episodes.", kind="facts",
+    )  # fmt: skip
+
+
+def group_sections(report: dict[str, Any], *, detail: bool) -> list[Section]:
+    """Success per group: the main dimensions (detail=False) or the long per-scenario/task ones (detail=True)."""
+    groups = _dict(report.get("groups"))
+    out = []
+    for name, (title, blurb) in GROUP_TITLES.items():
+        entries = _dict(groups.get(name))
+        if (name in DETAIL) != detail or (name not in ALWAYS_SHOWN and len(entries) < 2):
+            continue
+        keys = sorted(entries, key=lambda k: (int(k), k) if k.isdigit() else (10**9, k))
+        rows = [[f.text(key), *f.rate_cells(entries[key])] for key in keys]
+        label = name.replace("_", " ")
+        out.append(Section(f"by-{name.replace('_', '-')}", title, blurb, [label, *RATE_COLUMNS], rows,
+                           "No episodes.", numeric={1, 2, 3}, detail=name in DETAIL))  # fmt: skip
+    return out
+
+
+def recovery(report: dict[str, Any]) -> Section:
+    rows = []
+    for kind, entry in sorted(_dict(report.get("recovery")).items()):
+        entry = _dict(entry)
+        rows.append([f.text(kind), f.text(entry.get("family")), *f.rate_cells(entry), f.paths(entry.get("paths")),
+                     f.ratio(entry.get("mean_calls_to_recover"), 1)])  # fmt: skip
+    return Section(
+        "recovery", "Recovery per hazard kind",
+        "Share of injected hazard instances the agent recovered from by the kind's recovery path, the paths taken, "
+        "and the mean tool calls after the affected call up to the recovering one.",
+        ["hazard kind", "family", "fired", "recovered", "rate", "95% CI", "paths", "mean calls"], rows,
+        "No hazard firings.", numeric={2, 3, 4, 7},
+    )  # fmt: skip
+
+
+def robustness(report: dict[str, Any]) -> Section:
+    rows = [
+        [f.text(r.get("agent")), f.text(r.get("profile")), f.text(r.get("condition")), f.count(r.get("pairs")),
+         f.pct(r.get("accuracy_clean")), f.pct(r.get("accuracy_condition")), f.ratio(r.get("robustness_ratio")),
+         f.pct(r.get("paired_accuracy"))]
+        for r in _rows(report.get("robustness"))
+    ]  # fmt: skip
+    return Section(
+        "robustness", "Robustness",
+        "Robustness ratio = Acc(condition)/Acc(clean) over items run both ways (1.00 = no loss; – when clean "
+        "accuracy is 0). Paired accuracy = share of items solved both clean and under the condition.",
+        ["agent", "profile", "condition", "items", "acc. clean", "acc. condition", "ratio", "paired acc."], rows,
+        "No item was run both clean and under a condition.", numeric={3, 4, 5, 6, 7},
+    )  # fmt: skip
+
+
+def hint_gain(report: dict[str, Any]) -> Section:
+    rows = [
+        [f.text(r.get("agent")), f.text(r.get("condition")), f.count(r.get("pairs")), f.pct(r.get("accuracy_strict")),
+         f.pct(r.get("accuracy_guided")), f.points(r.get("gain")), f.count(r.get("newly_solved")),
+         f.count(r.get("regressions"))]
+        for r in _rows(report.get("hint_gain"))
+    ]  # fmt: skip
+    return Section(
+        "hint-gain", "Hint gain",
+        "Accuracy with guided errors minus accuracy with strict ones, over items run in both profiles; newly solved "
+        "= solved only with hints, regressions = solved strict but failed guided.",
+        ["agent", "condition", "items", "acc. strict", "acc. guided", "gain", "newly solved", "regressions"], rows,
+        "No item was run in both hint profiles.", numeric={2, 3, 4, 5, 6, 7},
+    )  # fmt: skip
+
+
+def pass_k(report: dict[str, Any]) -> Section:
+    rows = [
+        [f.text(r.get("agent")), f.text(r.get("condition")), f.text(r.get("profile")), f.text(r.get("intervention")),
+         f.count(r.get("k")), f.count(r.get("items")), f.pct(r.get("pass_at_k")), f.pct(r.get("pass_hat_k"))]
+        for r in _rows(report.get("pass_k"))
+    ]  # fmt: skip
+    return Section(
+        "pass-k", "pass@k and pass^k over seeds",
+        "Over the seeds run for each item: pass@k = chance at least one of k attempts succeeds; pass^k = chance all "
+        "k attempts succeed (averaged over items).",
+        ["agent", "condition", "profile", "intervention", "k", "items", "pass@k", "pass^k"], rows,
+        "No episodes.", numeric={4, 5, 6, 7},
+    )  # fmt: skip
+
+
+def compounding(report: dict[str, Any]) -> Section:
+    rows = [
+        [f.text(r.get("agent")), f.text(r.get("condition")), f.count(r.get("golden_length")),
+         f.count(r.get("episodes")), f.pct(r.get("success")), f.pct(r.get("per_step")),
+         f.ratio(r.get("compounding_factor"))]
+        for r in _rows(report.get("compounding"))
+    ]  # fmt: skip
+    return Section(
+        "compounding", "Error compounding by golden-path length",
+        "Success by golden-path length L; per-step = success(L)^(1/L); compounding factor = success(L)/success(1)^L "
+        "(1 = steps fail independently, below 1 = errors compound; – without length-1 successes).",
+        ["agent", "condition", "length", "episodes", "success", "per step", "factor"], rows,
+        "No episodes.", numeric={2, 3, 4, 5, 6},
+    )  # fmt: skip
+
+
+def failures(report: dict[str, Any]) -> Section:
+    data = _dict(report.get("failures"))
+    calls, episodes = _dict(data.get("calls")), _dict(data.get("episodes"))
+    total_calls = sum(int(v or 0) for v in calls.values())
+    total_episodes = sum(int(v or 0) for v in episodes.values())
+    rows = [["failed call", f.text(k), f.count(v), f.pct(int(v or 0) / total_calls)] for k, v in calls.items()]
+    rows += [["episode", f.text(k), f.count(v), f.pct(int(v or 0) / total_episodes)] for k, v in episodes.items()]
+    return Section(
+        "failures", "Failure taxonomy",
+        "Each failed tool call gets one class and each episode one outcome (solved, no_answer, gave_up, invented, "
+        "wrong_answer); shares are of all failed calls and of all episodes.",
+        ["level", "class", "count", "share"], rows, "No calls and no episodes.", numeric={2, 3},
+    )  # fmt: skip
+
+
+def efficiency(report: dict[str, Any]) -> Section:
+    data = _dict(report.get("efficiency"))
+    rows = [
+        ["tool calls", f.count(data.get("calls"))],
+        ["golden-path calls", f.count(data.get("golden_calls"))],
+        ["calls per golden call", f.ratio(data.get("calls_per_golden_call"))],
+        ["redundant calls", f.count(data.get("redundant_calls"))],
+    ]
+    return Section(
+        "efficiency", "Efficiency",
+        "Tool calls made (submit_answer not counted) against the golden paths' length; a redundant call repeats an "
+        "earlier successful call with identical arguments.",
+        ["measure", "value"], rows if data else [], "No efficiency data.", kind="facts",
+    )  # fmt: skip
+
+
+def warnings(report: dict[str, Any]) -> Section:
+    items = report.get("warnings")
+    rows = [[f.text(w)] for w in items] if isinstance(items, list) else []
+    return Section("warnings", "Warnings", "Damaged or unusable input; every other trace was still scored.",
+                   ["warning"], rows, "No warnings.", kind="list")  # fmt: skip
+
+
+def build(report: dict[str, Any]) -> list[Section]:
+    """Every section, in reading order."""
+    return [
+        headline(report),
+        *group_sections(report, detail=False),
+        recovery(report),
+        robustness(report),
+        hint_gain(report),
+        pass_k(report),
+        compounding(report),
+        failures(report),
+        efficiency(report),
+        *group_sections(report, detail=True),
+        warnings(report),
+    ]

@@ -1,0 +1,123 @@
+"""`mcp-hazard score` as a user runs it: a subprocess, real traces, every report format, damaged input."""
+
+from __future__ import annotations
+
+import json
+import re
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from .test_report_support import SCENARIOS, markdown_rows, read_html, report_of, write_traces
+
+REPO = SCENARIOS.parent
+
+
+@pytest.fixture(scope="module")
+def traces(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    return write_traces(tmp_path_factory.mktemp("cli-traces"), agents=("golden",), files=("travel.yaml",),
+                        hazards=(None, "transient_error"))  # fmt: skip
+
+
+def episodes(traces: Path) -> int:
+    return len(list(traces.glob("*.jsonl")))
+
+
+def score(*args: str) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(
+        [sys.executable, "-m", "mcp_hazard", "score", *args],
+        cwd=REPO, stdin=subprocess.DEVNULL, capture_output=True, text=True, timeout=120,
+    )  # fmt: skip
+
+
+def test_html_report_is_written_to_a_file(traces: Path, tmp_path: Path) -> None:
+    out = tmp_path / "r.html"
+    done = score(str(traces), "--format", "html", "--out", str(out))
+    assert done.returncode == 0, done.stderr
+    assert out.is_file()
+    assert f"wrote html report of {episodes(traces)} episodes to {out}" in done.stderr
+    reader = read_html(out.read_text(encoding="utf-8"))
+    assert reader.errors == [] and reader.svgs == 3
+    assert done.stdout == ""
+
+
+def test_markdown_report_is_printed(traces: Path) -> None:
+    done = score(str(traces), "--format", "markdown")
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.startswith("# mcp-hazard report\n")
+    overall = report_of(traces)["overall"]
+    headline = dict((row[0], row[1]) for row in markdown_rows(done.stdout)["Headline"][1:])
+    assert headline["episodes"] == str(episodes(traces))
+    assert headline["success rate"].startswith(f"{overall['rate'] * 100:.1f}% [{overall['ci95'][0] * 100:.1f}–")
+
+
+def test_table_is_the_default_and_out_suffix_picks_the_format(traces: Path, tmp_path: Path) -> None:
+    done = score(str(traces))
+    assert done.returncode == 0, done.stderr
+    assert "Success by hazard kind ───" in done.stdout
+    assert max(len(line) for line in done.stdout.splitlines()) <= 120
+    out = tmp_path / "report.md"
+    assert score(str(traces), "--out", str(out)).returncode == 0
+    assert out.read_text(encoding="utf-8").startswith("# mcp-hazard report\n")
+
+
+def _edit_first_event(path: Path, **changes: object) -> None:
+    lines = path.read_text(encoding="utf-8").splitlines()
+    event = json.loads(lines[0])
+    for key, value in changes.items():
+        target = event
+        *parents, leaf = key.split("__")
+        for parent in parents:
+            target = target[parent]
+        target[leaf] = value
+    path.write_text("\n".join([json.dumps(event), *lines[1:]]) + "\n", encoding="utf-8")
+
+
+def test_damaged_traces_become_one_line_warnings_and_the_rest_is_scored(traces: Path, tmp_path: Path) -> None:
+    damaged = tmp_path / "damaged"
+    shutil.copytree(traces, damaged)
+    truncated, unknown, future, orphan = sorted(damaged.glob("*.jsonl"))[:4]
+    text = truncated.read_text(encoding="utf-8")
+    truncated.write_text(text[: len(text.rstrip("\n")) - 10], encoding="utf-8")  # cut inside the last line
+    lines = unknown.read_text(encoding="utf-8").splitlines()
+    lines.insert(1, json.dumps({"type": "mystery_event", "seq": 1}))
+    unknown.write_text("\n".join(lines) + "\n", encoding="utf-8")
+    _edit_first_event(future, schema_version=99)
+    _edit_first_event(orphan, scenario__path=str(tmp_path / "gone" / "travel.yaml"))
+
+    done = score(str(damaged), "--format", "markdown")
+    assert done.returncode == 0, done.stderr
+    assert "Traceback" not in done.stderr
+    warnings = [line for line in done.stderr.splitlines() if line]
+    assert all(line.startswith("mcp-hazard: warning: ") for line in warnings), warnings
+    expected = {
+        truncated: "truncated last line; skipped",
+        unknown: "unknown event type 'mystery_event'; skipped",
+        future: "trace schema_version 99 is newer than this mcp-hazard reads",
+        orphan: f"scenario file {tmp_path / 'gone' / 'travel.yaml'} cannot be used",
+    }
+    for path, message in expected.items():
+        hits = [line for line in warnings if str(path) in line and message in line]
+        assert len(hits) == 1, (message, warnings)
+    # everything else is scored: only the future and the orphaned trace are left out
+    headline = dict((row[0], row[1]) for row in markdown_rows(done.stdout)["Headline"][1:])
+    assert headline["episodes"] == str(episodes(traces) - 2)
+    # and the report ends with the same warnings, one list item each
+    body = re.sub(r"\\(.)", r"\1", done.stdout.split("## Warnings", 1)[1])
+    items = [line[2:] for line in body.splitlines() if line.startswith("- ")]
+    assert items == [line.removeprefix("mcp-hazard: warning: ") for line in warnings]
+
+
+def test_a_trace_without_episode_ended_warns(traces: Path, tmp_path: Path) -> None:
+    """docs/scoring.md: a trace with no episode_ended is scored, with a warning in the report and on stderr."""
+    source = sorted(traces.glob("*.jsonl"))[0]
+    lines = source.read_text(encoding="utf-8").splitlines()
+    assert json.loads(lines[-1])["type"] == "episode_ended"
+    (tmp_path / source.name).write_text("\n".join(lines[:-1]) + "\n", encoding="utf-8")
+    done = score(str(tmp_path / source.name), "--format", "json")
+    assert done.returncode == 0, done.stderr
+    assert json.loads(done.stdout)["episodes"] == 1
+    assert "no episode_ended event" in done.stderr
