@@ -29,6 +29,7 @@ import argparse
 import cProfile
 import datetime as dt
 import gc
+import hashlib
 import io
 import json
 import os
@@ -49,7 +50,7 @@ import anyio
 
 REPO = Path(__file__).resolve().parents[1]
 SCENARIO_DIR = REPO / "scenarios"
-GENERATOR_VERSION = 1
+GENERATOR_VERSION = 2
 BENCH_SEED = 20260314
 MANIFEST = "bench-manifest.json"
 SLOT_MARK = -987654321
@@ -122,7 +123,7 @@ async def _recovering(client: Any, scenario: Any, task: Any) -> None:
             if more.is_error:
                 break
             extra = result_value(more)
-            for key, item in (extra.items() if isinstance(extra, dict) else []):
+            for key, item in extra.items() if isinstance(extra, dict) else []:
                 if isinstance(item, list) and isinstance(merged.get(key), list):
                     merged[key] = merged[key] + item
         return merged
@@ -152,7 +153,7 @@ async def _recovering(client: Any, scenario: Any, task: Any) -> None:
             unexpected = re.search(r"unexpected argument '([^']+)'", text)
             if unexpected:
                 listed = await client.list_tools()
-                schema = next((t.input_schema for t in listed.tools if t.name == name), {}) or {}
+                schema: dict[str, Any] = next((t.input_schema for t in listed.tools if t.name == name), {}) or {}
                 free = [p for p in (schema.get("properties") or {}) if p not in args and p != "page"]
                 old = unexpected.group(1)
                 if old not in args or not free:
@@ -217,9 +218,9 @@ async def _sloppy(client: Any, scenario: Any, task: Any) -> None:
         text = answer if isinstance(answer, str) else json.dumps(answer)
     except ExpressionError:
         text = GAVE_UP
-    number = parse_number(text)
-    if number is not None and text != GAVE_UP:
-        text = f"{number * 1.07 + 1:.2f}"
+    value = parse_number(text)
+    if value is not None and text != GAVE_UP:
+        text = f"{value * 1.07 + 1:.2f}"
     await _submit(client, text)
     await client.call_tool(first, {})
 
@@ -298,7 +299,7 @@ def run_seed_episodes(trace_dir: Path) -> list[tuple[str, str, Path]]:
     return done
 
 
-# -- templates ----------------------------------------------------------------------------------------------------------
+# -- templates ---------------------------------------------------------------------------------------------------------
 
 
 def _rest(event: dict[str, Any]) -> str:
@@ -320,6 +321,7 @@ class Template:
     answer_index: int | None = None  # index in tail of the answer_submitted event
     wrong: list[str] = field(default_factory=list)
     pads: list[tuple[str, str, str]] = field(default_factory=list)  # (tool, rest before slot, rest after slot)
+    relist: str | None = None  # rest of the episode's first tools_listed event
     next_slot: dict[str, int] = field(default_factory=dict)
 
 
@@ -349,6 +351,7 @@ def build_template(condition: str, behaviour: str, path: Path, scenarios: dict[s
         scenario=scenario.id, task=task.id, condition=condition, behaviour=behaviour, started=started,
         head=[_rest(e) for e in body[:cut]], tail=[_rest(e) for e in body[cut:]],
     )  # fmt: skip
+    tpl.relist = next((r for r in tpl.head if r.startswith('"type":"tools_listed"')), None)
     targeted = {t for h in started["hazards"] for t in h.get("targets", [])}
     seen: list[str] = []
     for event in body:
@@ -396,11 +399,15 @@ def build_templates(work: Path) -> dict[tuple[str, str, str, str], Template]:
     return {key: tpl for key, tpl in templates.items() if key[3] != "explore"}
 
 
-# -- the generated set --------------------------------------------------------------------------------------------------
+# -- the generated set -------------------------------------------------------------------------------------------------
 
 
 def _manifest(episodes: int) -> dict[str, Any]:
-    return {"generator": GENERATOR_VERSION, "episodes": episodes, "seed": BENCH_SEED}
+    """What decides the set: a changed scenario file (or generator) means a new set."""
+    digest = hashlib.sha256()
+    for file in sorted(SCENARIO_DIR.glob("*.yaml")):
+        digest.update(file.name.encode() + b"\0" + file.read_bytes())
+    return {"generator": GENERATOR_VERSION, "episodes": episodes, "seed": BENCH_SEED, "scenarios": digest.hexdigest()}
 
 
 def existing_set(directory: Path, episodes: int) -> dict[str, Any] | None:
@@ -409,7 +416,8 @@ def existing_set(directory: Path, episodes: int) -> dict[str, Any] | None:
         manifest = json.loads((directory / MANIFEST).read_text(encoding="utf-8"))
     except (OSError, ValueError):
         return None
-    if {k: manifest.get(k) for k in ("generator", "episodes", "seed")} != _manifest(episodes):
+    expected = _manifest(episodes)
+    if {k: manifest.get(k) for k in expected} != expected:
         return None
     count = sum(1 for _ in directory.rglob("*.jsonl"))
     return manifest if count == episodes else None
@@ -419,9 +427,7 @@ def generate(directory: Path, episodes: int, templates: dict[tuple[str, str, str
     rng = Random(BENCH_SEED)
     tasks = sorted({(s, t) for (s, t, _, _) in templates})
     # conditions each task has for every behaviour (a hazard that cannot act on a task is not run on it)
-    per_task = {
-        key: [c for c in CONDITIONS if all((*key, c, b) in templates for b in BEHAVIOURS)] for key in tasks
-    }
+    per_task = {key: [c for c in CONDITIONS if all((*key, c, b) in templates for b in BEHAVIOURS)] for key in tasks}
     cells = [
         (agent, profile, condition, key)
         for agent in AGENTS
@@ -458,12 +464,8 @@ def generate(directory: Path, episodes: int, templates: dict[tuple[str, str, str
                     slot = slots.get(tool, 1)
                     slots[tool] = slot + 1
                     lines.append(f"{before}{slot}{after}")
-                else:
-                    lines.append('"type":"tools_listed","tools":' + json.dumps(
-                        next(json.loads("{" + r)["tools"] for r in tpl.head if r.startswith('"type":"tools_listed"'))
-                        if any(r.startswith('"type":"tools_listed"') for r in tpl.head) else ["submit_answer"],
-                        separators=(",", ":"),
-                    ) + "}")  # fmt: skip
+                elif tpl.relist is not None:
+                    lines.append(tpl.relist)
             tail = list(tpl.tail)
             if tpl.answer_index is not None and tpl.wrong and rng.random() < p_wrong:
                 wrong = rng.choice(tpl.wrong)
@@ -483,68 +485,46 @@ def generate(directory: Path, episodes: int, templates: dict[tuple[str, str, str
     return manifest
 
 
-# -- measurements -------------------------------------------------------------------------------------------------------
+# -- measurements ------------------------------------------------------------------------------------------------------
 
 
-def parse_only(files: list[Path]) -> dict[str, Any]:
+def parse_only(directory: Path) -> dict[str, Any]:
+    """(a) The files `mcp-hazard score DIR` would read, each parsed with `read_trace`, nothing else."""
+    from mcp_hazard.scoring.collect import trace_files
     from mcp_hazard.trace.reader import read_trace
 
+    files = trace_files([str(directory)])
     events = 0
     for file in files:
         events += len(read_trace(file).events)
     return {"episodes": len(files), "events": events}
 
 
-def parse_and_score(files: list[Path]) -> dict[str, Any]:
-    """What `mcp-hazard score` does before rendering: score_traces's loop over a known file list, then aggregate."""
+def parse_and_score(directory: Path) -> dict[str, Any]:
+    """(b) What `mcp-hazard score DIR` does before rendering: `score_traces` (list, read, score), then `aggregate`."""
     from mcp_hazard.scoring.aggregate import aggregate
-    from mcp_hazard.scoring.collect import ScenarioCache
-    from mcp_hazard.scoring.episode import score_episode
-    from mcp_hazard.trace.reader import read_trace
+    from mcp_hazard.scoring.collect import score_traces
 
     began = time.perf_counter()
-    cache = ScenarioCache(None)
-    scores = []
-    warnings: list[str] = []
-    events = 0
-    for file in files:
-        trace = read_trace(file)
-        events += len(trace.events)
-        warnings.extend(trace.warnings)
-        started = trace.started
-        if started is None:
-            warnings.append(f"{file}: no episode_started event; trace not scored")
-            continue
-        ref = started.get("scenario") or {}
-        loaded = cache.get(str(ref.get("id")), str(ref.get("path")))
-        if isinstance(loaded, str):
-            warnings.append(f"{file}: {loaded}; trace not scored")
-            continue
-        score = score_episode(trace, loaded.model)
-        if ref.get("sha256") and ref["sha256"] != loaded.sha256:
-            note = f"{file}: scenario {loaded.path} changed since this trace was recorded (sha256 differs)"
-            score.warnings.append(note)
-            warnings.append(note)
-        scores.append(score)
-    scored = time.perf_counter()
-    report = aggregate(scores, warnings)
+    scored = score_traces([str(directory)])
+    middle = time.perf_counter()
+    report = aggregate(scored.scores, scored.warnings)
     return {
-        "episodes": len(files), "events": events, "scored": len(scores), "warnings": len(warnings),
-        "score_loop_s": scored - began, "aggregate_s": time.perf_counter() - scored,
-        "correct": report["overall"]["successes"],
+        "episodes": report["episodes"], "warnings": len(scored.warnings), "correct": report["overall"]["successes"],
+        "score_traces_s": middle - began, "aggregate_s": time.perf_counter() - middle,
     }  # fmt: skip
 
 
-def timed(fn: Callable[[list[Path]], dict[str, Any]], files: list[Path]) -> tuple[float, dict[str, Any]]:
+def timed(fn: Callable[[Path], dict[str, Any]], directory: Path) -> tuple[float, dict[str, Any]]:
     gc.collect()
     began = time.perf_counter()
-    out = fn(files)
+    out = fn(directory)
     return time.perf_counter() - began, out
 
 
-def profile(files: list[Path], top: int = 25) -> str:
+def profile(directory: Path, top: int = 25) -> str:
     profiler = cProfile.Profile()
-    profiler.runcall(parse_and_score, files)
+    profiler.runcall(parse_and_score, directory)
     text = io.StringIO()
     stats = pstats.Stats(profiler, stream=text)
     stats.sort_stats("tottime").print_stats(top)
@@ -552,7 +532,7 @@ def profile(files: list[Path], top: int = 25) -> str:
     return text.getvalue()
 
 
-# -- main ---------------------------------------------------------------------------------------------------------------
+# -- main --------------------------------------------------------------------------------------------------------------
 
 
 def _rate(events: int, seconds: float) -> str:
@@ -579,8 +559,10 @@ def main(argv: list[str] | None = None) -> int:
     if manifest is not None:
         print(f"reusing {manifest['episodes']:,} episodes ({manifest['events']:,} events) in {directory}")
     else:
-        if directory.exists() and (args.dir is None or (directory / MANIFEST).exists()):
+        if (directory / MANIFEST).exists() or (args.dir is None and directory.exists()):
             shutil.rmtree(directory)  # a stale or partial set made by this bench
+        elif directory.exists() and any(directory.iterdir()):
+            parser.error(f"--dir {directory}: not empty and holds no set made by this bench; give a new folder")
         directory.mkdir(parents=True, exist_ok=True)
         began = time.perf_counter()
         with tempfile.TemporaryDirectory(prefix="mcp-hazard-seed-") as work:
@@ -589,42 +571,36 @@ def main(argv: list[str] | None = None) -> int:
         print(f"seed traces: {len(templates)} real episodes in memory in {seeded - began:.1f} s")
         manifest = generate(directory, args.episodes, templates)
         gen_s = time.perf_counter() - began
-        print(f"generated {manifest['episodes']:,} episodes ({manifest['events']:,} events, "
-              f"{manifest['seeds']} seeds x {manifest['cells_per_seed']} cells) in {directory} in {gen_s:.1f} s")  # fmt: skip
-
-    from mcp_hazard.scoring.collect import trace_files
-
-    began = time.perf_counter()
-    files = trace_files([str(directory)])
-    print(f"listed {len(files):,} trace files in {time.perf_counter() - began:.1f} s (not counted below)")
+        print(f"generated {manifest['episodes']:,} episodes ({manifest['events']:,} events, {manifest['seeds']} "
+              f"seeds x {manifest['cells_per_seed']} cells) in {directory} in {gen_s:.1f} s")  # fmt: skip
 
     runs: dict[str, list[tuple[float, dict[str, Any]]]] = {"parse": [], "score": []}
-    for _ in range(args.repeat):
-        runs["parse"].append(timed(parse_only, files))
-        runs["score"].append(timed(parse_and_score, files))
+    for _ in range(args.repeat):  # interleaved, so both see the same machine state
+        runs["parse"].append(timed(parse_only, directory))
+        runs["score"].append(timed(parse_and_score, directory))
     parse_s, parsed = min(runs["parse"], key=lambda r: r[0])
     score_s, scored = min(runs["score"], key=lambda r: r[0])
+    events = parsed["events"]
     ratio = score_s / parse_s
 
-    rows = [
-        ("parse only (read_trace)", parsed["episodes"], parsed["events"], parse_s, runs["parse"]),
-        ("parse + score_episode + aggregate", scored["episodes"], scored["events"], score_s, runs["score"]),
-    ]
     print()
-    print(f"{'measurement':<36} {'episodes':>9} {'events':>10} {'best s':>8} {'events/s':>10}  runs (s)")
-    for name, episodes, events, seconds, all_runs in rows:
-        print(f"{name:<36} {episodes:>9,} {events:>10,} {seconds:>8.2f} {_rate(events, seconds):>10}  "
-              + ", ".join(f"{r[0]:.2f}" for r in all_runs))  # fmt: skip
-    print(f"{'  of which score loop (read+score)':<36} {'':>9} {'':>10} {scored['score_loop_s']:>8.2f}")
-    print(f"{'  of which aggregate':<36} {'':>9} {'':>10} {scored['aggregate_s']:>8.2f}")
+    print(f"{'measurement':<44} {'episodes':>9} {'events':>10} {'best s':>8} {'events/s':>10}  runs (s)")
+    for name, episodes, seconds, all_runs in (
+        ("(a) parse: trace_files + read_trace", parsed["episodes"], parse_s, runs["parse"]),
+        ("(b) score: score_traces + aggregate", scored["episodes"], score_s, runs["score"]),
+    ):
+        times = ", ".join(f"{r[0]:.2f}" for r in all_runs)
+        print(f"{name:<44} {episodes:>9,} {events:>10,} {seconds:>8.2f} {_rate(events, seconds):>10}  {times}")
+    print(f"{'    of which score_traces':<44} {'':>9} {'':>10} {scored['score_traces_s']:>8.2f}")
+    print(f"{'    of which aggregate':<44} {'':>9} {'':>10} {scored['aggregate_s']:>8.2f}")
     print()
     verdict = "met" if ratio <= 2.0 else "NOT met"
-    print(f"ratio (parse + score) / parse = {ratio:.2f}  (target <= 2.00: {verdict})")
-    print(f"scored {scored['scored']:,} episodes, {scored['correct']:,} correct, {scored['warnings']:,} warnings")
+    print(f"ratio (b)/(a) = {ratio:.2f}  (target <= 2.00: {verdict})")
+    print(f"scored {scored['episodes']:,} episodes, {scored['correct']:,} correct, {scored['warnings']:,} warnings")
 
     if args.profile:
-        print("\ncProfile of one parse + score + aggregate pass:")
-        print(profile(files))
+        print("\ncProfile of one (b) pass (score_traces + aggregate), top functions:")
+        print(profile(directory))
 
     if args.dir is None and not args.keep:
         shutil.rmtree(directory, ignore_errors=True)

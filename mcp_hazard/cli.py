@@ -7,7 +7,7 @@ import json
 import sys
 from collections.abc import Sequence
 from pathlib import Path
-from typing import Any, NoReturn
+from typing import Any, NoReturn, cast
 
 import anyio
 
@@ -166,16 +166,16 @@ def _validate(args: argparse.Namespace) -> int:
 async def _check_solvable(loaded: Any, args: argparse.Namespace) -> tuple[int, list[str]]:
     """Every (task, seed) under the declared hazards plus --hazard ones; returns instances checked and failures."""
     from mcp_hazard.condition import Condition
+    from mcp_hazard.hazards.build import applicable_options
     from mcp_hazard.hazards.solvability import check_instance
 
     options = ["declared", *_hazard_options(args.hazard)]
     checked, failures = 0, []
     for task in loaded.model.tasks:
-        condition = Condition(profile=args.profile, hazards=options)
-        from mcp_hazard.hazards.build import expand
-
-        if not expand(options, loaded.model, task):
+        usable = applicable_options(options, loaded.model, task)  # a kind that fits no tool of this task is skipped
+        if not usable:
             continue
+        condition = Condition(profile=args.profile, hazards=cast(list[Any], usable))
         for seed in args.seeds:
             checked += 1
             problem = await check_instance(loaded, task, condition.model_copy(update={"seed": seed}))

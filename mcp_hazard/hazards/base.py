@@ -104,6 +104,7 @@ class Effect:
     delay_s: float = 0.0
     list_changed: bool = False
     record: bool = True  # False: a lasting state acting again, not a new firing
+    fired: bool | None = None  # set by a hazard that decides firing itself (from the agent's own actions)
 
 
 class Hazard:

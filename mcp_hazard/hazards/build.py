@@ -117,6 +117,23 @@ def expand(options: list[HazardSpec | str], scenario: Scenario, task: Task) -> l
     return specs
 
 
+def applicable_options(options: list[HazardSpec | str], scenario: Scenario, task: Task) -> list[HazardSpec]:
+    """The concrete hazards of `options` that can act in `task`: a kind given without tools that fits no tool of the
+    task is dropped (a matrix crosses every kind with every task); any other problem is still an error."""
+    usable = []
+    for index, spec in enumerate(expand(options, scenario, task)):
+        try:
+            check_spec(spec, index, scenario, task)
+        except UserError as exc:
+            field = spec.params.get("field")
+            known = any(field in (t.input_schema.get("properties") or {}) for t in scenario.tools)
+            if spec.tools is None and "applies to no tool" in str(exc) and (field is None or known):
+                continue
+            raise
+        usable.append(spec)
+    return usable
+
+
 def check_spec(spec: HazardSpec, index: int, scenario: Scenario, task: Task) -> tuple[Hazard, set[str]]:
     """Instantiate one hazard for an episode; every bad parameter is a one-line UserError naming the hazard."""
     label = f"hazard #{index + 1} ({spec.kind})"

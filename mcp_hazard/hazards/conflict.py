@@ -61,6 +61,11 @@ class Conflict(Hazard):
     def applicable_tools(cls, scenario: Scenario, task: Task) -> list[str]:
         return [t for t in golden_tools(task) if supplying_siblings(scenario, task, t)]
 
+    def usable(self, tool: str) -> str | None:
+        if supplying_siblings(self.scenario, self.task, tool):
+            return None
+        return f"no other tool answers with the values task {self.task.id!r} needs from {tool!r}, so no cross-check"
+
     def targets(self, tools: list[str]) -> set[str]:
         """The stale tools plus their siblings, which get freshness stamps too."""
         found = set(tools)

@@ -111,7 +111,7 @@ class HazardEngine:
             if effect is None:
                 continue
             verdict.touched.append(hazard.index)
-            if fire and effect.record:
+            if (fire if effect.fired is None else effect.fired) and effect.record:
                 self._fired(hazard, call.tool.name, "before", call.slot, effect)
             verdict.delay_s += effect.delay_s
             verdict.list_changed = verdict.list_changed or effect.list_changed
@@ -132,7 +132,7 @@ class HazardEngine:
             if effect is None:
                 continue
             verdict.touched.append(hazard.index)
-            if fire and effect.record:
+            if (fire if effect.fired is None else effect.fired) and effect.record:
                 self._fired(hazard, call.tool.name, "after", call.slot, effect)
             if effect.replace_result:
                 verdict.outcome = ToolOutcome(result=effect.result)

@@ -31,6 +31,10 @@ TRANSIENT_MESSAGES = {
 class TransientParams(HazardParams):
     error: Literal["timeout", "unavailable", "reset", "rate_limited"] = "unavailable"
     retry_after_s: float = Field(default=1.0, ge=0, le=60, description="For rate_limited: the Retry-After value.")
+    until_retries: int | None = Field(
+        default=None, ge=1, le=20,
+        description="Instead of the schedule: fail until the agent has made this same call this many times before.",
+    )  # fmt: skip
 
 
 @register
@@ -44,9 +48,13 @@ class TransientError(Hazard):
     default_schedule: ClassVar[dict[str, Any]] = {"times": 2}
 
     def before(self, call: CallContext, fire: bool) -> Effect | None:
+        params: TransientParams = self.params  # type: ignore[assignment]
+        if params.until_retries is not None:
+            # Relative to the agent's own actions: deterministic given what it did, whatever the seed.
+            same = sum(1 for past in call.history if past.tool == call.tool.name and past.arguments == call.sent)
+            fire = same < params.until_retries
         if not fire:
             return None
-        params: TransientParams = self.params  # type: ignore[assignment]
         retry_after = params.retry_after_s if params.error == "rate_limited" else None
         message = TRANSIENT_MESSAGES[params.error].format(retry_after=f"{params.retry_after_s:g}")
         hint = "This failure is transient: retry the same call" + (
@@ -55,6 +63,7 @@ class TransientError(Hazard):
         return Effect(
             change={"error": params.error, "retry_after_s": retry_after},
             rejection=Rejection(message, hint, retry_after_s=retry_after),
+            fired=True,
         )
 
 
@@ -69,6 +78,11 @@ class PermanentError(Hazard):
     @classmethod
     def applicable_tools(cls, scenario: Scenario, task: Task) -> list[str]:
         return [t for t in golden_tools(task) if supplying_siblings(scenario, task, t)]
+
+    def usable(self, tool: str) -> str | None:
+        if supplying_siblings(self.scenario, self.task, tool):
+            return None
+        return f"no other tool answers with the values task {self.task.id!r} needs from {tool!r}, so no fallback exists"
 
     def before(self, call: CallContext, fire: bool) -> Effect | None:
         if not fire:

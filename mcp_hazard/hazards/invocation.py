@@ -32,7 +32,13 @@ def pick_change(
     if spec is None:
         return None
     params: ChangeParams = hazard.params  # type: ignore[assignment]
-    modes = [params.mode] if params.mode else [m for m in modes_allowed if candidate_fields(spec, m)]
+    modes: list[ChangeMode]
+    if params.mode:
+        modes = [params.mode]
+    elif params.field:  # a field without a mode: only the modes that can change that field, whatever the seed
+        modes = [m for m in modes_allowed if params.field in candidate_fields(spec, m) or m == "new_required"]
+    else:
+        modes = [m for m in modes_allowed if candidate_fields(spec, m)]
     if not modes:
         return None
     mode = choose(modes, seed, hazard.scenario.id, hazard.task.id, tool, hazard.salt, "mode")

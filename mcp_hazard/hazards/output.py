@@ -14,8 +14,9 @@ from mcp_hazard.hazards.base import CallContext, Effect, Hazard, HazardParams, T
 from mcp_hazard.scenario.behaviours import ToolOutcome
 from mcp_hazard.stable import choose
 
-OutputMode = Literal["unit_wrapper", "label_value", "explanation", "reordered"]
-MODES: tuple[OutputMode, ...] = ("unit_wrapper", "label_value", "explanation", "reordered")
+OutputMode = Literal["unit_wrapper", "label_value", "explanation", "reordered", "alias", "stale_flag"]
+MODES: tuple[OutputMode, ...] = ("unit_wrapper", "label_value", "explanation", "reordered", "alias", "stale_flag")
+STALE_AS_OF = "2025-12-01"
 UNIT_SUFFIXES = {
     "_eur": "EUR", "_usd": "USD", "_gbp": "GBP", "_cents": "cents", "_kg": "kg", "_km": "km", "_m3": "m³",
     "_c": "°C", "_pct": "%", "_minutes": "min", "_hours": "h", "_days": "days",
@@ -62,6 +63,21 @@ def label_lines(value: Any, prefix: str = "") -> list[str]:
     return [f"{prefix.replace('_', ' ').title()}: {shown}"]
 
 
+def alias_keys(value: Any) -> Any:
+    """Field names replaced by display labels: `price_eur` -> `Price (EUR)`, `flight_id` -> `Flight Id`."""
+    if isinstance(value, dict):
+        out = {}
+        for key, item in value.items():
+            unit = _unit(key)
+            base = key[: key.rfind("_")] if unit else key
+            label = base.replace("_", " ").strip().title() + (f" ({unit})" if unit else "")
+            out[label] = alias_keys(item)
+        return out
+    if isinstance(value, list):
+        return [alias_keys(item) for item in value]
+    return value
+
+
 def reorder(value: Any) -> Any:
     if isinstance(value, dict):
         return {k: reorder(value[k]) for k in reversed(list(value))}
@@ -75,7 +91,10 @@ class OutputDrift(Hazard):
     kind = "output_drift"
     family = "output_drift"
     recovery = ("normalise",)
-    summary = "Results keep the right fact in another form: units in text, label/value lines, prose, reordering."
+    summary = (
+        "Results keep the right fact in another form: units in text, label/value lines, prose, reordering, aliased "
+        "field names, or a stale flag from a cache."
+    )
     failpoints = ("listing", "after")
     Params = OutputParams
     presentation = True
@@ -99,6 +118,11 @@ class OutputDrift(Hazard):
             text = "\n".join(label_lines(result)) if isinstance(result, dict | list) else str(result)
         elif mode == "explanation":
             text = json.dumps(result, ensure_ascii=False, indent=2) + "\n\n" + EXPLANATION
+        elif mode == "alias":
+            text = json.dumps(alias_keys(result), ensure_ascii=False, indent=2)
+        elif mode == "stale_flag":
+            flagged = {"data": result, "cache": {"stale": True, "as_of": STALE_AS_OF, "note": "served from cache"}}
+            text = json.dumps(flagged, ensure_ascii=False, indent=2)
         else:
             text = json.dumps(reorder(result), ensure_ascii=False, indent=2)
         return Effect(

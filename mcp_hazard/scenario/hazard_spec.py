@@ -7,7 +7,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from pydantic import BaseModel, ConfigDict, Field, PositiveInt
+from pydantic import BaseModel, ConfigDict, Field, PositiveInt, field_serializer
 
 from mcp_hazard.stable import draw
 
@@ -53,3 +53,8 @@ class HazardSpec(BaseModel):
     )
     schedule: Schedule | None = Field(default=None, description="When it fires; default: the kind's schedule.")
     params: dict[str, Any] = Field(default_factory=dict, description="The kind's own parameters.")
+
+    @field_serializer("schedule")
+    def _schedule_as_given(self, schedule: Schedule | None) -> dict[str, Any] | None:
+        """Only the keys the user set: read back, the kind's defaults still fill the rest (effective_schedule)."""
+        return schedule.model_dump(exclude_unset=True) if schedule is not None else None

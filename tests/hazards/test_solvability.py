@@ -13,6 +13,7 @@ from typing import Any
 import pytest
 
 from mcp_hazard.condition import Condition
+from mcp_hazard.errors import UserError
 from mcp_hazard.hazards import REGISTRY
 from mcp_hazard.hazards.base import fallback_arguments, fallbacks_for
 from mcp_hazard.hazards.solvability import MAX_ATTEMPTS, check_instance
@@ -112,9 +113,9 @@ async def test_unsolvable_permanent_error_without_a_fallback_is_caught(travel: L
     task = travel.model.task("cheapest-trip")
     assert task is not None
     condition = Condition(hazards=hazard_options("permanent_error:tools=find_city_code"))  # type: ignore[arg-type]
-    problem = await check_instance(travel, task, condition)
-    assert problem is not None and problem.step == 0 and problem.tool == "find_city_code"
-    assert "no fallback" in problem.message
+    # Refused when the episode is built, before any agent could meet an instance without a recovery path.
+    with pytest.raises(UserError, match="no fallback exists"):
+        await check_instance(travel, task, condition)
 
 
 # -- the fallback must really carry what the task needs ----------------------------------------------------------------
