@@ -13,6 +13,7 @@ from typing import Any
 import mcp_types as types
 from mcp import Client
 
+from mcp_hazard.agents.base import result_value
 from mcp_hazard.scenario.expressions import ExpressionError, render
 from mcp_hazard.scenario.models import Task
 from mcp_hazard.server.episode import SUBMIT_TOOL, TASK_PROMPT_NAME
@@ -23,18 +24,6 @@ class AgentReport:
     answer: str | None = None
     calls: int = 0
     errors: list[str] = field(default_factory=list)
-
-
-def result_value(result: types.CallToolResult) -> Any:
-    """The value a result carries: structured content when present, else the text parsed as JSON, else the text."""
-    if result.structured_content is not None:
-        return result.structured_content
-    blocks = [block.text for block in result.content if isinstance(block, types.TextContent)]
-    text = next((b for b in blocks if not b.startswith("Hint: ")), "")  # guided hints come as extra blocks
-    try:
-        return json.loads(text)
-    except json.JSONDecodeError:
-        return text
 
 
 async def run_golden_agent(client: Client, task: Task) -> AgentReport:

@@ -1,0 +1,68 @@
+"""What every reference agent shares: one coroutine that drives a connected MCP client through a task.
+
+Scripted agents (naive, recovering) follow the task's golden path as a plan; the plan is given to them by the
+runner, never served by the server. An LLM agent gets only what MCP shows it. All of them end by calling
+`submit_answer` (or not at all, which the scorer records as no answer).
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass, field
+from typing import Any, Protocol
+
+import mcp_types as types
+from mcp import Client
+
+from mcp_hazard.scenario.models import GoldenPath
+
+
+@dataclass
+class Brief:
+    """What the runner tells an agent: the task's prompt as served, and for scripted agents the plan."""
+
+    prompt: str
+    plan: GoldenPath | None = None
+    call_timeout_s: float = 5.0
+
+
+@dataclass
+class AgentReport:
+    answer: str | None = None
+    calls: int = 0
+    notes: list[str] = field(default_factory=list)
+
+
+class Agent(Protocol):
+    name: str
+
+    async def run(self, client: Client, brief: Brief) -> AgentReport: ...
+
+
+def text_of(result: types.CallToolResult) -> str:
+    """The served text without guided hints (hints arrive as separate blocks starting with 'Hint: ')."""
+    blocks = [b.text for b in result.content if isinstance(b, types.TextContent)]
+    return "\n".join(b for b in blocks if not b.startswith("Hint: "))
+
+
+def hints_of(result: types.CallToolResult) -> list[str]:
+    return [b.text[6:] for b in result.content if isinstance(b, types.TextContent) and b.text.startswith("Hint: ")]
+
+
+def result_value(result: types.CallToolResult) -> Any:
+    """Structured content when present, else the text parsed as JSON, else the text itself."""
+    if result.structured_content is not None:
+        return result.structured_content
+    text = text_of(result)
+    try:
+        return json.loads(text)
+    except json.JSONDecodeError:
+        return text
+
+
+def answer_text(value: Any) -> str:
+    if isinstance(value, str):
+        return value
+    if isinstance(value, float) and value.is_integer():
+        return str(int(value))
+    return json.dumps(value, ensure_ascii=False)
