@@ -1,23 +1,25 @@
 """Scoring throughput: how fast `mcp-hazard score` gets through a large set of traces, next to the time it takes just
-to parse the same files.
+to parse the same files. bench/README.md explains it; docs/performance.md records the figures.
 
     python -m bench.score_throughput [--episodes 100000] [--dir DIR] [--keep] [--repeat 2] [--profile]
 
 1. Seed traces. Every task of the shipped scenarios is run once through the real server (memory transport, the real
    MCP client) by four scripted agent behaviours (`golden`: follows the golden path and stops at the first error;
    `recovering`: retries, re-lists, renames arguments, paginates, falls back and cross-checks; `sloppy`: calls a tool
-   that does not exist, sends bad arguments, skips failed steps, calls after submitting; `quitter`: one step, then
-   disconnects), clean and under each hazard kind (latency excepted: it sleeps) and under `declared`.
+   that does not exist, sends bad and near-miss arguments, skips failed steps, perturbs its answer, calls after
+   submitting; `quitter`: one call twice, then disconnects), clean, under each hazard kind (latency excepted: it
+   sleeps) and under `declared`. A fifth, `explore`, calls every served tool once, to supply padding calls.
 2. Generated set. A matrix seed x agent x profile x condition x task is filled with those seed traces, templated: each
    agent name draws a behaviour from its own mix, the seed / profile / agent / episode id / timestamps are rewritten,
    some correct answers are replaced by wrong ones (invented number, "I don't know", a value seen in a result), and
-   short episodes are padded with realistic extra calls (repeats of successful calls of tools no hazard targets, and
-   re-listings) so episodes average about 11 events. A `random.Random` owned by the bench drives every choice, so the
-   set is the same on every run. Files go to DIR/<agent>/<episode_id>.jsonl with a manifest; a DIR that already holds
-   the same set (same manifest, same file count) is reused.
-3. Measurements, in this process, each repeated (best reported): (a) parse only: `read_trace` on every file;
-   (b) what `score_traces` + `aggregate` do: `read_trace`, scenario from a `ScenarioCache` (each loaded once),
-   `score_episode`, then `aggregate` over all scores. The ratio (b)/(a) is the figure of merit (target <= 2).
+   short episodes are padded to 8-15 events with real extra calls (successful calls of tools no hazard targets, slots
+   renumbered) or re-listings; about 12.5 events per episode. A `random.Random` owned by the bench drives every
+   choice, so the set is the same on every run. Files go to DIR/<agent>/<episode_id>.jsonl with a manifest; a DIR
+   that already holds the same set (same manifest, same file count) is reused.
+3. Measurements, in this process, interleaved, each repeated (best reported): (a) parse: `trace_files(DIR)` and
+   `read_trace` on every file; (b) score: `score_traces(DIR)` (listing, `read_trace`, scenarios from its
+   `ScenarioCache`, `score_episode`), then `aggregate` over all scores. The ratio (b)/(a) is the figure of merit
+   (target <= 2).
 
 The default DIR is a fixed folder under the system temp dir, deleted at the end unless `--keep` (keep it to reuse it
 on the next run). A DIR given with `--dir` is never deleted.
@@ -436,6 +438,8 @@ def generate(directory: Path, episodes: int, templates: dict[tuple[str, str, str
         for key in tasks
         if condition in per_task[key]
     ]
+    if not cells:
+        raise RuntimeError("no seed traces: the shipped scenarios produced no episode")
     for agent in AGENTS:
         (directory / agent).mkdir(parents=True, exist_ok=True)
     start = dt.datetime(2026, 3, 14, 8, 0, 0)
@@ -545,7 +549,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--dir", help="where the generated traces go (reused when it already holds the same set)")
     parser.add_argument("--keep", action="store_true", help="keep the default temp dir for reuse by the next run")
     parser.add_argument("--repeat", type=int, default=2, help="runs of each measurement; the best counts (default 2)")
-    parser.add_argument("--profile", action="store_true", help="also cProfile one parse+score pass, print hot spots")
+    parser.add_argument("--profile", action="store_true", help="also cProfile one (b) pass, print hot spots")
     args = parser.parse_args(argv)
     if args.episodes < 1 or args.repeat < 1:
         parser.error("--episodes and --repeat must be positive")

@@ -179,13 +179,32 @@ def golden_tools(task: Task) -> list[str]:
     return seen
 
 
+# siblings() per scenario object: id(scenario) -> (the scenario, its tools by name, {tool: siblings}). The entry holds
+# the scenario itself, so its id cannot be reused while the entry lives; the oldest entry goes beyond the limit.
+_SIBLINGS: dict[int, tuple[Scenario, dict[str, ToolSpec], dict[str, list[str]]]] = {}
+_SIBLINGS_LIMIT = 64
+
+
 def siblings(scenario: Scenario, tool: str) -> list[str]:
     """Other tools that serve a fact this tool serves: the fallbacks and cross-checks the scenario declares."""
-    spec = scenario.tool(tool)
-    if spec is None or not spec.serves:
-        return []
-    facts = set(spec.serves)
-    return [other.name for other in scenario.tools if other.name != tool and facts & set(other.serves)]
+    entry = _SIBLINGS.get(id(scenario))
+    if entry is None or entry[0] is not scenario:
+        while len(_SIBLINGS) >= _SIBLINGS_LIMIT:
+            _SIBLINGS.pop(next(iter(_SIBLINGS)), None)
+        by_name: dict[str, ToolSpec] = {}
+        for each in scenario.tools:
+            by_name.setdefault(each.name, each)  # the first of a name, as Scenario.tool finds it
+        entry = _SIBLINGS[id(scenario)] = (scenario, by_name, {})
+    found = entry[2].get(tool)
+    if found is None:
+        spec = entry[1].get(tool)
+        if spec is None or not spec.serves:
+            found = []
+        else:
+            facts = set(spec.serves)
+            found = [other.name for other in scenario.tools if other.name != tool and facts & set(other.serves)]
+        entry[2][tool] = found
+    return list(found)  # a copy: callers may change it
 
 
 def _required(spec: ToolSpec) -> list[str]:

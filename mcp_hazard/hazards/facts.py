@@ -7,13 +7,12 @@ unit scale of 10^k for |k| <= 3 (euros and cents, kilograms and grams).
 
 from __future__ import annotations
 
-import ast
 import math
 from typing import Any
 
 from mcp_hazard.hazards.base import fallback_arguments, fallbacks_for
 from mcp_hazard.scenario.behaviours import BehaviourFault, run_behaviour
-from mcp_hazard.scenario.expressions import ExpressionError, parse_expression, template_expressions
+from mcp_hazard.scenario.expressions import ExpressionError, access_paths, template_expressions
 from mcp_hazard.scenario.load import GoldenPathError, run_golden_path
 from mcp_hazard.scenario.models import Scenario, Task
 
@@ -28,40 +27,6 @@ def leaves(value: Any) -> list[Any]:
     if value is None or isinstance(value, bool):
         return []
     return [value]
-
-
-def _chain(node: ast.expr, root: str) -> list[Any] | None:
-    """The access path of `node` if it reads from the name `root` (`a.b[0].c` -> ['b', 0, 'c'])."""
-    if isinstance(node, ast.Name):
-        return [] if node.id == root else None
-    if isinstance(node, ast.Attribute):
-        base = _chain(node.value, root)
-        return None if base is None else [*base, node.attr]
-    if isinstance(node, ast.Subscript) and isinstance(node.slice, ast.Constant):
-        base = _chain(node.value, root)
-        return None if base is None else [*base, node.slice.value]
-    return None
-
-
-def _paths(source: str, root: str) -> list[list[Any]]:
-    tree = parse_expression(source)
-    found: list[list[Any]] = []
-    extended: set[int] = set()
-    for node in ast.walk(tree):
-        if isinstance(node, ast.Attribute | ast.Subscript):
-            extended.add(id(node.value))
-    for node in ast.walk(tree):
-        if isinstance(node, ast.expr) and id(node) not in extended:
-            path = _chain(node, root)
-            if path is not None:
-                found.append(path)
-    # a name read through a dynamic index (x[i]) stops the chain: the whole prefix is needed
-    for node in ast.walk(tree):
-        if isinstance(node, ast.Subscript) and not isinstance(node.slice, ast.Constant):
-            path = _chain(node.value, root)
-            if path is not None:
-                found.append(path)
-    return found
 
 
 def _resolve(value: Any, path: list[Any]) -> Any:
@@ -84,7 +49,7 @@ def needed_values(task: Task, step_index: int, result: Any) -> list[Any]:
     for template in templates:
         for source in template_expressions(template):
             try:
-                paths = _paths(source, step_id)
+                paths = access_paths(source, step_id)
             except ExpressionError:
                 continue
             for path in paths:
@@ -136,3 +101,48 @@ def supplying_siblings(scenario: Scenario, task: Task, tool: str) -> list[str]:
                 found.append(other)
     _cache[key] = found
     return found
+
+
+def _answer_with(scenario: Scenario, task: Task, index: int, replaced: Any) -> Any | None:
+    """The golden path's answer when step `index` returns `replaced` instead of its true result (None on error)."""
+    from mcp_hazard.scenario.arguments import argument_problem
+    from mcp_hazard.scenario.expressions import render
+
+    results: dict[str, Any] = {}
+    try:
+        for position, step in enumerate(task.golden_path.steps):
+            if position == index:
+                results[step.id] = replaced
+                continue
+            tool = scenario.tool(step.tool)
+            arguments = render(step.arguments, results)
+            if tool is None or argument_problem(tool.input_schema, arguments):
+                return None
+            outcome = run_behaviour(tool, arguments)
+            if not outcome.ok:
+                return None
+            results[step.id] = outcome.result
+        return render(task.golden_path.answer, results)
+    except Exception:  # any failure means an agent reading only this result would not reach the answer
+        return None
+
+
+def needs_later_pages(scenario: Scenario, task: Task, tool: str, page_size: int) -> bool:
+    """True when an agent that reads only the first page of `tool`'s list would miss the canonical answer:
+    only then does pagination bite."""
+    from mcp_hazard.scenario.answers import answer_matches
+
+    try:
+        run = run_golden_path(scenario, task)
+    except Exception:  # no proof possible (python behaviour not allowed here)
+        return False
+    for index, (_step_id, _arguments, result) in enumerate(run.steps):
+        if task.golden_path.steps[index].tool != tool or not isinstance(result, dict):
+            continue
+        key = next((k for k, v in result.items() if isinstance(v, list) and len(v) > page_size), None)
+        if key is None:
+            continue
+        answer = _answer_with(scenario, task, index, {**result, key: result[key][:page_size]})
+        if answer is None or not answer_matches(task.answer, answer if isinstance(answer, str) else str(answer)):
+            return True
+    return False

@@ -16,6 +16,9 @@ from mcp_hazard.stable import choose
 
 OutputMode = Literal["unit_wrapper", "label_value", "explanation", "reordered", "alias", "stale_flag"]
 MODES: tuple[OutputMode, ...] = ("unit_wrapper", "label_value", "explanation", "reordered", "alias", "stale_flag")
+# Chosen when no mode is given: each changes the form an agent reading the documented JSON expects, so it bites.
+# unit_wrapper (bites only numbers) and reordered (bites only order-sensitive reads) are there when asked for.
+DEFAULT_MODES: tuple[OutputMode, ...] = ("label_value", "explanation", "alias", "stale_flag")
 STALE_AS_OF = "2025-12-01"
 UNIT_SUFFIXES = {
     "_eur": "EUR", "_usd": "USD", "_gbp": "GBP", "_cents": "cents", "_kg": "kg", "_km": "km", "_m3": "m³",
@@ -101,7 +104,7 @@ class OutputDrift(Hazard):
 
     def mode_for(self, tool: str, seed: int) -> OutputMode:
         declared = self.params.mode  # type: ignore[attr-defined]
-        return declared or choose(MODES, seed, self.scenario.id, self.task.id, tool, self.salt)
+        return declared or choose(DEFAULT_MODES, seed, self.scenario.id, self.task.id, tool, self.salt)
 
     def view(self, view: ToolView) -> ToolView:
         view.output_schema = None

@@ -11,8 +11,19 @@ from typing import Any
 
 from pydantic import Field
 
-from mcp_hazard.hazards.base import CallContext, Effect, Hazard, HazardParams, Rejection, ToolView, register
+from mcp_hazard.hazards.base import (
+    CallContext,
+    Effect,
+    Hazard,
+    HazardParams,
+    Rejection,
+    ToolView,
+    golden_tools,
+    register,
+)
+from mcp_hazard.hazards.facts import needs_later_pages
 from mcp_hazard.scenario.behaviours import ToolOutcome
+from mcp_hazard.scenario.models import Scenario, Task
 
 
 class PageParams(HazardParams):
@@ -33,6 +44,10 @@ class Pagination(Hazard):
     summary = "Lists in results are paginated; the needed item may be on a later page."
     failpoints = ("listing", "before", "after")
     Params = PageParams
+
+    @classmethod
+    def applicable_tools(cls, scenario: Scenario, task: Task) -> list[str]:
+        return [t for t in golden_tools(task) if needs_later_pages(scenario, task, t, PageParams().page_size)]
 
     def view(self, view: ToolView) -> ToolView:
         schema = copy.deepcopy(view.input_schema)

@@ -395,3 +395,38 @@ def referenced_names(source: str) -> set[str]:
     called = {id(node.func) for node in ast.walk(tree) if isinstance(node, ast.Call)}
     used = {node.id for node in ast.walk(tree) if isinstance(node, ast.Name) and id(node) not in called}
     return used - {"true", "false", "null"}
+
+
+def _chain(node: ast.expr, root: str) -> list[Any] | None:
+    """The access path of `node` if it reads from the name `root` (`a.b[0].c` -> ['b', 0, 'c'])."""
+    if isinstance(node, ast.Name):
+        return [] if node.id == root else None
+    if isinstance(node, ast.Attribute):
+        base = _chain(node.value, root)
+        return None if base is None else [*base, node.attr]
+    if isinstance(node, ast.Subscript) and isinstance(node.slice, ast.Constant):
+        base = _chain(node.value, root)
+        return None if base is None else [*base, node.slice.value]
+    return None
+
+
+def access_paths(source: str, root: str) -> list[list[Any]]:
+    """The access paths an expression reads from the name `root` (`min_by(s1.flights, ...)` -> [['flights']])."""
+    tree = parse_expression(source)
+    found: list[list[Any]] = []
+    extended: set[int] = set()
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Attribute | ast.Subscript):
+            extended.add(id(node.value))
+    for node in ast.walk(tree):
+        if isinstance(node, ast.expr) and id(node) not in extended:
+            path = _chain(node, root)
+            if path is not None:
+                found.append(path)
+    # a name read through a dynamic index (x[i]) stops the chain: the whole prefix is needed
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Subscript) and not isinstance(node.slice, ast.Constant):
+            path = _chain(node.value, root)
+            if path is not None:
+                found.append(path)
+    return found

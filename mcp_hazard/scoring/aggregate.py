@@ -66,23 +66,33 @@ def _recovery(scores: list[EpisodeScore]) -> dict[str, Any]:
     return out
 
 
-def _robustness(scores: list[EpisodeScore]) -> list[dict[str, Any]]:
-    """Acc(condition)/Acc(clean) and paired accuracy, per agent, profile and condition, over items run both ways."""
+def _trials(
+    scores: list[EpisodeScore], key: Callable[[EpisodeScore], tuple[Any, ...]]
+) -> dict[tuple[Any, ...], EpisodeScore]:
+    """Scores by `(*key(score), n)`, n counting earlier scores with the same key: repeated trials of one item (the same
+    seed run again) are kept apart and pair up in order of appearance, instead of the last one replacing the rest."""
+    seen: Counter[tuple[Any, ...]] = Counter()
     index: dict[tuple[Any, ...], EpisodeScore] = {}
     for score in scores:
-        index[(*_item(score), score.profile, score.condition)] = score
-    rows = []
-    conditions = sorted({(s.agent, s.profile, s.condition) for s in scores if s.condition != "clean"})
-    for agent, profile, condition in conditions:
-        pairs = []
-        for key, score in index.items():
-            if key[0] != agent or key[5] != profile or key[6] != condition:
-                continue
-            clean = index.get((*key[:5], profile, "clean"))
-            if clean is not None:
-                pairs.append((clean.correct, score.correct))
-        if not pairs:
+        base = key(score)
+        index[(*base, seen[base])] = score
+        seen[base] += 1
+    return index
+
+
+def _robustness(scores: list[EpisodeScore]) -> list[dict[str, Any]]:
+    """Acc(condition)/Acc(clean) and paired accuracy, per agent, profile and condition, over items run both ways."""
+    # key: (agent, scenario, task, seed, intervention, profile, condition, trial)
+    index = _trials(scores, lambda s: (*_item(s), s.profile, s.condition))
+    groups: dict[tuple[str, str, str], list[tuple[bool, bool]]] = defaultdict(list)
+    for key, score in index.items():
+        if key[6] == "clean":
             continue
+        clean = index.get((*key[:6], "clean", key[7]))
+        if clean is not None:
+            groups[(key[0], key[5], key[6])].append((clean.correct, score.correct))
+    rows = []
+    for (agent, profile, condition), pairs in sorted(groups.items()):
         clean_acc = sum(c for c, _ in pairs) / len(pairs)
         cond_acc = sum(h for _, h in pairs) / len(pairs)
         both = sum(1 for c, h in pairs if c and h)
@@ -96,18 +106,17 @@ def _robustness(scores: list[EpisodeScore]) -> list[dict[str, Any]]:
 
 
 def _hint_gain(scores: list[EpisodeScore]) -> list[dict[str, Any]]:
-    index = {(*_item(s), s.condition, s.profile): s for s in scores}
-    rows = []
-    for agent, condition in sorted({(s.agent, s.condition) for s in scores}):
-        pairs = []
-        for key, score in index.items():
-            if key[0] != agent or key[5] != condition or key[6] != "strict":
-                continue
-            guided = index.get((*key[:6], "guided"))
-            if guided is not None:
-                pairs.append((score.correct, guided.correct))
-        if not pairs:
+    # key: (agent, scenario, task, seed, intervention, condition, profile, trial)
+    index = _trials(scores, lambda s: (*_item(s), s.condition, s.profile))
+    groups: dict[tuple[str, str], list[tuple[bool, bool]]] = defaultdict(list)
+    for key, score in index.items():
+        if key[6] != "strict":
             continue
+        guided = index.get((*key[:6], "guided", key[7]))
+        if guided is not None:
+            groups[(key[0], key[5])].append((score.correct, guided.correct))
+    rows = []
+    for (agent, condition), pairs in sorted(groups.items()):
         strict_acc = sum(s for s, _ in pairs) / len(pairs)
         guided_acc = sum(g for _, g in pairs) / len(pairs)
         rows.append({
@@ -142,12 +151,11 @@ def _pass_k(scores: list[EpisodeScore]) -> list[dict[str, Any]]:
 
 def _compounding(scores: list[EpisodeScore]) -> list[dict[str, Any]]:
     """Success by golden-path length; factor = success(L) / success(1)^L (1 = independent steps, < 1 = compounding)."""
+    groups: dict[tuple[str, str], dict[int, list[bool]]] = defaultdict(lambda: defaultdict(list))
+    for s in scores:
+        groups[(s.agent, s.condition)][s.golden_length].append(s.correct)
     rows = []
-    for agent, condition in sorted({(s.agent, s.condition) for s in scores}):
-        by_length: dict[int, list[bool]] = defaultdict(list)
-        for s in scores:
-            if s.agent == agent and s.condition == condition:
-                by_length[s.golden_length].append(s.correct)
+    for (agent, condition), by_length in sorted(groups.items()):
         base = by_length.get(1)
         base_rate = sum(base) / len(base) if base else None
         for length, results in sorted(by_length.items()):

@@ -407,7 +407,7 @@ async def test_a_rejection_does_not_swallow_another_hazards_slot(travel: LoadedS
 # -- what the listing shows ------------------------------------------------------------------------------------------
 
 
-@pytest.mark.parametrize("hazard", ["output_drift", "conflict", "pagination"])
+@pytest.mark.parametrize("hazard", ["output_drift", "conflict", "pagination:tools=get_fare"])
 async def test_result_changing_kinds_list_targets_without_output_schema(
     hazard: str, travel: LoadedScenario, tmp_path: Path
 ) -> None:

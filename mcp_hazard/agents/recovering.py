@@ -1,0 +1,324 @@
+"""The recovering agent: the golden path as a plan, and generic recovery from what MCP shows it.
+
+It never reads the fault schedule or the hazard configuration. It sees listings, results, errors and hints, and
+recovers with strategies any careful agent could use: retry with backoff (honouring Retry-After), re-list after the
+interface changed and re-map arguments by their documented meaning, correct a call from what the error says, fall
+back to another tool that looks like it serves the same data, read drifted results back into data, cross-check a
+result that calls itself stale, and follow pages.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import re
+from typing import Any
+
+import anyio
+import mcp_types as types
+from mcp import Client
+from mcp.shared.exceptions import MCPError
+
+from mcp_hazard.agents.base import AgentReport, Brief, answer_text, hints_of, text_of
+from mcp_hazard.agents.normalise import coerce_numbers, convert_field, read_result, similarity, stale, words
+from mcp_hazard.scenario.expressions import ExpressionError, access_paths, render, template_expressions
+from mcp_hazard.scenario.models import GoldenPath
+from mcp_hazard.server.episode import SUBMIT_TOOL
+
+MAX_ATTEMPTS = 6
+MAX_PAGES = 50
+MAX_WAIT_S = 3.0
+TRANSIENT = ("503", "429", "timed out", "timeout", "did not answer", "connection reset", "temporarily", "try again")
+PERMANENT = ("no longer available", "decommissioned", "permanently")
+CHANGED = ("interface has changed", "tool list has changed", "unknown tool")
+DATE_FORMATS = ("%d/%m/%Y", "%m/%d/%Y", "%Y%m%d", "%d.%m.%Y", "%Y/%m/%d")
+
+
+class _Stuck(Exception):
+    pass
+
+
+def _expected_fields(plan: GoldenPath, index: int) -> list[str]:
+    """Top-level fields of step `index`'s result that later steps or the answer read."""
+    step_id = plan.steps[index].id
+    templates: list[Any] = [s.arguments for s in plan.steps[index + 1 :]] + [plan.answer]
+    fields: list[str] = []
+    for template in templates:
+        for source in template_expressions(template):
+            for path in access_paths(source, step_id):
+                if path and isinstance(path[0], str) and path[0] not in fields:
+                    fields.append(path[0])
+    return fields
+
+
+class RecoveringAgent:
+    name = "recovering"
+
+    def __init__(self) -> None:
+        self.tools: dict[str, types.Tool] = {}
+        self.report = AgentReport()
+        self.timeout = 5.0
+
+    async def run(self, client: Client, brief: Brief) -> AgentReport:
+        self.report = AgentReport()
+        self.timeout = brief.call_timeout_s
+        if brief.plan is None:
+            self.report.notes.append("the recovering agent needs a plan (the task's golden path)")
+            return self.report
+        await self.relist(client)
+        results: dict[str, Any] = {}
+        for index, step in enumerate(brief.plan.steps):
+            try:
+                arguments = _render(step.arguments, results)
+                value = await self.call(client, step.tool, arguments, _expected_fields(brief.plan, index))
+            except (_Stuck, ExpressionError) as exc:
+                self.report.notes.append(f"{step.id}: {exc}")
+                return self.report
+            results[step.id] = value
+        try:
+            self.report.answer = answer_text(_render(brief.plan.answer, results))
+        except ExpressionError as exc:
+            self.report.notes.append(f"answer: {exc}")
+            return self.report
+        await client.call_tool(SUBMIT_TOOL, {"answer": self.report.answer})
+        return self.report
+
+    # -- listing ------------------------------------------------------------------------------------------------
+
+    async def relist(self, client: Client) -> None:
+        listing = await client.list_tools(cache_mode="refresh")
+        self.tools = {tool.name: tool for tool in listing.tools if tool.name != SUBMIT_TOOL}
+
+    def current_name(self, wanted: str) -> str:
+        """The tool's name now: the same, or the most similar listed name (a renamed tool)."""
+        if wanted in self.tools or not self.tools:
+            return wanted
+        return max(self.tools, key=lambda name: (similarity(name, wanted), -abs(len(name) - len(wanted))))
+
+    def remap(self, tool: types.Tool, arguments: dict[str, Any]) -> dict[str, Any]:
+        """Arguments re-mapped onto `tool`'s documented schema: renamed fields, new constants, formats, types."""
+        schema = tool.input_schema or {}
+        props: dict[str, Any] = dict(schema.get("properties") or {})
+        args: dict[str, Any] = {}
+        free = [p for p in props if p not in arguments]
+        for key, value in arguments.items():
+            if key in props or not free:
+                args[key] = value
+                continue
+            target = max(free, key=lambda p: similarity(p, key))
+            if similarity(target, key) == 0 and len(free) > 1:
+                args[key] = value
+                continue
+            free.remove(target)
+            args[target] = value
+        for name in schema.get("required") or []:
+            prop = props.get(name) or {}
+            if name not in args and "const" in prop:
+                args[name] = prop["const"]
+        for name, value in list(args.items()):
+            args[name] = _fit(props.get(name) or {}, value)
+        return args
+
+    # -- one step -----------------------------------------------------------------------------------------------
+
+    async def call(self, client: Client, tool: str, arguments: dict[str, Any], fields: list[str]) -> Any:
+        name = self.current_name(tool)
+        args = self.remap(self.tools[name], arguments) if name in self.tools else dict(arguments)
+        last, repeats, tried_formats = "", 0, 0
+        for attempt in range(MAX_ATTEMPTS):
+            try:
+                result = await client.call_tool(name, args, read_timeout_seconds=self.timeout)
+            except MCPError as exc:  # a client-side timeout: the server may be slow only this once
+                self.report.calls += 1
+                last = str(exc)
+                await anyio.sleep(min(0.05 * 2**attempt, MAX_WAIT_S))
+                continue
+            self.report.calls += 1
+            text, hints = text_of(result), hints_of(result)
+            if not result.is_error:
+                value = read_result(text, result.structured_content)
+                value = await self.all_pages(client, name, args, value)
+                if stale(value):
+                    value = await self.cross_check(client, name, args, value, fields)
+                return value
+            lowered = text.lower()
+            repeats = repeats + 1 if text == last else 0
+            last = text
+            if any(word in lowered for word in PERMANENT) or (repeats >= 2 and "503" in lowered):
+                return await self.fall_back(client, name, args, fields)
+            if any(word in lowered for word in CHANGED):
+                await self.relist(client)
+                name = self.current_name(tool)
+                args = self.remap(self.tools[name], arguments) if name in self.tools else args
+                continue
+            corrected = _correct(args, text, hints, tried_formats)
+            if corrected is not None:
+                args, tried_formats = corrected[0], corrected[1]
+                continue
+            if any(word in lowered for word in TRANSIENT):
+                wait = re.search(r"retry-after:\s*(\d+(?:\.\d+)?)", lowered)
+                await anyio.sleep(min(float(wait.group(1)), MAX_WAIT_S) if wait else 0.05 * 2**attempt)
+                continue
+            raise _Stuck(f"{name} failed: {text[:200]}")
+        raise _Stuck(f"{name} still failing after {MAX_ATTEMPTS} attempts: {last[:200]}")
+
+    async def all_pages(self, client: Client, name: str, args: dict[str, Any], value: Any) -> Any:
+        if not isinstance(value, dict) or not value.get("next_page"):
+            return value
+        key = next((k for k, v in value.items() if isinstance(v, list)), None)
+        if key is None:
+            return value
+        items = list(value[key])
+        page = value["next_page"]
+        for _ in range(MAX_PAGES):
+            if not page:
+                break
+            result = await client.call_tool(name, {**args, "page": page}, read_timeout_seconds=self.timeout)
+            self.report.calls += 1
+            more = read_result(text_of(result), result.structured_content)
+            if result.is_error or not isinstance(more, dict):
+                raise _Stuck(f"{name} page {page} failed")
+            items.extend(more.get(key) or [])
+            page = more.get("next_page")
+        merged = {k: v for k, v in value.items() if k not in ("page", "total_pages", "next_page")}
+        merged[key] = items
+        return merged
+
+    def siblings(self, name: str) -> list[types.Tool]:
+        """Other tools that look like they serve the same data, most alike first (by name and description)."""
+        tool = self.tools.get(name)
+        if tool is None:
+            return []
+        mine = words(name) | words(tool.description or "")
+        scored = []
+        for other in self.tools.values():
+            if other.name == name:
+                continue
+            theirs = words(other.name) | words(other.description or "")
+            overlap = len(mine & theirs) / len(mine | theirs)
+            if overlap > 0.1:
+                scored.append((overlap, other.name, other))
+        return [other for _score, _name, other in sorted(scored, key=lambda item: (-item[0], item[1]))]
+
+    async def ask_sibling(self, client: Client, other: types.Tool, args: dict[str, Any]) -> Any | None:
+        mapped = self.remap(other, args)
+        required = (other.input_schema or {}).get("required") or []
+        if any(name not in mapped for name in required):
+            mine = [v for k, v in args.items() if k != "page"]
+            missing = [name for name in required if name not in mapped]
+            if len(missing) == 1 and len(mine) == 1:
+                mapped[missing[0]] = _fit((other.input_schema.get("properties") or {}).get(missing[0]) or {}, mine[0])
+            else:
+                return None
+        try:
+            result = await client.call_tool(other.name, mapped, read_timeout_seconds=self.timeout)
+        except MCPError:
+            return None
+        self.report.calls += 1
+        if result.is_error:
+            return None
+        return read_result(text_of(result), result.structured_content)
+
+    def in_expected_shape(self, value: Any, fields: list[str]) -> Any:
+        if not isinstance(value, dict):
+            return value
+        shaped = dict(value)
+        for field in fields:
+            converted = convert_field(value, field)
+            if converted is not None:
+                shaped[field] = converted
+        return shaped
+
+    async def fall_back(self, client: Client, name: str, args: dict[str, Any], fields: list[str]) -> Any:
+        for other in self.siblings(name):
+            value = await self.ask_sibling(client, other, args)
+            if isinstance(value, dict) and all(convert_field(value, f) is not None for f in fields):
+                return self.in_expected_shape(value, fields)
+        raise _Stuck(f"{name} is unavailable and no other tool gave the same data")
+
+    async def cross_check(self, client: Client, name: str, args: dict[str, Any], value: Any, fields: list[str]) -> Any:
+        for other in self.siblings(name):
+            second = await self.ask_sibling(client, other, args)
+            if (
+                isinstance(second, dict)
+                and not stale(second)
+                and all(convert_field(second, f) is not None for f in fields)
+            ):
+                fresher = {**value, **{f: convert_field(second, f) for f in fields}}
+                return fresher
+        return value
+
+
+def _render(template: Any, results: dict[str, Any]) -> Any:
+    """Fill the plan's template; if the results' numbers came as text and arithmetic failed, read them as numbers."""
+    try:
+        return render(template, results)
+    except ExpressionError:
+        return render(template, coerce_numbers(results))
+
+
+def _fit(prop: dict[str, Any], value: Any) -> Any:
+    """A value in the form a schema property documents: text for a string, a number for a number, a date format."""
+    kind = prop.get("type")
+    if kind == "string" and isinstance(value, int | float) and not isinstance(value, bool):
+        return str(value)
+    if kind in ("number", "integer") and isinstance(value, str):
+        try:
+            number = float(value)
+        except ValueError:
+            return value
+        return int(number) if kind == "integer" or (number.is_integer() and "." not in value) else number
+    documented = f"{prop.get('pattern', '')} {prop.get('description', '')}"
+    if isinstance(value, str) and ("DD/MM/YYYY" in documented or r"\d{2}/\d{2}/\d{4}" in documented):
+        return _reformat(value, "%d/%m/%Y") or value
+    return value
+
+
+def _reformat(value: Any, fmt: str) -> str | None:
+    try:
+        return dt.date.fromisoformat(str(value)[:10]).strftime(fmt)
+    except ValueError:
+        return None
+
+
+def _iso(value: Any) -> str | None:
+    for fmt in DATE_FORMATS:
+        try:
+            return dt.datetime.strptime(str(value), fmt).date().isoformat()
+        except ValueError:
+            continue
+    return None
+
+
+def _correct(args: dict[str, Any], text: str, hints: list[str], tried: int) -> tuple[dict[str, Any], int] | None:
+    """A corrected call from what the error (and any hint) says; None when it says nothing fixable."""
+    said = " ".join([text, *hints])
+    fixed = dict(args)
+    renamed = re.search(r"'([^']+)' is now called '([^']+)'", said) or re.search(
+        r"unexpected argument '([^']+)'; missing required argument '([^']+)'", said
+    )
+    if renamed and renamed.group(1) in fixed:
+        fixed[renamed.group(2)] = fixed.pop(renamed.group(1))
+        return fixed, tried
+    passed = re.search(r'Pass (\w+)="([^"]*)"', said)
+    if passed:
+        fixed[passed.group(1)] = passed.group(2)
+        return fixed, tried
+    field = re.search(r"Invalid argument '([^']+)'", text)
+    if field and field.group(1) in fixed:
+        name = field.group(1)
+        if "date format" in said and tried < len(DATE_FORMATS):
+            iso = _iso(fixed[name]) or str(fixed[name])
+            guided = re.search(r"as (DD/MM/YYYY|MM/DD/YYYY)", said)
+            fmt = (
+                {"DD/MM/YYYY": "%d/%m/%Y", "MM/DD/YYYY": "%m/%d/%Y"}[guided.group(1)] if guided else DATE_FORMATS[tried]
+            )
+            new = _reformat(iso, fmt)
+            if new is not None and new != fixed[name]:
+                fixed[name] = new
+                return fixed, tried + 1
+        if "wrong type" in said or "as text" in said:
+            value = fixed[name]
+            fixed[name] = str(value) if not isinstance(value, str) else _fit({"type": "number"}, value)
+            if fixed[name] != value:
+                return fixed, tried
+    return None
