@@ -51,6 +51,26 @@ def _seeds(text: str) -> list[int]:
     return seeds
 
 
+def _positive(text: str) -> int:
+    try:
+        value = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"expected a whole number, got {text!r}") from None
+    if value < 1:
+        raise argparse.ArgumentTypeError(f"must be at least 1, got {value}")
+    return value
+
+
+def _positive_float(text: str) -> float:
+    try:
+        value = float(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"expected a number of seconds, got {text!r}") from None
+    if not 0 < value <= 86_400:
+        raise argparse.ArgumentTypeError(f"must be between 0 and 86400 seconds, got {value:g}")
+    return value
+
+
 def _host_port(text: str) -> tuple[str, int]:
     host, sep, port = text.rpartition(":")
     if not sep:
@@ -123,12 +143,23 @@ def build_parser() -> argparse.ArgumentParser:
     score.add_argument("--scenarios", help="folder of scenario files to use instead of the paths in the traces")
     score.add_argument("--allow-python", action="store_true", help="allow `python` behaviours (runs their code)")
 
-    run = commands.add_parser("run", help="drive every task with the golden-path agent and summarise the traces")
+    run = commands.add_parser("run", help="run agents over a matrix of conditions and print the scorecard")
     run.add_argument("paths", nargs="+", help="scenario files or directories")
+    run.add_argument("--agent", action="append", default=None, help="built-in agent: naive, recovering, golden, llm "
+                     "(repeatable; default: naive and recovering)")  # fmt: skip
+    run.add_argument("--agent-cmd", action="append", default=[], metavar="'CMD ...'",
+                     help="an external agent program (repeatable); see docs/agents.md")  # fmt: skip
+    run.add_argument("--seeds", type=_seeds, default=[0], help="seeds, e.g. 1-5 or 1,3 (default 0)")
+    run.add_argument("--hazard", action="append", default=None, metavar="KIND[:key=value,...]",
+                     help="a hazard condition (repeatable; default all: each applicable kind alone)")  # fmt: skip
+    run.add_argument("--profile", default="strict", help="comma-separated profiles: strict, guided (default strict)")
     run.add_argument("--transport", choices=["memory", "stdio", "http"], default="stdio")
-    run.add_argument("--seed", type=_seed, default=0)
-    run.add_argument("--out", default="runs/golden", help="trace directory (default: runs/golden)")
-    run.add_argument("--json", action="store_true", help="print the summary as JSON")
+    run.add_argument("--concurrency", type=_positive, default=4, help="episodes at once (default 4)")
+    run.add_argument("--timeout", type=_positive_float, default=60.0, help="seconds per episode (default 60)")
+    run.add_argument("--call-timeout", type=_positive_float, default=2.0,
+                     help="seconds a reference agent waits for one tool call (default 2)")  # fmt: skip
+    run.add_argument("--out", default="runs/matrix", help="run folder: traces, run log, reports (default runs/matrix)")
+    run.add_argument("--no-progress", action="store_true", help="no progress bar")
     run.add_argument("--allow-python", action="store_true", help="allow `python` behaviours (runs their code)")
     return parser
 
@@ -274,33 +305,9 @@ def _score(args: argparse.Namespace) -> int:
 
 
 def _run(args: argparse.Namespace) -> int:
-    from dataclasses import asdict
+    from mcp_hazard.runner.command import run_command
 
-    from rich.console import Console
-    from rich.table import Table
-
-    from mcp_hazard.runner.golden_run import run_golden
-    from mcp_hazard.scenario.load import load_scenarios
-
-    scenarios = load_scenarios(args.paths, allow_python=args.allow_python)
-    summaries = anyio.run(lambda: run_golden(scenarios, Path(args.out), transport=args.transport, seed=args.seed))
-    if args.json:
-        print(json.dumps([asdict(s) for s in summaries], indent=2))
-    else:
-        table = Table(title=f"Golden-path episodes over {args.transport} (traces in {args.out})")
-        for column in ("scenario", "task", "workflow", "steps", "calls", "errors", "answer", "correct", "events"):
-            table.add_column(column)
-        for s in summaries:
-            mark = "[green]yes[/green]" if s.correct else "[red]no[/red]"
-            table.add_row(s.scenario, s.task, s.workflow, str(s.steps), str(s.calls), str(s.errors),
-                          str(s.answer), mark, str(s.events))  # fmt: skip
-        Console(width=max(Console().width, 140)).print(table)
-        correct = sum(s.correct for s in summaries)
-        print(f"{correct}/{len(summaries)} episodes reached the canonical answer")
-        for s in summaries:
-            if s.problem:
-                print(f"{s.scenario}/{s.task}: {s.problem}", file=sys.stderr)
-    return 0 if all(s.correct for s in summaries) else EXIT_INVALID
+    return run_command(args)
 
 
 COMMANDS = {

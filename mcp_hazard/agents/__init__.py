@@ -1,1 +1,32 @@
-"""Reference agents: scripted MCP clients that drive an episode."""
+"""Reference agents: scripted MCP clients (naive, recovering, replay, golden) and an LLM agent loop."""
+
+from __future__ import annotations
+
+from mcp_hazard.agents.base import Agent, AgentReport, Brief
+from mcp_hazard.errors import UserError
+
+BUILT_IN = ("naive", "recovering", "golden", "llm", "replay")
+
+
+def make_agent(name: str) -> Agent:
+    """A built-in agent by name (the LLM agent reads its endpoint from the environment)."""
+    if name == "naive":
+        from mcp_hazard.agents.naive import NaiveAgent
+
+        return NaiveAgent()
+    if name == "recovering":
+        from mcp_hazard.agents.recovering import RecoveringAgent
+
+        return RecoveringAgent()
+    if name == "golden":
+        from mcp_hazard.agents.golden import GoldenAgent
+
+        return GoldenAgent()
+    if name == "llm":
+        from mcp_hazard.agents.llm import LlmAgent
+
+        return LlmAgent()
+    raise UserError(f"unknown agent {name!r}; built-in agents: naive, recovering, golden, llm (or use --agent-cmd)")
+
+
+__all__ = ["BUILT_IN", "Agent", "AgentReport", "Brief", "make_agent"]

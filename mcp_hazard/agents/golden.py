@@ -7,49 +7,53 @@ server actually returned, so it exercises the real transport and the real behavi
 from __future__ import annotations
 
 import json
-from dataclasses import dataclass, field
 from typing import Any
 
 import mcp_types as types
 from mcp import Client
 
-from mcp_hazard.agents.base import result_value
+from mcp_hazard.agents.base import AgentReport, Brief, result_value
 from mcp_hazard.scenario.expressions import ExpressionError, render
-from mcp_hazard.scenario.models import Task
+from mcp_hazard.scenario.models import GoldenPath, Task
 from mcp_hazard.server.episode import SUBMIT_TOOL, TASK_PROMPT_NAME
 
 
-@dataclass
-class AgentReport:
-    answer: str | None = None
-    calls: int = 0
-    errors: list[str] = field(default_factory=list)
-
-
-async def run_golden_agent(client: Client, task: Task) -> AgentReport:
+async def run_golden_agent(client: Client, task: Task | GoldenPath) -> AgentReport:
+    plan = task.golden_path if isinstance(task, Task) else task
     report = AgentReport()
     await client.list_tools()
     await client.get_prompt(TASK_PROMPT_NAME)
     results: dict[str, Any] = {}
-    for step in task.golden_path.steps:
+    for step in plan.steps:
         try:
             arguments = render(step.arguments, results)
         except ExpressionError as exc:
-            report.errors.append(f"{step.id}: cannot build arguments: {exc}")
+            report.notes.append(f"{step.id}: cannot build arguments: {exc}")
             return report
         result = await client.call_tool(step.tool, arguments)
         report.calls += 1
         if result.is_error:
             text = "".join(b.text for b in result.content if isinstance(b, types.TextContent))
-            report.errors.append(f"{step.id}: {step.tool} failed: {text}")
+            report.notes.append(f"{step.id}: {step.tool} failed: {text}")
             return report
         results[step.id] = result_value(result)
     try:
-        answer = render(task.golden_path.answer, results)
+        answer = render(plan.answer, results)
     except ExpressionError as exc:
-        report.errors.append(f"answer: {exc}")
+        report.notes.append(f"answer: {exc}")
         return report
     report.answer = answer if isinstance(answer, str) else json.dumps(answer)
     await client.call_tool(SUBMIT_TOOL, {"answer": report.answer})
     report.calls += 1
     return report
+
+
+class GoldenAgent:
+    """The golden path with real results and no recovery, as an Agent (the runner's smoke test)."""
+
+    name = "golden"
+
+    async def run(self, client: Client, brief: Brief) -> AgentReport:
+        if brief.plan is None:
+            return AgentReport(notes=["the golden agent needs a plan"])
+        return await run_golden_agent(client, brief.plan)

@@ -95,9 +95,12 @@ class HttpHost:
                 self._server.should_exit = True
 
     async def create_episode(
-        self, scenario: str, task: str, condition: Condition, agent: str | None = None
+        self, scenario: str, task: str, condition: Condition, agent: str | None = None, episode_id: str | None = None
     ) -> dict[str, Any]:
-        payload = {"scenario": scenario, "task": task, "agent": agent, **condition.model_dump(mode="json")}
+        payload = {
+            "scenario": scenario, "task": task, "agent": agent, "episode_id": episode_id,
+            **condition.model_dump(mode="json"),
+        }  # fmt: skip
         async with httpx.AsyncClient() as http:
             response = await http.post(f"{self.base_url}/episodes", json=payload)
         response.raise_for_status()
@@ -115,18 +118,19 @@ async def open_episode(
     mode: str = "auto",
     http_host: HttpHost | None = None,
     agent: str | None = None,
+    episode_id: str | None = None,
 ) -> AsyncIterator[Connected]:
     """Start an episode over `transport` and yield a connected client; the episode ends when the block exits."""
     if transport == "memory":
         registry = EpisodeRegistry([scenario], trace_dir, transport="memory")
-        episode = registry.create(scenario.id, task, condition, agent=agent)
+        episode = registry.create(scenario.id, task, condition, episode_id, agent)
         try:
             async with Client(single_episode_server(episode), mode=mode) as client:
                 yield Connected(client, trace_dir / f"{episode.id}.jsonl", episode.id)
         finally:
             episode.end("disconnected")
     elif transport == "stdio":
-        episode_id = new_episode_id(scenario.id, task, condition.seed)
+        episode_id = episode_id or new_episode_id(scenario.id, task, condition.seed)
         command = serve_command(scenario, task, condition, trace_dir, episode_id, agent)
         params = StdioServerParameters(command=command[0], args=command[1:])
         async with Client(params, mode=mode) as client:
@@ -134,9 +138,11 @@ async def open_episode(
     else:
         if http_host is None:
             raise ValueError("the http transport needs a running HttpHost")
-        created = await http_host.create_episode(scenario.id, task, condition, agent)
-        async with Client(created["mcp_url"], mode=mode) as client:
-            yield Connected(client, Path(created["trace"]), created["episode_id"])
-        served = http_host.registry.get(created["episode_id"])
-        if served is not None:
-            served.end("disconnected")
+        created = await http_host.create_episode(scenario.id, task, condition, agent, episode_id)
+        try:
+            async with Client(created["mcp_url"], mode=mode) as client:
+                yield Connected(client, Path(created["trace"]), created["episode_id"])
+        finally:
+            served = http_host.registry.get(created["episode_id"])
+            if served is not None:
+                served.end("disconnected")

@@ -1,0 +1,68 @@
+"""Run an external agent program against one episode (`mcp-hazard run --agent-cmd 'CMD ...'`).
+
+The program gets the episode through environment variables (docs/agents.md), connects as an MCP client, solves the
+task and calls `submit_answer`. It is killed (its whole process group) when the episode's time is up.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import os
+import shlex
+import signal
+import subprocess
+import tempfile
+from pathlib import Path
+
+import anyio
+
+from mcp_hazard.errors import UserError
+
+
+def agent_name(command: str) -> str:
+    """A trace-safe name for an external agent: its program's file name."""
+    words = shlex.split(command)
+    if not words:
+        raise UserError("--agent-cmd is empty")
+    base = Path(words[-1] if words[0] in ("python", "python3", "node", "uv", "npx") and len(words) > 1 else words[0])
+    name = "".join(c if c.isalnum() or c in "._-" else "-" for c in base.name)[:60].strip("-.") or "external"
+    return f"cmd-{name}"
+
+
+async def run_external(
+    command: str, env_extra: dict[str, str], prompt: str, timeout_s: float, log_path: Path
+) -> tuple[int | None, bool]:
+    """Run the agent; returns (exit code or None when killed, whether it timed out). Its output goes to `log_path`."""
+    log_path.parent.mkdir(parents=True, exist_ok=True)
+    with tempfile.NamedTemporaryFile("w", suffix=".txt", delete=False, encoding="utf-8") as handle:
+        handle.write(prompt)
+        prompt_file = handle.name
+    env = {**os.environ, **env_extra, "MCP_HAZARD_PROMPT": prompt, "MCP_HAZARD_PROMPT_FILE": prompt_file}
+    with log_path.open("wb") as log:
+        process = subprocess.Popen(
+            shlex.split(command), stdin=subprocess.DEVNULL, stdout=log, stderr=subprocess.STDOUT, env=env,
+            start_new_session=True,
+        )  # fmt: skip
+        timed_out = False
+        try:
+            with anyio.fail_after(timeout_s):
+                while process.poll() is None:
+                    await anyio.sleep(0.05)
+        except TimeoutError:
+            timed_out = True
+        finally:
+            if process.poll() is None:
+                with contextlib.suppress(ProcessLookupError):
+                    os.killpg(process.pid, signal.SIGKILL)
+                process.wait()
+            Path(prompt_file).unlink(missing_ok=True)
+    return (None if timed_out else process.returncode), timed_out
+
+
+def stdio_env(command: list[str]) -> dict[str, str]:
+    return {"MCP_HAZARD_TRANSPORT": "stdio", "MCP_HAZARD_SERVER_COMMAND": json.dumps(command)}
+
+
+def http_env(url: str) -> dict[str, str]:
+    return {"MCP_HAZARD_TRANSPORT": "http", "MCP_HAZARD_URL": url}

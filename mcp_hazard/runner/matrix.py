@@ -1,0 +1,106 @@
+"""The matrix of a run: scenario x task x condition (clean, then each hazard) x profile x seed x agent.
+
+Each cell has a stable episode id, so its trace file name is known before it runs: a rerun skips cells whose trace
+ended, and redoes cells whose trace was cut short by an interrupted run.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+from typing import Any
+
+from mcp_hazard.condition import Condition
+from mcp_hazard.errors import UserError
+from mcp_hazard.hazards.build import all_hazards, applicable_options, declared_hazards
+from mcp_hazard.scenario.hazard_spec import HazardSpec
+from mcp_hazard.scenario.load import LoadedScenario
+
+CLEAN = "clean"
+
+
+def spec_label(spec: HazardSpec) -> str:
+    """`kind` or `kind:key=value,...` with the keys that were given, sorted: a readable, stable condition name."""
+    given: dict[str, Any] = dict(spec.params)
+    if spec.schedule is not None:
+        given.update(spec.schedule.model_dump(exclude_unset=True))
+    if spec.tools:
+        given["tools"] = "+".join(spec.tools)
+    if not given:
+        return spec.kind
+    parts = ",".join(f"{k}={'+'.join(map(str, v)) if isinstance(v, list) else v}" for k, v in sorted(given.items()))
+    return f"{spec.kind}:{parts}"
+
+
+def _slug(text: str) -> str:
+    return re.sub(r"[^A-Za-z0-9_.-]+", "-", text).strip("-")[:80] or "x"
+
+
+@dataclass(frozen=True)
+class Cell:
+    agent: str
+    scenario: LoadedScenario
+    task: str
+    label: str
+    hazards: tuple[HazardSpec, ...]
+    profile: str
+    seed: int
+
+    @property
+    def episode_id(self) -> str:
+        return _slug(f"{self.agent}.{self.scenario.id}.{self.task}.{self.label}.{self.profile}.s{self.seed}")
+
+    @property
+    def condition(self) -> Condition:
+        return Condition(seed=self.seed, profile=self.profile, hazards=list(self.hazards))  # type: ignore[arg-type]
+
+
+def conditions_for(
+    scenario: LoadedScenario, task_id: str, options: list[HazardSpec | str]
+) -> list[tuple[str, list[HazardSpec]]]:
+    """Clean first, then one condition per hazard: `all` becomes each kind that applies to the task on its own,
+    `declared` the scenario's own hazards together; a kind that fits no tool of the task is left out."""
+    task = scenario.model.task(task_id)
+    assert task is not None
+    out: list[tuple[str, list[HazardSpec]]] = [(CLEAN, [])]
+    for option in options:
+        if option == "all":
+            for spec in all_hazards(scenario.model, task):
+                out.append((spec_label(HazardSpec(kind=spec.kind)), [spec]))
+        elif option == "declared":
+            specs = declared_hazards(scenario.model, task)
+            if specs:
+                out.append(("declared", specs))
+        else:
+            assert isinstance(option, HazardSpec)
+            specs = applicable_options([option], scenario.model, task)
+            if specs:
+                out.append((spec_label(option), specs))
+    seen: set[str] = set()
+    unique = []
+    for label, specs in out:
+        if label not in seen:
+            seen.add(label)
+            unique.append((label, specs))
+    return unique
+
+
+def plan(
+    scenarios: list[LoadedScenario],
+    agents: list[str],
+    options: list[HazardSpec | str],
+    profiles: list[str],
+    seeds: list[int],
+) -> list[Cell]:
+    cells = []
+    for scenario in scenarios:
+        for task in scenario.model.tasks:
+            for label, specs in conditions_for(scenario, task.id, options):
+                for profile in profiles:
+                    for seed in seeds:
+                        for agent in agents:
+                            cells.append(Cell(agent, scenario, task.id, label, tuple(specs), profile, seed))
+    ids = [cell.episode_id for cell in cells]
+    if len(ids) != len(set(ids)):
+        raise UserError("two cells of the matrix have the same episode id; give hazards distinct parameters")
+    return cells
