@@ -153,7 +153,8 @@ def build_parser() -> argparse.ArgumentParser:
     run.add_argument("--hazard", action="append", default=None, metavar="KIND[:key=value,...]",
                      help="a hazard condition (repeatable; default all: each applicable kind alone)")  # fmt: skip
     run.add_argument("--profile", default="strict", help="comma-separated profiles: strict, guided (default strict)")
-    run.add_argument("--transport", choices=["memory", "stdio", "http"], default="stdio")
+    run.add_argument("--transport", choices=["memory", "stdio", "http"], default="http",
+                     help="how agents reach the server (default http: one real server on 127.0.0.1)")  # fmt: skip
     run.add_argument("--concurrency", type=_positive, default=4, help="episodes at once (default 4)")
     run.add_argument("--timeout", type=_positive_float, default=60.0, help="seconds per episode (default 60)")
     run.add_argument("--call-timeout", type=_positive_float, default=2.0,
@@ -161,6 +162,21 @@ def build_parser() -> argparse.ArgumentParser:
     run.add_argument("--out", default="runs/matrix", help="run folder: traces, run log, reports (default runs/matrix)")
     run.add_argument("--no-progress", action="store_true", help="no progress bar")
     run.add_argument("--allow-python", action="store_true", help="allow `python` behaviours (runs their code)")
+    verify = commands.add_parser("verify", help="prove every hazard instance solvable (recovering) and biting (naive)")
+    verify.add_argument("paths", nargs="+", help="scenario files or directories")
+    verify.add_argument("--seeds", type=_seeds, default=[0, 1], help="seeds (default 0-1)")
+    verify.add_argument("--hazard", action="append", default=None, metavar="KIND[:key=value,...]",
+                        help="hazards to check (repeatable; default all)")  # fmt: skip
+    verify.add_argument("--transport", choices=["memory", "stdio", "http"], default="memory")
+    verify.add_argument("--concurrency", type=_positive, default=4)
+    verify.add_argument("--out", help="keep the traces here (default: a temporary folder)")
+    verify.add_argument("--allow-python", action="store_true", help="allow `python` behaviours (runs their code)")
+
+    replay = commands.add_parser("replay", help="re-run a trace's agent actions and check the new trace is the same")
+    replay.add_argument("trace", help="a trace (.jsonl), or a replay script (.yaml: scenario, task, calls, answer)")
+    replay.add_argument("--transport", choices=["memory", "stdio", "http"], default="memory")
+    replay.add_argument("--scenarios", help="folder with the scenario file, if it moved")
+    replay.add_argument("--allow-python", action="store_true", help="allow `python` behaviours (runs their code)")
     return parser
 
 
@@ -304,6 +320,46 @@ def _score(args: argparse.Namespace) -> int:
     return 0 if scored.scores else EXIT_INVALID
 
 
+def _verify(args: argparse.Namespace) -> int:
+    import tempfile
+
+    from mcp_hazard.runner.command import _hazards
+    from mcp_hazard.runner.matrix import plan
+    from mcp_hazard.runner.run import Runner
+    from mcp_hazard.runner.verify import check
+    from mcp_hazard.scenario.load import load_scenarios
+    from mcp_hazard.scoring.collect import score_traces
+
+    scenarios = load_scenarios(args.paths, allow_python=args.allow_python)
+    cells = plan(scenarios, ["naive", "recovering"], _hazards(args.hazard), ["strict"], args.seeds)
+    with tempfile.TemporaryDirectory(prefix="mcp-hazard-verify-") as scratch:
+        out = Path(args.out or scratch)
+        runner = Runner(out, transport=args.transport, concurrency=args.concurrency, timeout_s=60,
+                        call_timeout_s=1.0, show_progress=False)  # fmt: skip
+        anyio.run(runner.run, cells)
+        scores = score_traces([str(out / "traces")], allow_python=args.allow_python).scores
+    checked, findings = check(cells, scores)
+    for finding in findings:
+        print(f"mcp-hazard: {finding}", file=sys.stderr)
+    verdict = "all solvable, all biting" if not findings else f"{len(findings)} problem(s)"
+    print(f"verify: {checked} instances ({len(cells)} episodes over {args.transport}): {verdict}")
+    return EXIT_INVALID if findings else 0
+
+
+def _replay(args: argparse.Namespace) -> int:
+    from mcp_hazard.runner.replay import replay_script, replay_trace
+
+    if args.trace.endswith((".yaml", ".yml")):
+        return replay_script(args.trace, transport=args.transport, allow_python=args.allow_python)
+    _old, new, difference = replay_trace(args.trace, transport=args.transport, scenarios=args.scenarios,
+                                        allow_python=args.allow_python)  # fmt: skip
+    if difference is not None:
+        print(f"mcp-hazard: replay differs from {args.trace}: {difference}", file=sys.stderr)
+        return EXIT_INVALID
+    print(f"replay: {len(new.events)} events, identical to {args.trace} apart from times, durations and the run block")
+    return 0
+
+
 def _run(args: argparse.Namespace) -> int:
     from mcp_hazard.runner.command import run_command
 
@@ -317,6 +373,8 @@ COMMANDS = {
     "hazards": _hazards,
     "score": _score,
     "run": _run,
+    "verify": _verify,
+    "replay": _replay,
 }
 
 

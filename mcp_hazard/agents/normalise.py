@@ -184,17 +184,19 @@ def convert_field(value: dict[str, Any], wanted: str) -> Any:
         score = similarity(key, wanted)
         if score > best_score:
             best, best_score = key, score
-    if best is not None and best_score > 0:
+    if best is not None and best_score >= 0.5:  # half the words in common: `flight` for `flight_id`
         return _scaled(value[best], best, wanted)
     want_unit = _unit(wanted)
     numbers = [k for k, v in value.items() if isinstance(v, int | float) and not isinstance(v, bool)]
     if want_unit is None and len(numbers) == 1:  # the one number in the answer is the one asked for
         return _scaled(value[numbers[0]], numbers[0], wanted)
-    for key, number in value.items():
-        have = _unit(key)
-        numeric = isinstance(number, int | float) and not isinstance(number, bool)
-        if numeric and have and want_unit and UNITS[have][0] == UNITS[want_unit][0]:
-            return _scaled(number, key, wanted)
+    same_dimension = [
+        key for key in numbers
+        if want_unit and (have := _unit(key)) is not None and UNITS[have][0] == UNITS[want_unit][0]
+    ]  # fmt: skip
+    if same_dimension:  # the same kind of quantity; the one whose name shares most words (width_mm for width_cm)
+        key = max(same_dimension, key=lambda k: (similarity(k, wanted), -same_dimension.index(k)))
+        return _scaled(value[key], key, wanted)
     return None
 
 

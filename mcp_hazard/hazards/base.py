@@ -115,6 +115,7 @@ class Hazard:
     failpoints: ClassVar[tuple[Failpoint, ...]]
     Params: ClassVar[type[BaseModel]] = HazardParams
     default_schedule: ClassVar[dict[str, Any]] = {}
+    bites_naive: ClassVar[bool] = True  # verify: an agent without recovery should fail where this fires
     presentation: ClassVar[bool] = False  # True: changes only how a result is shown, so it runs after value changes
 
     def __init__(self, spec: HazardSpec, params: BaseModel, index: int, scenario: Scenario, task: Task) -> None:

@@ -17,6 +17,7 @@ class SilentWrongValue(Hazard):
     recovery = ("verify",)
     summary = "A call with inputs that are not exactly right returns a plausible wrong value instead of an error."
     failpoints = ("after",)
+    bites_naive = False  # it acts only on inputs that are not exactly right, which the golden path never sends
 
     @classmethod
     def applicable_tools(cls, scenario: Scenario, task: Task) -> list[str]:

@@ -1,0 +1,61 @@
+"""`mcp-hazard verify`: every hazard instance is solvable and has teeth.
+
+For each scenario, task, hazard kind that applies and seed: the recovering agent reaches the canonical answer
+(solvable); the naive agent solves the clean condition; and where a hazard is meant to bite, the naive agent does not
+solve it (not toothless). An instance whose hazard never fired is toothless too.
+"""
+
+from __future__ import annotations
+
+from collections import defaultdict
+from dataclasses import dataclass
+from typing import Any
+
+from mcp_hazard.hazards import REGISTRY
+from mcp_hazard.runner.matrix import CLEAN, Cell
+from mcp_hazard.scoring.episode import EpisodeScore
+
+
+@dataclass(frozen=True)
+class Finding:
+    scenario: str
+    task: str
+    condition: str
+    seed: int
+    problem: str
+
+    def __str__(self) -> str:
+        return f"{self.scenario}/{self.task} [{self.condition}] seed {self.seed}: {self.problem}"
+
+
+def _fired(score: EpisodeScore) -> bool:
+    return bool(score.verdicts)
+
+
+def check(cells: list[Cell], scores: list[EpisodeScore]) -> tuple[int, list[Finding]]:
+    """(instances checked, findings) from a run of the naive and recovering agents over `cells`."""
+    by_id = {s.episode_id: s for s in scores}
+    instances: dict[tuple[str, str, str, int], dict[str, Any]] = defaultdict(dict)
+    kinds: dict[tuple[str, str, str, int], list[str]] = {}
+    for cell in cells:
+        key = (cell.scenario.id, cell.task, cell.label, cell.seed)
+        instances[key][cell.agent] = by_id.get(cell.episode_id)
+        kinds[key] = [spec.kind for spec in cell.hazards]
+    findings: list[Finding] = []
+    for key, runs in sorted(instances.items()):
+        scenario, task, label, seed = key
+        naive, recovering = runs.get("naive"), runs.get("recovering")
+        if label == CLEAN:
+            if naive is None or not naive.correct:
+                findings.append(Finding(scenario, task, label, seed, "the naive agent does not solve the clean task"))
+            continue
+        if recovering is None or not recovering.correct:
+            why = f" ({recovering.episode_failure})" if recovering is not None else " (no trace)"
+            findings.append(Finding(scenario, task, label, seed, "unsolvable: the recovering agent fails" + why))
+        meant_to_bite = any(REGISTRY[k].bites_naive for k in kinds[key] if k in REGISTRY)
+        if meant_to_bite and naive is not None:
+            if not _fired(naive):
+                findings.append(Finding(scenario, task, label, seed, "toothless: the hazard never fired"))
+            elif naive.correct:
+                findings.append(Finding(scenario, task, label, seed, "toothless: the naive agent still solves it"))
+    return len(instances), findings
