@@ -115,6 +115,7 @@ class Episode:
         self.agent = agent
         self.trace = TraceWriter(trace_dir / f"{episode_id}.jsonl" if trace_dir is not None else None)
         self.slots: dict[str, int] = {}
+        self.waiting: list[tuple[str, int, Any, float, list[int]]] = []
         self.started = False
         self.ended = False
         self.end_reason: str | None = None
@@ -152,9 +153,18 @@ class Episode:
         )
         log.info("episode started", episode=self.id, scenario=self.scenario.id, task=self.task.id)
 
+    def _cancel(self, waiting: tuple[str, int, Any, float, list[int]]) -> None:
+        """Record a hanging call as cancelled, once: by its own cancellation, or by the episode ending first."""
+        if waiting in self.waiting:
+            self.waiting.remove(waiting)
+            name, slot, arguments, began, touched = waiting
+            self._record(name, slot, arguments, began, "cancelled", error="cancelled by the client", hazards=touched)
+
     def end(self, reason: str) -> None:
         if self.trace.closed:
             return
+        for waiting in list(self.waiting):  # calls still hanging when the client left: same record, same place
+            self._cancel(waiting)
         self.ended = True
         self.end_reason = reason
         if self.started:
@@ -243,13 +253,17 @@ class Episode:
             delivered = await notify() if notify is not None else False
             self.trace.write(ev.ListChanged, delivered=delivered)
         if verdict.delay_s and self.sleep:
+            waiting = (spec.name, slot, arguments, began, touched)
+            self.waiting.append(waiting)
             try:
                 await anyio.sleep(verdict.delay_s)
             except anyio.get_cancelled_exc_class():
                 with anyio.CancelScope(shield=True):
-                    self._record(spec.name, slot, arguments, began, "cancelled", error="cancelled by the client",
-                                 hazards=touched)  # fmt: skip
+                    self._cancel(waiting)
                 raise
+            if waiting not in self.waiting:  # the episode ended while this call hung; it is recorded as cancelled
+                return error_result("This episode has ended.")
+            self.waiting.remove(waiting)
         if verdict.rejection is not None:
             rejection = verdict.rejection
             self._record(spec.name, slot, arguments, began, "rejected", error=rejection.message, hazards=touched)
