@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from typing import Literal
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import BaseModel, ConfigDict, Field, field_validator
 
 from mcp_hazard.scenario.hazard_spec import HazardSpec
 
@@ -26,3 +26,16 @@ class Condition(BaseModel):
     hazards: list[HazardSpec | Literal["all", "declared"]] = Field(
         default_factory=list, description="Hazards to inject; 'all' and 'declared' expand per task."
     )
+    interventions: list[str] = Field(
+        default_factory=list, description="Interface interventions applied from the first listing, in order."
+    )
+
+    @field_validator("interventions")
+    @classmethod
+    def _known(cls, names: list[str]) -> list[str]:
+        from mcp_hazard.interventions import REGISTRY
+
+        unknown = [n for n in names if n not in REGISTRY]
+        if unknown:
+            raise ValueError(f"unknown intervention {unknown[0]!r}; known: {', '.join(sorted(REGISTRY))}")
+        return names

@@ -9,6 +9,7 @@ result that calls itself stale, and follow pages.
 
 from __future__ import annotations
 
+import contextlib
 import datetime as dt
 import re
 from typing import Any
@@ -88,40 +89,38 @@ class RecoveringAgent:
         listing = await client.list_tools(cache_mode="refresh")
         self.tools = {tool.name: tool for tool in listing.tools if tool.name != SUBMIT_TOOL}
 
-    def current_name(self, wanted: str) -> str:
-        """The tool's name now: the same, or the most similar listed name (a renamed tool)."""
+    def current_name(
+        self, wanted: str, arguments: dict[str, Any] | None = None, fields: list[str] | None = None
+    ) -> str:
+        """The tool's name now: the same, or the listed tool that fits best by its name, its description and how
+        well our arguments fit its schema (a renamed or replaced tool)."""
         if wanted in self.tools or not self.tools:
             return wanted
-        return max(self.tools, key=lambda name: (similarity(name, wanted), -abs(len(name) - len(wanted))))
+        want = words(wanted)
+
+        def fit(tool: types.Tool) -> tuple[float, str]:
+            told = words(tool.description or "")
+            score = 2 * similarity(tool.name, wanted) + len(want & told) / max(len(want), 1)
+            if arguments:
+                placed = _placements(_flat_schema(tool.input_schema or {}), arguments)
+                score += 1.5 * len(placed) / len(arguments)
+            documented = set(((tool.output_schema or {}).get("properties") or {}).keys())
+            if fields and documented:  # it documents the very fields the rest of the plan reads
+                score += 2 * len(set(fields) & documented) / len(fields)
+            return score, tool.name
+
+        return max(self.tools.values(), key=fit).name
 
     def remap(self, tool: types.Tool, arguments: dict[str, Any]) -> dict[str, Any]:
-        """Arguments re-mapped onto `tool`'s documented schema: renamed fields, new constants, formats, types."""
-        schema = tool.input_schema or {}
-        props: dict[str, Any] = dict(schema.get("properties") or {})
-        args: dict[str, Any] = {}
-        free = [p for p in props if p not in arguments]
-        for key, value in arguments.items():
-            if key in props or not free:
-                args[key] = value
-                continue
-            target = max(free, key=lambda p: similarity(p, key))
-            if similarity(target, key) == 0 and len(free) > 1:
-                args[key] = value
-                continue
-            free.remove(target)
-            args[target] = value
-        for name in schema.get("required") or []:
-            prop = props.get(name) or {}
-            if name not in args and "const" in prop:
-                args[name] = prop["const"]
-        for name, value in list(args.items()):
-            args[name] = _fit(props.get(name) or {}, value)
-        return args
+        """Arguments re-mapped onto `tool`'s documented schema by names, descriptions, patterns and types; new
+        constants filled in; formats and types fitted; and nested into a single request object if that is the
+        documented shape."""
+        return _remap(tool.input_schema or {}, arguments)
 
     # -- one step -----------------------------------------------------------------------------------------------
 
     async def call(self, client: Client, tool: str, arguments: dict[str, Any], fields: list[str]) -> Any:
-        name = self.current_name(tool)
+        name = self.current_name(tool, arguments, fields)
         args = self.remap(self.tools[name], arguments) if name in self.tools else dict(arguments)
         last, repeats, tried_formats = "", 0, 0
         for attempt in range(MAX_ATTEMPTS):
@@ -147,7 +146,7 @@ class RecoveringAgent:
                 return await self.fall_back(client, name, args, fields)
             if any(word in lowered for word in CHANGED):
                 await self.relist(client)
-                name = self.current_name(tool)
+                name = self.current_name(tool, arguments, fields)
                 args = self.remap(self.tools[name], arguments) if name in self.tools else args
                 continue
             corrected = _correct(args, text, hints, tried_formats)
@@ -246,6 +245,74 @@ class RecoveringAgent:
                 fresher = {**value, **{f: convert_field(second, f) for f in fields}}
                 return fresher
         return value
+
+
+def _flat_schema(schema: dict[str, Any]) -> dict[str, Any]:
+    """The schema whose properties take the arguments: the one nested request object, when that is the shape."""
+    props = schema.get("properties") or {}
+    if len(props) == 1:
+        (only,) = props.values()
+        if isinstance(only, dict) and only.get("type") == "object" and only.get("properties"):
+            return only
+    return schema
+
+
+def _affinity(key: str, value: Any, name: str, prop: dict[str, Any]) -> float:
+    """How well argument `key` (with `value`) fits property `name`: words of the names and the property's
+    description, a documented pattern or enum the value satisfies, and the type."""
+    score = similarity(key, name) + 0.8 * len(words(key) & words(str(prop.get("description", "")))) / max(
+        len(words(key)), 1
+    )
+    pattern = prop.get("pattern")
+    if isinstance(pattern, str) and isinstance(value, str):
+        with contextlib.suppress(re.error):
+            score += 1.0 if re.search(pattern, value) else -0.5
+    if "enum" in prop:
+        score += 1.0 if value in prop["enum"] else -0.5
+    kind = prop.get("type")
+    if (kind == "string" and isinstance(value, str)) or (
+        kind in ("number", "integer") and isinstance(value, int | float)
+    ):
+        score += 0.2
+    return score
+
+
+def _placements(schema: dict[str, Any], arguments: dict[str, Any]) -> dict[str, str]:
+    """Our argument name -> the property it goes to, greedily by best fit (exact names first)."""
+    props: dict[str, Any] = dict(schema.get("properties") or {})
+    placed: dict[str, str] = {k: k for k in arguments if k in props}
+    free = [p for p in props if p not in placed.values()]
+    pairs = sorted(
+        ((_affinity(k, v, p, props[p] if isinstance(props[p], dict) else {}), k, p)
+         for k, v in arguments.items() if k not in placed for p in free),
+        key=lambda item: (-item[0], item[1], item[2]),
+    )  # fmt: skip
+    for score, key, prop in pairs:
+        if score < 0.3 or key in placed or prop in placed.values():
+            continue
+        placed[key] = prop
+    # what is left goes in order to what is left: renaming policies keep the documented order
+    left = [k for k in arguments if k not in placed]
+    open_props = [p for p in props if p not in placed.values()]
+    if left and len(left) <= len(open_props):
+        placed.update(zip(left, open_props, strict=False))
+    return placed
+
+
+def _remap(schema: dict[str, Any], arguments: dict[str, Any]) -> dict[str, Any]:
+    flat = _flat_schema(schema)
+    props: dict[str, Any] = dict(flat.get("properties") or {})
+    placed = _placements(flat, arguments)
+    args = {placed.get(k, k): v for k, v in arguments.items()}
+    for name in flat.get("required") or []:
+        prop = props.get(name) or {}
+        if name not in args and "const" in prop:
+            args[name] = prop["const"]
+    args = {name: _fit(props.get(name) or {}, value) for name, value in args.items()}
+    if flat is not schema:
+        (outer,) = (schema.get("properties") or {}).keys()
+        return {outer: args}
+    return args
 
 
 def _render(template: Any, results: dict[str, Any]) -> Any:

@@ -20,6 +20,7 @@ from mcp_hazard import __version__
 from mcp_hazard.condition import Condition
 from mcp_hazard.hazards import HazardEngine, ToolView, build_hazards, expand
 from mcp_hazard.hazards.base import Hazard
+from mcp_hazard.interventions import Surface, apply_all, build_interventions
 from mcp_hazard.logs import log
 from mcp_hazard.scenario.arguments import argument_problem
 from mcp_hazard.scenario.behaviours import BehaviourFault, ToolOutcome, run_behaviour
@@ -100,6 +101,7 @@ class Episode:
         self.task = task
         specs = expand(list(condition.hazards), scenario.model, task)
         hazards = build_hazards(specs, scenario.model, task)  # raises UserError before any file is written
+        self.interventions = build_interventions(list(condition.interventions), condition.seed, scenario.model, task)
         self.condition = condition.model_copy(update={"hazards": specs})
         self.transport = transport
         self.allow_python = allow_python
@@ -183,34 +185,51 @@ class Episode:
     def views(self) -> list[ToolView]:
         return self.engine.views(list(self.tools.values()))
 
+    def surfaces(self) -> list[Surface]:
+        """The listing as served: the hazard views, then every interface intervention on top, in order."""
+        base = [
+            Surface(name=v.name, description=v.description, input_schema=v.input_schema,
+                    output_schema=v.output_schema, inner=v.name)
+            for v in self.views()
+        ]  # fmt: skip
+        return apply_all(self.interventions, base) if self.interventions else base
+
     def served_tools(self) -> list[types.Tool]:
-        tools = [self._tool(view) for view in self.views()]
+        views = {view.name: view for view in self.views()}
+        tools = [self._tool(surface, views[surface.inner]) for surface in self.surfaces()]
         tools.append(types.Tool(name=SUBMIT_TOOL, description=SUBMIT_DESCRIPTION, input_schema=SUBMIT_SCHEMA))
         return tools
 
-    def _tool(self, view: ToolView) -> types.Tool:
+    def _tool(self, surface: Surface, view: ToolView) -> types.Tool:
         spec = self.tools[view.original]
         annotations = None
         if spec.annotations is not None:
             annotations = types.ToolAnnotations(**spec.annotations.model_dump(exclude_none=True))
         return types.Tool(
-            name=view.name,
+            name=surface.name,
             title=spec.title,
-            description=view.description,
-            input_schema=view.input_schema,
-            output_schema=view.output_schema,
+            description=surface.description,
+            input_schema=surface.input_schema,
+            output_schema=surface.output_schema,
             annotations=annotations,
         )
 
-    def _resolve(self, name: str) -> tuple[ToolSpec, ToolView] | None:
-        """The tool a served name means now; an original name still resolves so a drift hazard can reject it."""
+    def _resolve(self, name: str) -> tuple[ToolSpec, ToolView, Surface | None] | None:
+        """The tool a served name means now. Without interventions an original name still resolves, so a drift
+        hazard can reject it; with interventions only the served names exist."""
         views = self.views()
+        if self.interventions:
+            surface = next((s for s in self.surfaces() if s.name == name), None)
+            if surface is None:
+                return None
+            view = next(v for v in views if v.name == surface.inner)
+            return self.tools[view.original], view, surface
         for view in views:
             if view.name == name:
-                return self.tools[view.original], view
+                return self.tools[view.original], view, None
         for view in views:
             if view.original == name:
-                return self.tools[name], view
+                return self.tools[name], view, None
         return None
 
     def list_tools(self) -> types.ListToolsResult:
@@ -240,13 +259,19 @@ class Episode:
         if resolved is None:
             slot = self._next_slot(name)
             return self._record(name, slot, arguments, began, "unknown_tool", error=f"Unknown tool '{name}'.")
-        spec, view = resolved
+        spec, view, surface = resolved
         slot = self._next_slot(spec.name)
         if not isinstance(arguments, dict):
             return self._record(
                 spec.name, slot, arguments, began, "invalid_arguments", error="arguments must be an object"
             )
-        call = self.engine.context(spec, name, slot, arguments)
+        inner = arguments
+        if surface is not None:  # an intervened interface: check the served schema, then map to the one below
+            problem = argument_problem(surface.input_schema, arguments)
+            if problem:
+                return self._record(spec.name, slot, arguments, began, "invalid_arguments", error=f"Invalid {problem}")
+            inner = surface.to_inner(arguments)
+        call = self.engine.context(spec, name if surface is None else view.name, slot, inner)
         verdict = self.engine.before(call)
         touched = list(verdict.touched)
         if verdict.list_changed:

@@ -1,0 +1,86 @@
+"""Interface interventions: a tool's surface changes, its behaviour does not.
+
+Each intervention turns the listing (a list of `Surface`) into a new one and keeps, per tool, the way back: the
+served name to the name below, and the served arguments to the arguments below (`to_inner`), plus the way out
+(`to_outer`) so tests can prove that the mapped call returns exactly what the original returns. Interventions apply
+from the first listing (desktop clients do not refresh) and compose in the order given.
+"""
+
+from __future__ import annotations
+
+import copy
+from collections.abc import Callable
+from dataclasses import dataclass, field, replace
+from typing import Any, ClassVar
+
+Mapper = Callable[[dict[str, Any]], dict[str, Any]]
+
+
+def _same(args: dict[str, Any]) -> dict[str, Any]:
+    return dict(args)
+
+
+@dataclass
+class Surface:
+    """A tool as the agent sees it, and how its calls map to the layer below (the hazard view)."""
+
+    name: str
+    description: str
+    input_schema: dict[str, Any]
+    output_schema: dict[str, Any] | None
+    inner: str  # the name of this tool in the hazard view below every intervention
+    to_inner: Mapper = _same
+    to_outer: Mapper = _same
+    notes: dict[str, Any] = field(default_factory=dict)
+
+    def derive(self, **changes: Any) -> Surface:
+        return replace(self, **changes)
+
+    def then(self, to_inner: Mapper, to_outer: Mapper) -> tuple[Mapper, Mapper]:
+        """Compose a new outer layer's mappings with this surface's (outer -> this -> inner)."""
+        below_in, below_out = self.to_inner, self.to_outer
+        return (lambda args: below_in(to_inner(args))), (lambda args: to_outer(below_out(args)))
+
+
+def properties(schema: dict[str, Any]) -> dict[str, Any]:
+    props = schema.get("properties")
+    return dict(props) if isinstance(props, dict) else {}
+
+
+def renamed_schema(schema: dict[str, Any], names: dict[str, str]) -> dict[str, Any]:
+    new = copy.deepcopy(schema)
+    new["properties"] = {names.get(k, k): v for k, v in properties(schema).items()}
+    if isinstance(schema.get("required"), list):
+        new["required"] = [names.get(r, r) for r in schema["required"]]
+    return new
+
+
+def rename_args(names: dict[str, str]) -> tuple[Mapper, Mapper]:
+    """(outer -> inner, inner -> outer) for argument names mapped inner -> outer by `names`."""
+    back = {outer: inner for inner, outer in names.items()}
+    return (lambda a: {back.get(k, k): v for k, v in a.items()}), (lambda a: {names.get(k, k): v for k, v in a.items()})
+
+
+class Intervention:
+    kind: ClassVar[str]
+    summary: ClassVar[str]
+
+    def __init__(self, seed: int, scenario: str, task: str, originals: set[str]) -> None:
+        self.seed = seed
+        self.scenario = scenario
+        self.task = task
+        self.originals = originals  # every original tool and argument name: never reused as a new name
+
+    def keys(self, *more: object) -> tuple[object, ...]:
+        return (self.seed, self.scenario, self.task, self.kind, *more)
+
+    def apply(self, surfaces: list[Surface]) -> list[Surface]:
+        raise NotImplementedError
+
+
+REGISTRY: dict[str, type[Intervention]] = {}
+
+
+def register(cls: type[Intervention]) -> type[Intervention]:
+    REGISTRY[cls.kind] = cls
+    return cls
