@@ -91,6 +91,9 @@ def _condition_options(parser: argparse.ArgumentParser) -> None:
     )  # fmt: skip
     parser.add_argument("--profile", choices=["strict", "guided"], default="strict",
                         help="strict: errors say what is wrong; guided: they also suggest a recovery")  # fmt: skip
+    parser.add_argument("--intervention", action="append", default=[], metavar="NAME",
+                        help="interface intervention (repeatable, composed in order): rename, reorder, augment, "
+                        "replace, names=random, names=realistic, substitute")  # fmt: skip
 
 
 def _hazard_options(values: list[str]) -> list[Any]:
@@ -153,6 +156,8 @@ def build_parser() -> argparse.ArgumentParser:
     run.add_argument("--hazard", action="append", default=None, metavar="KIND[:key=value,...]",
                      help="a hazard condition (repeatable; default all: each applicable kind alone)")  # fmt: skip
     run.add_argument("--profile", default="strict", help="comma-separated profiles: strict, guided (default strict)")
+    run.add_argument("--intervention", action="append", default=None, metavar="NAME",
+                     help="intervention conditions (repeatable; 'all' = each alone; default none)")  # fmt: skip
     run.add_argument("--transport", choices=["memory", "stdio", "http"], default="http",
                      help="how agents reach the server (default http: one real server on 127.0.0.1)")  # fmt: skip
     run.add_argument("--concurrency", type=_positive, default=4, help="episodes at once (default 4)")
@@ -171,6 +176,13 @@ def build_parser() -> argparse.ArgumentParser:
     verify.add_argument("--concurrency", type=_positive, default=4)
     verify.add_argument("--out", help="keep the traces here (default: a temporary folder)")
     verify.add_argument("--allow-python", action="store_true", help="allow `python` behaviours (runs their code)")
+
+    perturb = commands.add_parser("perturb", help="write the tool listing as the agent sees it under interventions")
+    perturb.add_argument("path", help="a scenario file")
+    perturb.add_argument("--intervention", action="append", default=[], metavar="NAME", required=True)
+    perturb.add_argument("--seed", type=_seed, default=0)
+    perturb.add_argument("--task", help="task id (default: the first)")
+    perturb.add_argument("--out", help="write here instead of standard output")
 
     replay = commands.add_parser("replay", help="re-run a trace's agent actions and check the new trace is the same")
     replay.add_argument("trace", help="a trace (.jsonl), or a replay script (.yaml: scenario, task, calls, answer)")
@@ -257,7 +269,14 @@ def _serve(args: argparse.Namespace) -> int:
     if args.scenario is None and len(scenarios) > 1:
         raise UserError(f"{args.path} holds {len(scenarios)} scenarios; pick one with --scenario")
     registry = EpisodeRegistry(scenarios, trace_dir, transport="stdio", allow_python=args.allow_python)
-    condition = Condition(seed=args.seed, profile=args.profile, hazards=_hazard_options(args.hazard))
+    from mcp_hazard.interventions import parse_intervention
+
+    interventions = [parse_intervention(name) for name in args.intervention]
+    if "all" in interventions:
+        raise UserError("--intervention all is for `run` (one condition per intervention); name them for serve")
+    condition = Condition(
+        seed=args.seed, profile=args.profile, hazards=_hazard_options(args.hazard), interventions=interventions
+    )
     episode = registry.create(args.scenario, args.task, condition, args.episode_id, args.agent)
     anyio.run(serve_stdio, episode)
     return 0
@@ -346,6 +365,34 @@ def _verify(args: argparse.Namespace) -> int:
     return EXIT_INVALID if findings else 0
 
 
+def _perturb(args: argparse.Namespace) -> int:
+    import yaml
+
+    from mcp_hazard.condition import Condition
+    from mcp_hazard.interventions import parse_intervention
+    from mcp_hazard.scenario.load import load_scenario
+    from mcp_hazard.server.episode import Episode
+
+    loaded = load_scenario(args.path)
+    task = loaded.model.tasks[0] if args.task is None else loaded.model.task(args.task)
+    if task is None:
+        raise UserError(f"{args.path}: no task {args.task!r}")
+    names = [parse_intervention(name) for name in args.intervention]
+    condition = Condition(seed=args.seed, interventions=names)
+    episode = Episode(episode_id="perturb", scenario=loaded, task=task, condition=condition, trace_dir=None,
+                      transport="memory")  # fmt: skip
+    listing = [tool.model_dump(mode="json", by_alias=True, exclude_none=True) for tool in episode.served_tools()]
+    document = {"scenario": loaded.id, "task": task.id, "seed": args.seed, "interventions": names,
+                "prompt": episode.prompt_text(), "tools": listing}  # fmt: skip
+    text = yaml.safe_dump(document, sort_keys=False, allow_unicode=True, width=120)
+    if args.out:
+        Path(args.out).write_text(text, encoding="utf-8")
+        print(f"mcp-hazard: wrote the perturbed listing of {loaded.id}/{task.id} to {args.out}", file=sys.stderr)
+    else:
+        print(text, end="")
+    return 0
+
+
 def _replay(args: argparse.Namespace) -> int:
     from mcp_hazard.runner.replay import replay_script, replay_trace
 
@@ -375,6 +422,7 @@ COMMANDS = {
     "run": _run,
     "verify": _verify,
     "replay": _replay,
+    "perturb": _perturb,
 }
 
 

@@ -55,7 +55,11 @@ def run_command(args: argparse.Namespace) -> int:
         from mcp_hazard.agents.llm import LlmAgent
 
         LlmAgent()  # the endpoint settings fail here, before any episode runs
-    cells = plan(scenarios, [*agents, *commands], _hazards(args.hazard), _profiles(args.profile), args.seeds)
+    from mcp_hazard.interventions import parse_intervention
+
+    interventions = [parse_intervention(name) for name in args.intervention or []]
+    hazards = _hazards(args.hazard if args.hazard is not None or not interventions else ["declared"])
+    cells = plan(scenarios, [*agents, *commands], hazards, _profiles(args.profile), args.seeds, interventions)
     out = Path(args.out)
     runner = Runner(
         out, transport=args.transport, concurrency=args.concurrency, timeout_s=args.timeout,

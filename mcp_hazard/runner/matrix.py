@@ -45,14 +45,19 @@ class Cell:
     hazards: tuple[HazardSpec, ...]
     profile: str
     seed: int
+    interventions: tuple[str, ...] = ()
 
     @property
     def episode_id(self) -> str:
-        return _slug(f"{self.agent}.{self.scenario.id}.{self.task}.{self.label}.{self.profile}.s{self.seed}")
+        where = f"{self.label}+{'+'.join(self.interventions)}" if self.interventions else self.label
+        return _slug(f"{self.agent}.{self.scenario.id}.{self.task}.{where}.{self.profile}.s{self.seed}")
 
     @property
     def condition(self) -> Condition:
-        return Condition(seed=self.seed, profile=self.profile, hazards=list(self.hazards))  # type: ignore[arg-type]
+        return Condition(
+            seed=self.seed, profile=self.profile, hazards=list(self.hazards),  # type: ignore[arg-type]
+            interventions=list(self.interventions),
+        )  # fmt: skip
 
 
 def conditions_for(
@@ -91,15 +96,25 @@ def plan(
     options: list[HazardSpec | str],
     profiles: list[str],
     seeds: list[int],
+    interventions: list[str] | None = None,
 ) -> list[Cell]:
+    """Every cell. Interventions are a dimension of their own: none, then each option (`all` = each alone)."""
+    from mcp_hazard.interventions import REGISTRY
+
+    variants: list[tuple[str, ...]] = [()]
+    for option in interventions or []:
+        variants += [(name,) for name in sorted(REGISTRY)] if option == "all" else [tuple(option.split("+"))]
     cells = []
     for scenario in scenarios:
         for task in scenario.model.tasks:
             for label, specs in conditions_for(scenario, task.id, options):
-                for profile in profiles:
-                    for seed in seeds:
-                        for agent in agents:
-                            cells.append(Cell(agent, scenario, task.id, label, tuple(specs), profile, seed))
+                for variant in dict.fromkeys(variants):
+                    for profile in profiles:
+                        for seed in seeds:
+                            for agent in agents:
+                                cells.append(
+                                    Cell(agent, scenario, task.id, label, tuple(specs), profile, seed, variant)
+                                )
     ids = [cell.episode_id for cell in cells]
     if len(ids) != len(set(ids)):
         raise UserError("two cells of the matrix have the same episode id; give hazards distinct parameters")

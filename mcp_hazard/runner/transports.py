@@ -53,6 +53,8 @@ def serve_command(
     ]  # fmt: skip
     if agent is not None:
         command += ["--agent", agent]
+    for name in condition.interventions:
+        command += ["--intervention", name]
     for hazard in condition.hazards:
         text = hazard if isinstance(hazard, str) else hazard.model_dump_json(exclude_unset=True)
         command += ["--hazard", text]

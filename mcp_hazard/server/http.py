@@ -73,6 +73,9 @@ class _EpisodeGate:
                 if request.query_params.getlist("hazard"):
                     fields.pop("hazard", None)
                     fields["hazards"] = request.query_params.getlist("hazard")
+                if request.query_params.getlist("intervention"):
+                    fields.pop("intervention", None)
+                    fields["interventions"] = request.query_params.getlist("intervention")
                 if "seed" in fields:
                     fields["seed"] = int(fields["seed"]) if str(fields["seed"]).isdigit() else fields["seed"]
                 condition = parse_condition(fields)
