@@ -184,6 +184,10 @@ def build_parser() -> argparse.ArgumentParser:
     perturb.add_argument("--task", help="task id (default: the first)")
     perturb.add_argument("--out", help="write here instead of standard output")
 
+    from mcp_hazard.generate import add_generate_parser
+
+    add_generate_parser(commands)
+
     replay = commands.add_parser("replay", help="re-run a trace's agent actions and check the new trace is the same")
     replay.add_argument("trace", help="a trace (.jsonl), or a replay script (.yaml: scenario, task, calls, answer)")
     replay.add_argument("--transport", choices=["memory", "stdio", "http"], default="memory")
@@ -393,6 +397,12 @@ def _perturb(args: argparse.Namespace) -> int:
     return 0
 
 
+def _generate(args: argparse.Namespace) -> int:
+    from mcp_hazard.generate import generate_command
+
+    return generate_command(args)
+
+
 def _replay(args: argparse.Namespace) -> int:
     from mcp_hazard.runner.replay import replay_script, replay_trace
 
@@ -423,6 +433,7 @@ COMMANDS = {
     "verify": _verify,
     "replay": _replay,
     "perturb": _perturb,
+    "generate": _generate,
 }
 
 

@@ -32,7 +32,8 @@ def snake(label: str) -> str:
     label = label.strip()
     unit = re.search(r"\(([^)]+)\)\s*$", label)
     base = label[: unit.start()] if unit else label
-    name = "_".join(sorted(words(base), key=lambda w: base.lower().find(w)))
+    spaced = re.sub(r"([a-z0-9])([A-Z])", r"\1 \2", base)
+    name = "_".join(w for w in re.split(r"[^A-Za-z0-9]+", spaced.lower()) if w)
     if unit:
         name += "_" + unit.group(1).strip().lower().replace("°", "").replace("³", "3")
     return name

@@ -6,6 +6,7 @@ ended, and redoes cells whose trace was cut short by an interrupted run.
 
 from __future__ import annotations
 
+import hashlib
 import re
 from dataclasses import dataclass
 from typing import Any
@@ -33,7 +34,12 @@ def spec_label(spec: HazardSpec) -> str:
 
 
 def _slug(text: str) -> str:
-    return re.sub(r"[^A-Za-z0-9_.-]+", "-", text).strip("-")[:80] or "x"
+    """A file-safe episode id; a long one keeps its start and gets a stable hash of the whole, so ids never collide."""
+    slug = re.sub(r"[^A-Za-z0-9_.-]+", "-", text).strip("-") or "x"
+    if len(slug) <= 120:
+        return slug
+    digest = hashlib.blake2b(text.encode(), digest_size=6).hexdigest()
+    return f"{slug[:107]}-{digest}"
 
 
 @dataclass(frozen=True)

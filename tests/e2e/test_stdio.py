@@ -52,7 +52,7 @@ async def test_golden_agent_solves_a_task_over_stdio(travel: LoadedScenario, tmp
         async with open_episode("stdio", travel, task.id, Condition(seed=5), tmp_path, mode=mode) as connected:
             assert connected.client.protocol_version == PROTOCOL_OF_MODE[mode]
             report = await run_golden_agent(connected.client, task)
-    assert report.errors == []
+    assert report.notes == []
     assert answer_matches(task.answer, report.answer)
     events = wait_for_trace_end(connected.trace_path)
     started = events[0]

@@ -163,7 +163,7 @@ async def test_golden_agent_solves_every_travel_task(
     async with episode(travel, task_id, tmp_path, mode, seed=11) as connected:
         with anyio.fail_after(CALL_DEADLINE):
             report = await run_golden_agent(connected.client, task)
-    assert report.errors == []
+    assert report.notes == []
     assert answer_matches(task.answer, report.answer), (report.answer, task.answer.value)
     events = trace_events(connected.trace_path)
     started = events[0]
@@ -185,7 +185,7 @@ async def test_golden_agent_solves_every_shipped_task(file: Path, task_id: str |
     async with episode(scenario, task.id, tmp_path) as connected:
         with anyio.fail_after(CALL_DEADLINE):
             report = await run_golden_agent(connected.client, task)
-    assert report.errors == []
+    assert report.notes == []
     assert answer_matches(task.answer, report.answer), (report.answer, task.answer.value)
 
 
