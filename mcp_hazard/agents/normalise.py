@@ -157,6 +157,13 @@ UNITS = {
 }  # fmt: skip
 
 
+QUANTITIES = {
+    "amount", "balance", "total", "price", "cost", "fee", "fare", "count", "qty", "quantity", "sum", "value", "rate",
+    "weight", "length", "width", "height", "distance", "duration", "minutes", "hours", "days", "stock", "available",
+    "number", "score", "level", "size", "volume",
+}  # fmt: skip
+
+
 def _unit(name: str) -> str | None:
     if "minor" in words(name):  # "minor units" is how ledgers say cents
         return "cents"
@@ -189,7 +196,7 @@ def convert_field(value: dict[str, Any], wanted: str) -> Any:
         return _scaled(value[best], best, wanted)
     want_unit = _unit(wanted)
     numbers = [k for k, v in value.items() if isinstance(v, int | float) and not isinstance(v, bool)]
-    if want_unit is None and len(numbers) == 1:  # the one number in the answer is the one asked for
+    if want_unit is None and len(numbers) == 1 and words(wanted) & QUANTITIES:  # the one number, for a quantity
         return _scaled(value[numbers[0]], numbers[0], wanted)
     same_dimension = [
         key for key in numbers

@@ -7,6 +7,7 @@ task and calls `submit_answer`. It is killed (its whole process group) when the 
 from __future__ import annotations
 
 import contextlib
+import hashlib
 import json
 import os
 import shlex
@@ -21,13 +22,15 @@ from mcp_hazard.errors import UserError
 
 
 def agent_name(command: str) -> str:
-    """A trace-safe name for an external agent: its program's file name."""
+    """A trace-safe name for an external agent: its program's file name (the first word that looks like a script,
+    else the first word) plus a short stable hash of the whole command, so two commands never share a name."""
     words = shlex.split(command)
     if not words:
         raise UserError("--agent-cmd is empty")
-    base = Path(words[-1] if words[0] in ("python", "python3", "node", "uv", "npx") and len(words) > 1 else words[0])
-    name = "".join(c if c.isalnum() or c in "._-" else "-" for c in base.name)[:60].strip("-.") or "external"
-    return f"cmd-{name}"
+    script = next((w for w in words[1:] if Path(w).suffix in (".py", ".js", ".mjs", ".ts", ".sh", ".rb")), words[0])
+    base = "".join(c if c.isalnum() or c in "._-" else "-" for c in Path(script).name)[:40].strip("-.") or "external"
+    digest = hashlib.blake2b(command.encode(), digest_size=3).hexdigest()
+    return f"cmd-{base}-{digest}"
 
 
 async def run_external(

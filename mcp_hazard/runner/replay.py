@@ -53,6 +53,10 @@ def _scenario_for(started: dict[str, Any], scenarios: str | None, allow_python: 
         loaded = found
     else:
         loaded = load_scenario(str(ref.get("path")), allow_python=allow_python)
+    if ref.get("sha256") == loaded.sha256 and ref.get("path") and loaded.path != ref["path"]:
+        from dataclasses import replace
+
+        loaded = replace(loaded, path=str(ref["path"]))  # the same file, moved: the trace names it as it was
     if ref.get("sha256") and ref["sha256"] != loaded.sha256:
         raise UserError(
             f"{loaded.path} changed since the trace was recorded (sha256 differs): a replay would not be the same "
@@ -84,13 +88,25 @@ def load_script(path: str) -> dict[str, Any]:
     """A replay script: scenario, task, condition fields (seed, profile, hazards), calls and answer."""
     try:
         data = yaml.safe_load(Path(path).read_text(encoding="utf-8"))
+    except yaml.MarkedYAMLError as exc:
+        mark = exc.problem_mark
+        where = f":{mark.line + 1}:{mark.column + 1}" if mark else ""
+        raise UserError(f"{path}{where}: invalid YAML: {exc.problem or exc}") from None
     except (OSError, UnicodeDecodeError, yaml.YAMLError) as exc:
-        raise UserError(f"{path}: cannot read replay script: {exc}") from None
-    if not isinstance(data, dict) or "scenario" not in data or not isinstance(data.get("calls", []), list):
-        raise UserError(f"{path}: a replay script needs 'scenario', 'task' and a list of 'calls'")
+        raise UserError(f"{path}: cannot read replay script: {str(exc).splitlines()[0]}") from None
+    if (
+        not isinstance(data, dict)
+        or not isinstance(data.get("scenario"), str)
+        or not isinstance(data.get("calls", []), list)
+    ):
+        raise UserError(f"{path}: a replay script needs 'scenario' (a path), 'task' and a list of 'calls'")
     for index, call in enumerate(data.get("calls", [])):
         if not isinstance(call, dict) or not isinstance(call.get("tool"), str):
             raise UserError(f"{path}: calls[{index}]: each call needs a 'tool' name and optional 'arguments'")
+        if not isinstance(call.get("arguments", {}), dict):
+            raise UserError(f"{path}: calls[{index}].arguments: must be a mapping of argument names to values")
+    if not isinstance(data.get("trace_dir", "runs/replay"), str):
+        raise UserError(f"{path}: trace_dir: must be a folder path")
     return data
 
 
@@ -107,6 +123,8 @@ def replay_script(path: str, *, transport: Transport, allow_python: bool) -> int
     condition = parse_condition(fields)
     agent = ReplayAgent.from_script(script.get("calls", []), script.get("answer"))
     out = Path(script.get("trace_dir", "runs/replay"))
+    if out.exists() and not out.is_dir():
+        raise UserError(f"{path}: trace_dir {out} is not a folder")
     trace_path = anyio.run(replay_once, agent, loaded, task, condition, transport, "auto", out)
     score = score_episode(read_trace(trace_path), loaded.model)
     verdict = "correct" if score.correct else f"not correct ({score.episode_failure})"

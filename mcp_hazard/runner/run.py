@@ -132,8 +132,10 @@ class Runner:
                     return await self._external(cell)
                 await self._internal(cell)
             if scope.cancelled_caught:
+                self._ensure_trace(cell)
                 return CellResult(cell, "timeout", f"stopped after {self.timeout_s:g}s")
         except Exception as exc:  # a crashing agent is recorded, never the end of the run
+            self._ensure_trace(cell)
             return CellResult(cell, "crashed", _one_line(exc))
         return CellResult(cell, "done")
 
@@ -147,6 +149,17 @@ class Runner:
             agent=cell.agent, episode_id=cell.episode_id,
         ) as connected:  # fmt: skip
             await agent.run(connected.client, brief)
+
+    def _ensure_trace(self, cell: Cell) -> None:
+        """An agent that never reached the server still gets a trace (no answer), so the report counts it."""
+        if (self.traces / f"{cell.episode_id}.jsonl").exists():
+            return
+        episode = self.host.registry.get(cell.episode_id) if self.host is not None else None
+        if episode is None or episode.trace.closed:
+            registry = EpisodeRegistry([cell.scenario], self.traces, transport="http" if self.host else "stdio")
+            episode = registry.create(cell.scenario.id, cell.task, cell.condition, cell.episode_id, cell.agent)
+        episode.start("none")
+        episode.end("never_connected")
 
     async def _external(self, cell: Cell) -> CellResult:
         command = self.agent_cmds[cell.agent]
@@ -172,6 +185,7 @@ class Runner:
                 served = self.host.registry.get(cell.episode_id)
                 if served is not None:
                     served.end("disconnected")
+        self._ensure_trace(cell)
         if timed_out:
             return CellResult(cell, "timeout", f"killed after {self.timeout_s:g}s")
         if code != 0:

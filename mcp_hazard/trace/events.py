@@ -120,7 +120,7 @@ class CallRefused(_Event):
 
 class EpisodeEnded(_Event):
     type: Literal["episode_ended"] = "episode_ended"
-    reason: Literal["answered", "disconnected", "server_stopped", "closed"]
+    reason: Literal["answered", "disconnected", "server_stopped", "closed", "never_connected"]
 
 
 TraceEvent = Annotated[

@@ -1,0 +1,136 @@
+"""Helpers for the runner tests: run the real CLI as a subprocess (bounded), read run folders, check processes."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+import time
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import yaml
+
+REPO_ROOT = Path(__file__).resolve().parents[2]
+SCENARIOS_DIR = REPO_ROOT / "scenarios"
+TRAVEL = SCENARIOS_DIR / "travel.yaml"
+AGENTS_DIR = Path(__file__).resolve().parent / "agents"
+VENV_BIN = Path(sys.executable).parent
+
+CLI_TIMEOUT = 150.0
+
+
+@dataclass
+class Ran:
+    args: list[str]
+    code: int
+    stdout: str
+    stderr: str
+
+    def explain(self) -> str:
+        command = f"$ mcp-hazard {' '.join(self.args)}"
+        return f"{command}\nexit {self.code}\n--stdout--\n{self.stdout}\n--stderr--\n{self.stderr}"
+
+
+def cli_env(**extra: str) -> dict[str, str]:
+    """The environment of a CLI run: `python` on PATH is this interpreter (so `--agent-cmd 'python x.py'` uses the
+    project's virtualenv), no colour, and whatever the test adds."""
+    env = dict(os.environ)
+    env["PATH"] = f"{VENV_BIN}{os.pathsep}{env.get('PATH', '')}"
+    env["NO_COLOR"] = "1"
+    env["COLUMNS"] = "200"
+    env.update(extra)
+    return env
+
+
+def run_cli(*args: str, timeout: float = CLI_TIMEOUT, env: dict[str, str] | None = None, cwd: Path = REPO_ROOT) -> Ran:
+    """`python -m mcp_hazard ARGS` to the end (bounded); a run that overstays is killed and fails the test."""
+    command = [sys.executable, "-m", "mcp_hazard", *args]
+    try:
+        done = subprocess.run(
+            command, cwd=cwd, env=env or cli_env(), stdin=subprocess.DEVNULL, capture_output=True, text=True,
+            timeout=timeout,
+        )  # fmt: skip
+    except subprocess.TimeoutExpired as exc:
+        raise AssertionError(f"`mcp-hazard {' '.join(args)}` did not finish within {timeout}s") from exc
+    return Ran(list(args), done.returncode, done.stdout, done.stderr)
+
+
+def agent_cmd(script: str) -> str:
+    """An `--agent-cmd` for one of the helper agents (`python` resolves to this interpreter through cli_env)."""
+    return f"python {AGENTS_DIR / script}"
+
+
+def jsonl(path: Path) -> list[dict[str, Any]]:
+    """Every line of a JSONL file as JSON; a line that is not JSON fails the test with file and line."""
+    events = []
+    for number, line in enumerate(path.read_text(encoding="utf-8").splitlines(), start=1):
+        try:
+            events.append(json.loads(line))
+        except json.JSONDecodeError as exc:
+            raise AssertionError(f"{path}:{number} is not JSON ({exc.msg}): {line[:200]!r}") from None
+    return events
+
+
+def run_log(out: Path) -> list[dict[str, Any]]:
+    return jsonl(out / "run.jsonl")
+
+
+def assert_trace_ended(path: Path) -> list[dict[str, Any]]:
+    """A complete trace: valid JSONL, episode_started first, episode_ended last."""
+    events = jsonl(path)
+    assert events, f"{path} is empty"
+    assert events[0]["type"] == "episode_started", f"{path}: first event is {events[0]['type']}"
+    assert events[-1]["type"] == "episode_ended", f"{path}: last event is {events[-1]['type']}, not episode_ended"
+    return events
+
+
+def subset_scenario(tmp: Path, tasks: list[str], source: Path = TRAVEL, name: str = "travel-subset.yaml") -> Path:
+    """A copy of a shipped scenario with only some of its tasks (same id), to keep a matrix small."""
+    data = yaml.safe_load(source.read_text(encoding="utf-8"))
+    data["tasks"] = [task for task in data["tasks"] if task["id"] in tasks]
+    assert [t["id"] for t in data["tasks"]] == tasks, "unknown task in subset_scenario"
+    target = tmp / name
+    target.write_text(yaml.safe_dump(data, sort_keys=False, allow_unicode=True), encoding="utf-8")
+    return target
+
+
+def process_alive(pid: int) -> bool:
+    """True while `pid` runs. A zombie (exited, not yet reaped by an init that never reaps) counts as gone: it holds
+    no resources and runs no code."""
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:
+        return True
+    try:
+        stat = Path(f"/proc/{pid}/stat").read_text()
+    except OSError:
+        return False
+    state = stat.rsplit(")", 1)[1].split()[0]
+    return state not in ("Z", "X")
+
+
+def wait_gone(pids: list[int], timeout: float = 10.0) -> list[int]:
+    """The pids still alive after waiting up to `timeout` seconds for all of them to go."""
+    deadline = time.monotonic() + timeout
+    alive = [pid for pid in pids if process_alive(pid)]
+    while alive and time.monotonic() < deadline:
+        time.sleep(0.05)
+        alive = [pid for pid in alive if process_alive(pid)]
+    return alive
+
+
+def pct(rate: float) -> str:
+    return f"{rate * 100:.1f}%"
+
+
+def ci(bounds: list[float]) -> str:
+    return f"[{bounds[0] * 100:.1f}–{bounds[1] * 100:.1f}]"
+
+
+def no_traceback(text: str) -> bool:
+    return "Traceback" not in text and "Exception Group" not in text

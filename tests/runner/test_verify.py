@@ -1,0 +1,85 @@
+"""`mcp-hazard verify`: every hazard instance solvable (the recovering agent solves it) and biting (the naive agent
+does not); the verdict is one line on stdout, each finding one line on stderr, never a traceback."""
+
+from __future__ import annotations
+
+import re
+
+import pytest
+import yaml
+
+from .support import TRAVEL, Ran, no_traceback, run_cli
+
+pytestmark = pytest.mark.e2e
+
+FINDING = re.compile(r"^mcp-hazard: travel/(?P<task>[a-z-]+) \[(?P<condition>[^\]]+)\] seed (?P<seed>\d+): "
+                     r"(?P<problem>unsolvable|toothless): .+$")  # fmt: skip
+TASKS = sorted(task["id"] for task in yaml.safe_load(TRAVEL.read_text(encoding="utf-8"))["tasks"])
+
+
+def findings(ran: Ran) -> list[re.Match[str]]:
+    lines = ran.stderr.splitlines()
+    matches = [FINDING.match(line) for line in lines]
+    strays = [line for line, match in zip(lines, matches, strict=True) if match is None]
+    assert not strays, f"stderr lines that are not one-line findings: {strays}\n{ran.explain()}"
+    return [m for m in matches if m is not None]
+
+
+def verdict(ran: Ran) -> str:
+    lines = ran.stdout.strip().splitlines()
+    assert len(lines) == 1 and lines[0].startswith("verify: "), ran.explain()
+    return lines[0]
+
+
+def test_shipped_travel_scenario_is_all_solvable_and_all_biting() -> None:
+    ran = run_cli("verify", "scenarios/travel.yaml", "--seeds", "0")
+    assert ran.code == 0, ran.explain()
+    assert "all solvable, all biting" in verdict(ran)
+    assert findings(ran) == []
+
+
+def test_an_order_only_output_drift_is_toothless() -> None:
+    ran = run_cli("verify", "scenarios/travel.yaml", "--seeds", "0", "--hazard", "output_drift:mode=reordered")
+    assert ran.code == 1, ran.explain()
+    assert no_traceback(ran.stdout + ran.stderr)
+    found = findings(ran)
+    assert found and {m["problem"] for m in found} == {"toothless"}
+    assert {m["condition"] for m in found} == {"output_drift:mode=reordered"}
+    assert sorted(m["task"] for m in found) == TASKS  # reordering fields bites no task
+    assert f"{len(found)} problem(s)" in verdict(ran)
+
+
+def test_a_transient_error_longer_than_any_retry_budget_is_unsolvable() -> None:
+    ran = run_cli("verify", "scenarios/travel.yaml", "--seeds", "0", "--hazard", "transient_error:times=9")
+    assert ran.code == 1, ran.explain()
+    assert no_traceback(ran.stdout + ran.stderr)
+    found = findings(ran)
+    assert found and {m["problem"] for m in found} == {"unsolvable"}
+    assert sorted(m["task"] for m in found) == TASKS
+    assert all(m["seed"] == "0" for m in found)
+    assert f"{len(found)} problem(s)" in verdict(ran)
+
+
+def test_verify_over_http_agrees() -> None:
+    ran = run_cli("verify", "scenarios/travel.yaml", "--seeds", "0", "--hazard", "transient_error",
+                  "--hazard", "spec_drift", "--transport", "http")  # fmt: skip
+    assert ran.code == 0, ran.explain()
+    line = verdict(ran)
+    assert "all solvable, all biting" in line and "over http" in line
+    # 4 tasks x (clean, transient_error, spec_drift), each run by the naive and the recovering agent
+    assert line.startswith(f"verify: {len(TASKS) * 3} instances ({len(TASKS) * 3 * 2} episodes"), line
+
+
+@pytest.mark.parametrize(
+    ("args", "mentions"),
+    [
+        (["scenarios/no-such-file.yaml"], "no-such-file.yaml"),
+        (["scenarios/travel.yaml", "--hazard", "no_such_kind"], "no_such_kind"),
+    ],
+)
+def test_bad_input_is_one_line(args: list[str], mentions: str) -> None:
+    ran = run_cli("verify", *args)
+    assert ran.code != 0, ran.explain()
+    assert ran.stdout == "" and no_traceback(ran.stderr), ran.explain()
+    lines = ran.stderr.strip().splitlines()
+    assert len(lines) == 1 and mentions in lines[0], ran.explain()
