@@ -67,8 +67,13 @@ def run_command(args: argparse.Namespace) -> int:
     )  # fmt: skip
     results = anyio.run(runner.run, cells)
     statuses = Counter(r.status for r in results)
+    # A built-in agent that crashed (an LLM endpoint down, say) never had its turn: its episode is not scored, and
+    # its trace is removed so a rerun tries it again. An external program's crash is its own and is scored.
+    broken = {r.cell.episode_id for r in results if r.status == "crashed" and r.cell.agent not in commands}
+    for episode_id in broken:
+        (out / "traces" / f"{episode_id}.jsonl").unlink(missing_ok=True)
     scored = score_traces([str(out / "traces")], allow_python=args.allow_python)
-    mine = {cell.episode_id for cell in cells}
+    mine = {cell.episode_id for cell in cells} - broken
     scores = [s for s in scored.scores if s.episode_id in mine]
     report = aggregate(scores, scored.warnings)
     for fmt, name in (("json", "report.json"), ("markdown", "report.md"), ("html", "report.html")):

@@ -129,4 +129,4 @@ def replay_script(path: str, *, transport: Transport, allow_python: bool) -> int
     score = score_episode(read_trace(trace_path), loaded.model)
     verdict = "correct" if score.correct else f"not correct ({score.episode_failure})"
     print(f"replay: {score.calls} calls, answer {score.answer!r}: {verdict}; trace {trace_path}")
-    return 0
+    return 0 if score.correct else 1

@@ -45,10 +45,11 @@ def trace_complete(path: Path) -> bool:
         return False
     for line in lines:
         try:
-            if json.loads(line).get("type") == "episode_ended":
-                return True
-        except (json.JSONDecodeError, AttributeError):
+            event = json.loads(line)
+        except json.JSONDecodeError:
             continue
+        if isinstance(event, dict) and event.get("type") == "episode_ended":
+            return event.get("reason") != "never_connected"  # an agent that never came is tried again
     return False
 
 

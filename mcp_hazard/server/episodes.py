@@ -43,7 +43,8 @@ def parse_condition(fields: dict[str, Any]) -> Condition:
     except ValidationError as exc:
         first = exc.errors()[0]
         where = ".".join(str(part) for part in first["loc"]) or "condition"
-        raise UserError(f"{where}: {first['msg']}") from None
+        message = str(first["msg"]).removeprefix("Value error, ")
+        raise UserError(f"{where}: {message}") from None
 
 
 class EpisodeRegistry:
