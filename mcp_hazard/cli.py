@@ -382,6 +382,8 @@ def _perturb(args: argparse.Namespace) -> int:
     if task is None:
         raise UserError(f"{args.path}: no task {args.task!r}")
     names = [parse_intervention(name) for name in args.intervention]
+    if "all" in names:
+        raise UserError("--intervention 'all' is for `run`; name the interventions to perturb with")
     condition = Condition(seed=args.seed, interventions=names)
     episode = Episode(episode_id="perturb", scenario=loaded, task=task, condition=condition, trace_dir=None,
                       transport="memory")  # fmt: skip

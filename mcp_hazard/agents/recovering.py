@@ -282,10 +282,13 @@ def _placements(schema: dict[str, Any], arguments: dict[str, Any]) -> dict[str, 
     props: dict[str, Any] = dict(schema.get("properties") or {})
     placed: dict[str, str] = {k: k for k in arguments if k in props}
     free = [p for p in props if p not in placed.values()]
+    order = {name: index for index, name in enumerate(arguments)}
+    slots = {name: index for index, name in enumerate(props)}
     pairs = sorted(
         ((_affinity(k, v, p, props[p] if isinstance(props[p], dict) else {}), k, p)
          for k, v in arguments.items() if k not in placed for p in free),
-        key=lambda item: (-item[0], item[1], item[2]),
+        # equal fits go by documented order: our i-th argument to the i-th property (from_ before to_)
+        key=lambda item: (-round(item[0], 6), abs(order[item[1]] - slots[item[2]]), order[item[1]], slots[item[2]]),
     )  # fmt: skip
     for score, key, prop in pairs:
         if score < 0.3 or key in placed or prop in placed.values():

@@ -196,7 +196,10 @@ def siblings(scenario: Scenario, tool: str) -> list[str]:
         for each in scenario.tools:
             by_name.setdefault(each.name, each)  # the first of a name, as Scenario.tool finds it
         entry = _SIBLINGS[id(scenario)] = (scenario, by_name, {})
-    found = entry[2].get(tool)
+    try:
+        found = entry[2].get(tool)
+    except TypeError:  # not a name at all (unhashable), so no tool of the scenario has it
+        return []
     if found is None:
         spec = entry[1].get(tool)
         if spec is None or not spec.serves:

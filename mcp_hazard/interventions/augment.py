@@ -22,7 +22,8 @@ class Augment(Intervention):
         out = []
         for surface in surfaces:
             props = properties(surface.input_schema)
-            name = next(n for n in (choose(NAMES, *self.keys(surface.inner)), *NAMES) if n not in props)
+            candidates = (choose(NAMES, *self.keys(surface.inner)), *NAMES, *(f"{n}_flag" for n in NAMES))
+            name = next(n for n in candidates if n not in props and n not in self.originals)
             value = choose(VALUES, *self.keys(surface.inner, "value"))
             schema = copy.deepcopy(surface.input_schema)
             schema["properties"] = {

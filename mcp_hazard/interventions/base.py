@@ -9,6 +9,7 @@ from the first listing (desktop clients do not refresh) and compose in the order
 from __future__ import annotations
 
 import copy
+import re
 from collections.abc import Callable
 from dataclasses import dataclass, field, replace
 from typing import Any, ClassVar
@@ -53,6 +54,32 @@ def renamed_schema(schema: dict[str, Any], names: dict[str, str]) -> dict[str, A
     if isinstance(schema.get("required"), list):
         new["required"] = [names.get(r, r) for r in schema["required"]]
     return new
+
+
+_WRITTEN = re.compile(r"Arguments, in order: [^.]*\.|Always pass [A-Za-z0-9_]+=")
+
+
+def rename_in_text(text: str, names: dict[str, str]) -> str:
+    """Argument names an intervention wrote into a description (reorder's order, augment's constant) follow a later
+    rename; the scenario's own prose is left alone."""
+
+    def swap(match: re.Match[str]) -> str:
+        part = match.group(0)
+        for old, new in names.items():
+            part = re.sub(rf"(?<![A-Za-z0-9_]){re.escape(old)}(?![A-Za-z0-9_])", new, part)
+        return part
+
+    return _WRITTEN.sub(swap, text)
+
+
+def flat_properties(schema: dict[str, Any]) -> tuple[dict[str, Any], str | None]:
+    """The properties that take the arguments: those of the one nested request object when that is the shape."""
+    props = properties(schema)
+    if len(props) == 1:
+        ((key, only),) = props.items()
+        if isinstance(only, dict) and only.get("type") == "object" and isinstance(only.get("properties"), dict):
+            return dict(only["properties"]), key
+    return props, None
 
 
 def rename_args(names: dict[str, str]) -> tuple[Mapper, Mapper]:

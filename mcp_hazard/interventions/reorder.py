@@ -2,9 +2,10 @@
 
 from __future__ import annotations
 
+import copy
 import random
 
-from mcp_hazard.interventions.base import Intervention, Surface, properties, register
+from mcp_hazard.interventions.base import Intervention, Surface, flat_properties, register
 from mcp_hazard.stable import draw
 
 
@@ -16,7 +17,7 @@ class Reorder(Intervention):
     def apply(self, surfaces: list[Surface]) -> list[Surface]:
         out = []
         for surface in surfaces:
-            props = properties(surface.input_schema)
+            props, nested = flat_properties(surface.input_schema)
             names = list(props)
             if len(names) < 2:
                 out.append(surface)
@@ -25,11 +26,13 @@ class Reorder(Intervention):
             random.Random(int(draw(*self.keys(surface.inner)) * 2**53)).shuffle(order)
             if order == names:
                 order = names[1:] + names[:1]
-            schema = dict(surface.input_schema)
+            outer = copy.deepcopy(surface.input_schema)
+            schema = outer["properties"][nested] if nested else outer
             schema["properties"] = {name: props[name] for name in order}
-            if isinstance(surface.input_schema.get("required"), list):
-                required = set(surface.input_schema["required"])
+            if isinstance(schema.get("required"), list):
+                required = set(schema["required"])
                 schema["required"] = [name for name in order if name in required]
+            schema = outer
             description = f"{surface.description.rstrip()} Arguments, in order: {', '.join(order)}."
             out.append(surface.derive(input_schema=schema, description=description))
         return out

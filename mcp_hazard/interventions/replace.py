@@ -6,7 +6,7 @@ from __future__ import annotations
 import copy
 from typing import Any
 
-from mcp_hazard.interventions.base import Intervention, Surface, properties, register, rename_args
+from mcp_hazard.interventions.base import Intervention, Surface, properties, register, rename_args, rename_in_text
 
 VERBS = {"get": "fetch", "search": "find", "list": "enumerate", "find": "locate", "check": "verify",
          "convert": "translate", "book": "reserve", "create": "make", "send": "dispatch", "track": "trace",
@@ -37,27 +37,36 @@ class Replace(Intervention):
                 name += "_x"
             taken.add(name)
             props = properties(surface.input_schema)
-            names = {p: synonym(p) for p in props}
+            names: dict[str, str] = {}
+            used = set(self.originals)
+            for p in props:  # synonyms never meet each other nor any original name
+                new = synonym(p)
+                while new in used or new in names.values():
+                    new += "_x"
+                names[p] = new
             inner_schema = copy.deepcopy(surface.input_schema)
             inner_schema["properties"] = {names[k]: v for k, v in props.items()}
             if isinstance(surface.input_schema.get("required"), list):
                 inner_schema["required"] = [names.get(r, r) for r in surface.input_schema["required"]]
             inner_schema.pop("$schema", None)
+            wrapper = next(w for w in ("request", "payload", "call_input", "request_body_x") if w not in self.originals)
             schema = {
                 "type": "object",
-                "properties": {"request": {**inner_schema, "description": "All arguments of the request."}},
-                "required": ["request"],
+                "properties": {wrapper: {**inner_schema, "description": "All arguments of the request."}},
+                "required": [wrapper],
                 "additionalProperties": False,
             }
             back, forth = rename_args(names)
 
-            def inward(args: dict[str, Any], back: Any = back) -> dict[str, Any]:
-                request = args.get("request")
+            def inward(args: dict[str, Any], back: Any = back, wrapper: str = wrapper) -> dict[str, Any]:
+                request = args.get(wrapper)
                 return back(request) if isinstance(request, dict) else {}
 
-            def outward(args: dict[str, Any], forth: Any = forth) -> dict[str, Any]:
-                return {"request": forth(args)}
+            def outward(args: dict[str, Any], forth: Any = forth, wrapper: str = wrapper) -> dict[str, Any]:
+                return {wrapper: forth(args)}
 
             to_inner, to_outer = surface.then(inward, outward)
-            out.append(surface.derive(name=name, input_schema=schema, to_inner=to_inner, to_outer=to_outer))
+            description = rename_in_text(surface.description, names)
+            out.append(surface.derive(name=name, input_schema=schema, to_inner=to_inner, to_outer=to_outer,
+                                      description=description))  # fmt: skip
         return out

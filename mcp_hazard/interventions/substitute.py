@@ -2,20 +2,28 @@
 
 from __future__ import annotations
 
+import copy
 import re
 from collections import Counter
 from typing import Any
 
-from mcp_hazard.interventions.base import Intervention, Surface, properties, register
+from mcp_hazard.interventions.base import _WRITTEN, Intervention, Surface, flat_properties, register
 from mcp_hazard.interventions.naming import token
 
 STOP = {"the", "and", "with", "from", "that", "this", "into", "for", "one", "such", "each", "when", "then", "than",
-        "code", "name", "text", "date", "list", "also", "only", "given", "their", "there", "which", "will"}  # fmt: skip
+        "code", "name", "text", "date", "list", "also", "only", "given", "their", "there", "which", "will",
+        "always", "pass", "arguments", "argument", "order", "request", "required", "value", "tools"}  # fmt: skip
+
+
+def _prose(text: str) -> str:
+    """A description without the sentences interventions wrote (argument order, constants)."""
+    return _WRITTEN.sub(" ", text)
 
 
 def _descriptions(surface: Surface) -> list[str]:
-    texts = [surface.description]
-    texts += [p.get("description", "") for p in properties(surface.input_schema).values() if isinstance(p, dict)]
+    props, _nested = flat_properties(surface.input_schema)
+    texts = [_prose(surface.description)]
+    texts += [p.get("description", "") for p in props.values() if isinstance(p, dict)]
     return texts
 
 
@@ -36,14 +44,23 @@ class Substitute(Intervention):
         pattern = re.compile(rf"\b{re.escape(concept)}(s?)\b", re.IGNORECASE)
 
         def swap(text: str) -> str:
-            return pattern.sub(lambda m: new + m.group(1), text)
+            """Only the prose: argument names that interventions wrote into a description stay as served."""
+            pieces, last = [], 0
+            for match in _WRITTEN.finditer(text):
+                pieces.append(pattern.sub(lambda m: new + m.group(1), text[last : match.start()]))
+                pieces.append(match.group(0))
+                last = match.end()
+            pieces.append(pattern.sub(lambda m: new + m.group(1), text[last:]))
+            return "".join(pieces)
 
         out = []
         for index, surface in enumerate(surfaces):
-            schema: dict[str, Any] = dict(surface.input_schema)
-            props = {k: ({**v, "description": swap(v["description"])} if isinstance(v, dict) and "description" in v
-                         else v) for k, v in properties(surface.input_schema).items()}  # fmt: skip
-            schema["properties"] = props
+            schema: dict[str, Any] = copy.deepcopy(surface.input_schema)
+            _props, nested = flat_properties(schema)
+            holder = schema["properties"][nested] if nested else schema
+            for prop in (holder.get("properties") or {}).values():
+                if isinstance(prop, dict) and isinstance(prop.get("description"), str):
+                    prop["description"] = swap(prop["description"])
             description = swap(surface.description)
             if index == 0:
                 description += f" (In these tools, a '{new}' is a {concept}.)"

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 from collections import Counter, defaultdict
 from collections.abc import Callable, Iterable
+from itertools import compress
 from typing import Any
 
 from mcp_hazard import __version__
@@ -29,22 +30,25 @@ def rate(successes: int, n: int) -> dict[str, Any]:
     return {"n": n, "successes": successes, "rate": successes / n if n else None, "ci95": [low, high]}
 
 
-def _item(s: EpisodeScore) -> tuple[str, str, str, int, str]:
-    return (s.agent, s.scenario, s.task, s.seed, s.intervention)
+def _rates(episodes: Counter[str], successes: Counter[str]) -> dict[str, dict[str, Any]]:
+    return {k: rate(successes[k], n) for k, n in sorted(episodes.items())}
 
 
 def _groups(scores: list[EpisodeScore]) -> dict[str, dict[str, Any]]:
-    out: dict[str, dict[str, Any]] = {}
+    correct = [s.correct for s in scores]
+    out = {}
     for name, key in DIMENSIONS.items():
-        buckets: dict[str, list[EpisodeScore]] = defaultdict(list)
-        for score in scores:
-            buckets[key(score)].append(score)
-        out[name] = {k: rate(sum(s.correct for s in v), len(v)) for k, v in sorted(buckets.items())}
-    by_kind: dict[str, list[EpisodeScore]] = defaultdict(list)
-    for score in scores:
-        for kind in sorted(set(score.hazard_kinds)) or ["clean"]:
-            by_kind[kind].append(score)
-    out["hazard_kind"] = {k: rate(sum(s.correct for s in v), len(v)) for k, v in sorted(by_kind.items())}
+        keys = list(map(key, scores))
+        out[name] = _rates(Counter(keys), Counter(compress(keys, correct)))
+    episodes: Counter[str] = Counter()
+    successes: Counter[str] = Counter()
+    # Each distinct list of hazard kinds once, with how many episodes had it and succeeded.
+    for (kinds, ok), n in Counter(zip(map(tuple, (s.hazard_kinds for s in scores)), correct, strict=True)).items():
+        for kind in sorted(set(kinds)) or ["clean"]:
+            episodes[kind] += n
+            if ok:
+                successes[kind] += n
+    out["hazard_kind"] = _rates(episodes, successes)
     return out
 
 
@@ -66,31 +70,33 @@ def _recovery(scores: list[EpisodeScore]) -> dict[str, Any]:
     return out
 
 
-def _trials(
-    scores: list[EpisodeScore], key: Callable[[EpisodeScore], tuple[Any, ...]]
-) -> dict[tuple[Any, ...], EpisodeScore]:
-    """Scores by `(*key(score), n)`, n counting earlier scores with the same key: repeated trials of one item (the same
-    seed run again) are kept apart and pair up in order of appearance, instead of the last one replacing the rest."""
-    seen: Counter[tuple[Any, ...]] = Counter()
-    index: dict[tuple[Any, ...], EpisodeScore] = {}
-    for score in scores:
-        base = key(score)
-        index[(*base, seen[base])] = score
-        seen[base] += 1
+Trials = dict[tuple[tuple[str, str, str, int, str, str, str], int], EpisodeScore]
+
+
+def _trials(scores: list[EpisodeScore]) -> Trials:
+    """Scores by ((agent, scenario, task, seed, intervention, profile, condition), n), n counting the earlier scores
+    with the same key: repeated trials of one item (the same seed run again) are kept apart and pair up in order of
+    appearance, instead of the last one replacing the rest."""
+    seen: dict[tuple[str, str, str, int, str, str, str], int] = {}
+    index: Trials = {}
+    for s in scores:
+        key = (s.agent, s.scenario, s.task, s.seed, s.intervention, s.profile, s.condition)
+        n = seen.get(key, 0)
+        seen[key] = n + 1
+        index[(key, n)] = s
     return index
 
 
-def _robustness(scores: list[EpisodeScore]) -> list[dict[str, Any]]:
+def _robustness(scores: list[EpisodeScore], trials: Trials | None = None) -> list[dict[str, Any]]:
     """Acc(condition)/Acc(clean) and paired accuracy, per agent, profile and condition, over items run both ways."""
-    # key: (agent, scenario, task, seed, intervention, profile, condition, trial)
-    index = _trials(scores, lambda s: (*_item(s), s.profile, s.condition))
+    index = _trials(scores) if trials is None else trials
     groups: dict[tuple[str, str, str], list[tuple[bool, bool]]] = defaultdict(list)
-    for key, score in index.items():
-        if key[6] == "clean":
+    for ((agent, scenario, task, seed, intervention, profile, condition), n), score in index.items():
+        if condition == "clean":
             continue
-        clean = index.get((*key[:6], "clean", key[7]))
+        clean = index.get(((agent, scenario, task, seed, intervention, profile, "clean"), n))
         if clean is not None:
-            groups[(key[0], key[5], key[6])].append((clean.correct, score.correct))
+            groups[(agent, profile, condition)].append((clean.correct, score.correct))
     rows = []
     for (agent, profile, condition), pairs in sorted(groups.items()):
         clean_acc = sum(c for c, _ in pairs) / len(pairs)
@@ -105,16 +111,15 @@ def _robustness(scores: list[EpisodeScore]) -> list[dict[str, Any]]:
     return rows
 
 
-def _hint_gain(scores: list[EpisodeScore]) -> list[dict[str, Any]]:
-    # key: (agent, scenario, task, seed, intervention, condition, profile, trial)
-    index = _trials(scores, lambda s: (*_item(s), s.condition, s.profile))
+def _hint_gain(scores: list[EpisodeScore], trials: Trials | None = None) -> list[dict[str, Any]]:
+    index = _trials(scores) if trials is None else trials
     groups: dict[tuple[str, str], list[tuple[bool, bool]]] = defaultdict(list)
-    for key, score in index.items():
-        if key[6] != "strict":
+    for ((agent, scenario, task, seed, intervention, profile, condition), n), score in index.items():
+        if profile != "strict":
             continue
-        guided = index.get((*key[:6], "guided", key[7]))
+        guided = index.get(((agent, scenario, task, seed, intervention, "guided", condition), n))
         if guided is not None:
-            groups[(key[0], key[5])].append((score.correct, guided.correct))
+            groups[(agent, condition)].append((score.correct, guided.correct))
     rows = []
     for (agent, condition), pairs in sorted(groups.items()):
         strict_acc = sum(s for s, _ in pairs) / len(pairs)
@@ -138,10 +143,11 @@ def _pass_k(scores: list[EpisodeScore]) -> list[dict[str, Any]]:
         )
     rows = []
     for (agent, condition, profile, intervention), items in sorted(trials.items()):
-        k_max = min(len(v) for v in items.values())
+        counts = [(len(v), sum(v)) for v in items.values()]  # (trials, successes) per item
+        k_max = min(n for n, _ in counts)
         for k in range(1, k_max + 1):
-            at = [pass_at_k(len(v), sum(v), k) for v in items.values()]
-            hat = [pass_hat_k(len(v), sum(v), k) for v in items.values()]
+            at = [pass_at_k(n, c, k) for n, c in counts]
+            hat = [pass_hat_k(n, c, k) for n, c in counts]
             rows.append({
                 "agent": agent, "condition": condition, "profile": profile, "intervention": intervention, "k": k,
                 "items": len(items), "pass_at_k": sum(at) / len(at), "pass_hat_k": sum(hat) / len(hat),
@@ -175,6 +181,7 @@ def aggregate(scores: Iterable[EpisodeScore], warnings: list[str] | None = None)
     episode_failures = Counter(s.episode_failure or "solved" for s in scores)
     calls = sum(s.calls for s in scores)
     golden = sum(s.golden_length for s in scores)
+    trials = _trials(scores)
     return {
         "report_schema_version": REPORT_SCHEMA_VERSION,
         "generated_by": f"mcp-hazard {__version__}",
@@ -183,8 +190,8 @@ def aggregate(scores: Iterable[EpisodeScore], warnings: list[str] | None = None)
         "premature": rate(sum(s.premature for s in scores), len(scores)),
         "groups": _groups(scores),
         "recovery": _recovery(scores),
-        "robustness": _robustness(scores),
-        "hint_gain": _hint_gain(scores),
+        "robustness": _robustness(scores, trials),
+        "hint_gain": _hint_gain(scores, trials),
         "pass_k": _pass_k(scores),
         "compounding": _compounding(scores),
         "failures": {"calls": dict(sorted(failures.items())), "episodes": dict(sorted(episode_failures.items()))},

@@ -109,6 +109,7 @@ def _score_traces(paths: list[str], *, scenarios: str | None, allow_python: bool
             score.warnings.append(
                 f"{file}: scenario {loaded.path} changed since this trace was recorded (sha256 differs)"
             )
-        scored.warnings.extend(w for w in score.warnings if w not in trace.warnings)
+        if score.warnings:
+            scored.warnings.extend(w for w in score.warnings if w not in trace.warnings)
         scored.scores.append(score)
     return scored

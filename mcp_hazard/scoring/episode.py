@@ -4,8 +4,10 @@ taxonomy of failed calls, and efficiency. docs/scoring.md states every rule in w
 from __future__ import annotations
 
 import json
+from collections.abc import Callable
 from dataclasses import asdict, dataclass, field
 from functools import lru_cache
+from sys import intern
 from typing import Any
 
 from mcp_hazard.hazards.base import siblings
@@ -92,10 +94,16 @@ def _cli_value(key: str, value: Any) -> str:
     if key == "slots" and isinstance(value, list):
         return "+".join(_cli_value("", item) for item in value)
     if isinstance(value, str):
-        try:
-            json.loads(value)
-        except ValueError:
-            return value
+        return _cli_string(value)
+    return _LABEL_ENCODER.encode(value)
+
+
+@lru_cache(maxsize=1024)
+def _cli_string(value: str) -> str:
+    try:
+        json.loads(value)
+    except ValueError:
+        return value
     return _LABEL_ENCODER.encode(value)
 
 
@@ -122,6 +130,8 @@ def condition_name(condition: dict[str, Any], kinds: list[str]) -> str:
     specs = condition.get("hazards")
     if not isinstance(specs, list):
         return condition_label(kinds)
+    if len(specs) == 1:
+        return hazard_label(specs[0])
     return "+".join(sorted({hazard_label(spec) for spec in specs})) if specs else "clean"
 
 
@@ -129,10 +139,26 @@ def _key(event: dict[str, Any]) -> str:
     return f"{event.get('tool')}|{_KEY_ENCODER.encode(event.get('arguments'))}"
 
 
+def _label(value: Any) -> Any:
+    """A name from a small vocabulary (agent, profile, condition, hazard kind, tool, ...) as one shared string object.
+
+    Scores keep these names for the whole run. Shared, they cost no memory per score, and grouping (aggregate) and the
+    garbage collector's single pass over the scores (collect.score_traces) read the same few objects from cache instead
+    of a scattered copy per score. Anything but exact text is returned as it is."""
+    return intern(value) if type(value) is str else value
+
+
 @lru_cache(maxsize=1 << 16)
 def _token_number(token: str) -> float | None:
     """`parse_number` of one token of known text; tokens repeat heavily across episodes."""
     return parse_number(token)
+
+
+@lru_cache(maxsize=256)
+def _known_numbers(known: str) -> frozenset[float]:
+    """The numbers among the tokens of a known text; episodes of one task often see the very same text."""
+    tokens = known.replace(",", " ").replace(":", " ").split()
+    return frozenset(n for n in map(_token_number, tokens) if n is not None)
 
 
 def _by_type(events: list[dict[str, Any]]) -> dict[Any, list[dict[str, Any]]]:
@@ -169,7 +195,10 @@ class _Scorer:
         return found
 
     def siblings(self, tool: str) -> set[str]:
-        found = self._siblings.get(tool)
+        try:
+            found = self._siblings.get(tool)
+        except TypeError:  # an unhashable tool name in a damaged trace: no siblings, as siblings() says
+            return set(siblings(self.scenario, tool))
         if found is None:
             found = self._siblings[tool] = set(siblings(self.scenario, tool))
         return found
@@ -186,12 +215,14 @@ class _Scorer:
         later = self.later_calls(seq)
         # The call the hazard fired on is the first call of `tool` after the firing event.
         own = next((c for c in later if c["tool"] == tool), None)
+        if kind in BEFORE_PATHS and own is not None and own["outcome"] == "ok":
+            return self._make(fired, family, True, "none_needed", 0)
+        if kind == "output_drift":
+            return self._make(fired, family, correct, "normalise" if correct else None, 0 if correct else None)
         rest = [c for c in later if c is not own]
         sibs = self.siblings(tool)
         found: tuple[str, dict[str, Any]] | None = None
         if kind in BEFORE_PATHS:
-            if own is not None and own["outcome"] == "ok":
-                return self._make(fired, family, True, "none_needed", 0)
             for call in rest:
                 if call["outcome"] != "ok":
                     continue
@@ -220,8 +251,6 @@ class _Scorer:
                     c["tool"] == tool and self.key(c) != (self.key(own) if own else "")))),
                 None,
             )  # fmt: skip
-        elif kind == "output_drift":
-            return self._make(fired, family, correct, "normalise" if correct else None, 0 if correct else None)
         if found is None:
             return self._make(fired, family, False, None, None)
         path, call = found
@@ -232,8 +261,8 @@ class _Scorer:
     @staticmethod
     def _make(fired: dict[str, Any], family: str, ok: bool, path: str | None, n: int | None) -> HazardVerdict:
         return HazardVerdict(
-            hazard=fired["hazard"], kind=fired["kind"], family=family, tool=fired["tool"], slot=fired["slot"],
-            failpoint=fired["failpoint"], recovered=ok, path=path, calls_to_recover=n,
+            hazard=fired["hazard"], kind=_label(fired["kind"]), family=_label(family), tool=_label(fired["tool"]),
+            slot=fired["slot"], failpoint=_label(fired["failpoint"]), recovered=ok, path=path, calls_to_recover=n,
         )  # fmt: skip
 
     def known_text(self, before_seq: int) -> str:
@@ -276,10 +305,17 @@ class _Scorer:
         return "incorrect_known_value"
 
     def steps_missing(self) -> list[str]:
+        try:
+            done = {c["tool"] for c in self.calls if c["outcome"] == "ok"}
+        except (KeyError, TypeError):  # a damaged trace (a call without a tool, or an odd one): look call by call
+            done = None
         missing = []
         for step in self.task.golden_path.steps:
             accepted = {step.tool, *self.siblings(step.tool)}
-            if not any(c["tool"] in accepted and c["outcome"] == "ok" for c in self.calls):
+            if done is not None:
+                if accepted.isdisjoint(done):
+                    missing.append(step.tool)
+            elif not any(c["tool"] in accepted and c["outcome"] == "ok" for c in self.calls):
                 missing.append(step.tool)
         return sorted(set(missing))
 
@@ -291,8 +327,47 @@ class _Scorer:
         number = parse_number(answer)
         if number is None:
             return False
-        tokens = known.replace(",", " ").replace(":", " ").split()
-        return any(n is not None and abs(n - number) < 1e-6 for n in map(_token_number, tokens))
+        return any(abs(n - number) < 1e-6 for n in _known_numbers(known))
+
+
+_PLAIN_TYPES = (str, int, bool, type(None))
+
+
+def _plain_arguments(arguments: Any) -> tuple[tuple[str, type, Any], ...] | None:
+    """Flat arguments as a tuple that is equal for two calls exactly when their sorted-key JSON is equal: each name
+    with the type and value (a float by its repr: 1 == 1.0 == True and 0.0 == -0.0 in Python, not in JSON). None for
+    anything else (nested values, names that are not text), which is then compared as JSON."""
+    if type(arguments) is not dict:
+        return None
+    items = []
+    for name, value in arguments.items():
+        kind = type(value)
+        if type(name) is not str:
+            return None
+        if kind is float:
+            value = repr(value)
+        elif kind not in _PLAIN_TYPES:
+            return None
+        items.append((name, kind, value))
+    items.sort()  # by name: names in a dict are distinct, so types and values are never compared
+    return tuple(items)
+
+
+def _redundant(ok_calls: list[dict[str, Any]], key: Callable[[dict[str, Any]], str]) -> int:
+    """Successful calls that repeat an earlier one: same tool, same arguments (compared as sorted-key JSON, `key`).
+    When every tool name is text without `|` (so keys of different tools differ) and every call's arguments are
+    flat, `_plain_arguments` stands in for the JSON, which is slower to build."""
+    if len(ok_calls) < 2:
+        return 0
+    tools = [c.get("tool") for c in ok_calls]
+    if all(type(t) is str and "|" not in t for t in tools):
+        if len(set(tools)) == len(tools):
+            return 0
+        plain = [_plain_arguments(c.get("arguments")) for c in ok_calls]
+        if None not in plain:
+            return len(plain) - len(set(zip(tools, plain, strict=True)))
+    keys = [key(c) for c in ok_calls]
+    return len(keys) - len(set(keys))
 
 
 def _page(arguments: dict[str, Any]) -> int:
@@ -326,7 +401,9 @@ def score_episode(trace: Trace, scenario: Scenario) -> EpisodeScore:
     correct = answer_matches(task.answer, answer) if submitted else False
     verdicts = [scorer.verdict(e, correct) for e in by_type.get("hazard_fired", [])]
     failures = [
-        CallFailure(seq=c["seq"], tool=c["tool"], slot=c["slot"], failure=scorer.failure(c), error=c.get("error"))
+        CallFailure(
+            seq=c["seq"], tool=_label(c["tool"]), slot=c["slot"], failure=scorer.failure(c), error=c.get("error")
+        )
         for c in scorer.calls
         if c["outcome"] != "ok"
     ]
@@ -348,26 +425,28 @@ def score_episode(trace: Trace, scenario: Scenario) -> EpisodeScore:
         episode_failure = "invented"
     else:
         episode_failure = "wrong_answer"
-    ok_keys = [scorer.key(c) for c in scorer.calls if c["outcome"] == "ok"]
+    redundant = _redundant([c for c in scorer.calls if c["outcome"] == "ok"], scorer.key)
     ended = by_type.get("episode_ended", [])
     run = started.get("run", {})
-    kinds = [h.get("kind", "?") for h in started.get("hazards", [])]
+    kinds = [_label(h.get("kind", "?")) for h in started.get("hazards", [])]
     warnings = list(trace.warnings)
     if not ended:
         warnings.append(f"{trace.path}: no episode_ended event (the server stopped mid-episode)")
     return EpisodeScore(
         trace=trace.path,
         episode_id=str(run.get("episode_id", "")),
-        agent=str(run.get("agent") or "unknown"),
+        agent=_label(str(run.get("agent") or "unknown")),
         scenario=scenario.id,
         task=task.id,
         workflow=task.workflow,
         golden_length=len(task.golden_path.steps),
         seed=int(condition.get("seed", 0)),
-        profile=str(condition.get("profile", "strict")),
+        profile=_label(str(condition.get("profile", "strict"))),
         hazard_kinds=kinds,
-        condition=condition_name(condition, kinds),
-        intervention=condition_label([str(i) for i in condition.get("interventions", [])]).replace("clean", "none"),
+        condition=_label(condition_name(condition, kinds)),
+        intervention=_label(
+            condition_label([str(i) for i in condition.get("interventions", [])]).replace("clean", "none")
+        ),
         answered=bool(submitted),
         answer=answer,
         correct=correct,
@@ -377,7 +456,7 @@ def score_episode(trace: Trace, scenario: Scenario) -> EpisodeScore:
         verdicts=verdicts,
         failures=failures,
         calls=len(scorer.calls),
-        redundant_calls=len(ok_keys) - len(set(ok_keys)),
-        ended=ended[0].get("reason") if ended else None,
+        redundant_calls=redundant,
+        ended=_label(ended[0].get("reason")) if ended else None,
         warnings=warnings,
     )

@@ -1,0 +1,174 @@
+"""Interventions as a user meets them: `mcp-hazard perturb`, `serve --intervention` over stdio, the HTTP episode API
+(POST body `interventions`, query `intervention=`), and `run --intervention all` with its report grouped by
+intervention. Every command runs as a real subprocess; MCP traffic goes over real transports."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+import anyio
+import httpx
+import pytest
+import yaml
+from mcp import Client
+
+from mcp_hazard.agents import make_agent
+from mcp_hazard.agents.base import Brief
+from mcp_hazard.condition import Condition
+from mcp_hazard.runner.transports import open_episode
+from mcp_hazard.scenario.load import load_scenario
+from mcp_hazard.scoring.episode import score_episode
+from mcp_hazard.trace.reader import read_trace
+
+from .support import KINDS, TRAVEL, dump_tool, episode, run_cli, scenario
+
+if TYPE_CHECKING:
+    from conftest import HttpServer
+
+DEADLINE = 60.0
+
+
+def one_line_error(stderr: str, *needles: str) -> str:
+    """The whole of stderr is one `mcp-hazard: error: ...` line holding every needle (no traceback)."""
+    lines = stderr.strip().splitlines()
+    assert len(lines) == 1, f"expected one line on stderr, got {len(lines)}:\n{stderr}"
+    assert lines[0].startswith("mcp-hazard: error: "), lines[0]
+    for needle in needles:
+        assert needle in lines[0], (needle, lines[0])
+    return lines[0]
+
+
+# -- perturb ------------------------------------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("kind", KINDS)
+def test_perturb_prints_the_listing_an_episode_serves(kind: str) -> None:
+    """Each run is its own process with its own hash seed: equal listings also prove determinism across processes."""
+    done = run_cli("perturb", str(TRAVEL), "--intervention", kind, "--seed", "4",
+                   env={"PYTHONHASHSEED": str(KINDS.index(kind) + 1)})  # fmt: skip
+    assert done.returncode == 0, done.stderr
+    document = yaml.safe_load(done.stdout)
+    travel = scenario("travel")
+    expected = episode(travel, [kind], seed=4)
+    assert document["scenario"] == "travel" and document["task"] == travel.model.tasks[0].id
+    assert document["seed"] == 4 and document["interventions"] == [kind]
+    assert document["prompt"] == expected.prompt_text()
+    assert document["tools"] == [dump_tool(tool) for tool in expected.served_tools()]
+
+
+def test_perturb_writes_a_composition_to_a_file(tmp_path: Path) -> None:
+    out = tmp_path / "listing.yaml"
+    done = run_cli("perturb", str(TRAVEL), "--intervention", "rename", "--intervention", "augment", "--seed", "9",
+                   "--task", "fare-class", "--out", str(out))  # fmt: skip
+    assert done.returncode == 0, done.stderr
+    assert done.stdout == ""
+    assert done.stderr.strip() == f"mcp-hazard: wrote the perturbed listing of travel/fare-class to {out}"
+    document = yaml.safe_load(out.read_text(encoding="utf-8"))
+    travel = scenario("travel")
+    expected = episode(travel, ["rename", "augment"], seed=9, task=travel.model.task("fare-class"))
+    assert document["interventions"] == ["rename", "augment"] and document["task"] == "fare-class"
+    assert document["tools"] == [dump_tool(tool) for tool in expected.served_tools()]
+
+
+@pytest.mark.parametrize("name", ["bogus", "all"])
+def test_perturb_rejects_an_unknown_intervention_in_one_line(name: str) -> None:
+    done = run_cli("perturb", str(TRAVEL), "--intervention", name)
+    assert done.returncode != 0 and done.stdout == ""
+    one_line_error(done.stderr, repr(name))
+
+
+# -- serve --------------------------------------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("name", ["bogus", "all"])
+def test_serve_rejects_an_unknown_intervention_in_one_line(name: str, tmp_path: Path) -> None:
+    done = run_cli("serve", str(TRAVEL), "--intervention", name, "--trace-dir", str(tmp_path))
+    assert done.returncode != 0
+    assert done.stdout == ""  # stdout is the MCP channel on stdio: nothing may leak there
+    one_line_error(done.stderr, "--intervention")
+    assert not list(tmp_path.iterdir())  # refused before any episode existed
+
+
+@pytest.mark.e2e
+@pytest.mark.anyio
+async def test_serve_over_stdio_with_repeated_interventions(tmp_path: Path) -> None:
+    """`serve --intervention rename --intervention augment` as a subprocess: the listing the SDK client receives is
+    the composed one, the trace records the condition, and the recovering agent solves the task through it."""
+    travel = load_scenario(TRAVEL)
+    task = travel.model.task("fare-in-dollars")
+    assert task is not None
+    condition = Condition(seed=2, interventions=["rename", "augment"])
+    expected = [dump_tool(t) for t in episode(travel, condition.interventions, seed=2, task=task).served_tools()]
+    with anyio.fail_after(DEADLINE):
+        async with open_episode("stdio", travel, task.id, condition, tmp_path, agent="recovering") as connected:
+            listed = await connected.client.list_tools()
+            assert [dump_tool(t) for t in listed.tools] == expected
+            await make_agent("recovering").run(connected.client, Brief(prompt=task.prompt, plan=task.golden_path))
+    path = connected.trace_path
+    with anyio.fail_after(15):
+        while not (path.exists() and '"episode_ended"' in path.read_text(encoding="utf-8")):
+            await anyio.sleep(0.05)
+    trace = read_trace(path)
+    assert trace.started is not None and trace.started["condition"]["interventions"] == ["rename", "augment"]
+    score = score_episode(trace, travel.model)
+    assert score.correct and score.intervention == "augment+rename", score
+
+
+# -- HTTP ---------------------------------------------------------------------------------------------------------
+
+
+async def _listing(url: str) -> list[dict[str, object]]:
+    with anyio.fail_after(DEADLINE):
+        async with Client(url) as client:
+            return [dump_tool(tool) for tool in (await client.list_tools()).tools]
+
+
+@pytest.mark.e2e
+@pytest.mark.anyio
+async def test_http_episodes_take_interventions_in_the_body_and_the_query(http_server: HttpServer) -> None:
+    travel = scenario("travel")
+    expected = [dump_tool(t) for t in episode(travel, ["replace", "reorder"], seed=6,
+                                              task=travel.model.task("fare-class")).served_tools()]  # fmt: skip
+    body = {"scenario": "travel", "task": "fare-class", "seed": 6, "interventions": ["replace", "reorder"]}
+    async with httpx.AsyncClient(timeout=30) as http:
+        created = await http.post(f"{http_server.base_url}/episodes", json=body)
+        assert created.status_code == 201, created.text
+        assert created.json()["condition"]["interventions"] == ["replace", "reorder"]
+        assert await _listing(created.json()["mcp_url"]) == expected
+
+        query = "scenario=travel&task=fare-class&seed=6&intervention=replace&intervention=reorder"
+        assert await _listing(f"{http_server.base_url}/episodes/interventions-by-query/mcp?{query}") == expected
+        shown = await http.get(f"{http_server.base_url}/episodes/interventions-by-query")
+        assert shown.json()["condition"]["interventions"] == ["replace", "reorder"]
+
+        refused = await http.post(f"{http_server.base_url}/episodes", json={**body, "interventions": ["bogus"]})
+        assert refused.status_code == 400
+        message = refused.json()["error"]
+        assert "\n" not in message and "interventions" in message and "'bogus'" in message, message
+
+
+# -- run ----------------------------------------------------------------------------------------------------------
+
+
+def test_run_with_every_intervention_groups_the_report_by_intervention(tmp_path: Path) -> None:
+    out = tmp_path / "run"
+    done = run_cli("run", str(TRAVEL), "--intervention", "all", "--agent", "recovering", "--out", str(out),
+                   "--no-progress", "--transport", "memory")  # fmt: skip
+    assert done.returncode == 0, done.stderr[-2000:]
+    report = json.loads((out / "report.json").read_text(encoding="utf-8"))
+    groups = report["groups"]["intervention"]
+    assert set(groups) == {"none", *KINDS}, sorted(groups)
+    tasks = len(scenario("travel").model.tasks)
+    assert all(group["n"] == tasks for group in groups.values()), groups
+    assert report["episodes"] == tasks * (len(KINDS) + 1)
+    assert "Success by interface intervention" in done.stdout
+    assert "Success by interface intervention" in (out / "report.md").read_text(encoding="utf-8")
+    for trace_path in sorted((out / "traces").glob("*.jsonl")):  # each trace records its own intervention
+        trace = read_trace(trace_path)
+        assert trace.started is not None
+        kinds = trace.started["condition"]["interventions"]
+        # the episode id is `agent.scenario.task.clean+KIND.profile.sSEED`, made file-safe (`+` and `=` become `-`)
+        label = f".clean-{kinds[0].replace('=', '-')}.strict." if kinds else ".clean.strict."
+        assert len(kinds) <= 1 and label in trace_path.name, (trace_path.name, kinds)
