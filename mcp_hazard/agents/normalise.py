@@ -158,7 +158,7 @@ UNITS = {
 
 
 QUANTITIES = {
-    "amount", "balance", "total", "price", "cost", "fee", "fare", "count", "qty", "quantity", "sum", "value", "rate",
+    "amount", "balance", "total", "price", "cost", "fee", "count", "qty", "quantity", "sum", "value", "rate",
     "weight", "length", "width", "height", "distance", "duration", "minutes", "hours", "days", "stock", "available",
     "number", "score", "level", "size", "volume",
 }  # fmt: skip

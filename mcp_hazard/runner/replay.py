@@ -123,8 +123,10 @@ def replay_script(path: str, *, transport: Transport, allow_python: bool) -> int
     condition = parse_condition(fields)
     agent = ReplayAgent.from_script(script.get("calls", []), script.get("answer"))
     out = Path(script.get("trace_dir", "runs/replay"))
-    if out.exists() and not out.is_dir():
-        raise UserError(f"{path}: trace_dir {out} is not a folder")
+    try:
+        out.mkdir(parents=True, exist_ok=True)
+    except OSError as exc:
+        raise UserError(f"{path}: trace_dir {out} cannot be used as a folder: {exc.strerror or exc}") from None
     trace_path = anyio.run(replay_once, agent, loaded, task, condition, transport, "auto", out)
     score = score_episode(read_trace(trace_path), loaded.model)
     verdict = "correct" if score.correct else f"not correct ({score.episode_failure})"

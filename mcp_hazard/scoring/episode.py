@@ -240,9 +240,14 @@ class _Scorer:
         elif kind == "conflict":
             found = next((("cross_check", c) for c in rest if c["tool"] in sibs and c["outcome"] == "ok"), None)
         elif kind == "pagination":
+            change = fired.get("change") or {}
+            page, total = change.get("page", 1), change.get("total_pages", 0)
+            if isinstance(page, int) and isinstance(total, int) and total and page >= total:
+                return self._make(fired, family, True, "paginate", 0)  # the last page: nothing more to fetch
             found = next(
                 (("paginate", c) for c in rest if c["tool"] == tool and c["outcome"] == "ok"
-                 and isinstance(c.get("arguments"), dict) and _page(c["arguments"]) >= 2),
+                 and isinstance(c.get("arguments"), dict) and _page(c["arguments"]) > (page if isinstance(page, int)
+                                                                                         else 1)),
                 None,
             )  # fmt: skip
         elif kind == "silent_wrong_value":

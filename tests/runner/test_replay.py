@@ -201,7 +201,7 @@ trace_dir: {tmp_path / "traces"}
 """,
     )
     ran = run_cli("replay", str(script))
-    assert ran.code == 0, ran.explain()
+    assert ran.code == 1, ran.explain()  # a script whose answer is wrong fails, so it can gate CI on its own
     assert re.fullmatch(r"replay: 1 calls, answer 'Flex': not correct \(invented\); trace \S+", ran.stdout.strip())
 
 
