@@ -7,6 +7,7 @@ handlers stay stateless and many episodes can share one server process without c
 from __future__ import annotations
 
 import json
+from functools import lru_cache
 import time
 from collections.abc import Awaitable, Callable
 from pathlib import Path
@@ -43,6 +44,7 @@ SUBMIT_DESCRIPTION = (
 TASK_PROMPT_NAME = "task"
 
 
+@lru_cache(maxsize=1)
 def _mcp_version() -> str:
     from importlib.metadata import PackageNotFoundError, version
 

@@ -1,0 +1,153 @@
+"""A bare MCP server for the runner-throughput bench: the same tools as an mcp-hazard scenario, nothing else.
+
+It is the baseline that `bench/runner_throughput.py` compares mcp-hazard with. It lists the scenario's tools (or a
+task's tools) exactly as mcp-hazard serves them in the clean condition (name, title, description, input and output
+schema, annotations), plus a `submit_answer` tool, and answers each call with the scenario's own deterministic
+behaviour (`run_behaviour`). It does none of what mcp-hazard does per call: no argument validation, no hazards engine,
+no output-schema check, no trace, no episode state. `submit_answer` only acknowledges.
+
+    python -m bench.bare_server SCENARIO.yaml [--task TASK]     # serve over stdio
+    from bench.bare_server import bare_server                   # in-process: Client(bare_server(scenario))
+
+The stdio program imports only the SDK and mcp-hazard's scenario loader, so its start-up cost is the floor for
+`mcp-hazard serve` as well.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+from typing import Any
+
+import anyio
+import mcp_types as types
+from mcp.server import NotificationOptions, Server, ServerRequestContext
+from mcp.server.models import InitializationOptions
+
+from mcp_hazard.scenario.behaviours import run_behaviour
+from mcp_hazard.scenario.load import LoadedScenario, load_scenario
+from mcp_hazard.scenario.models import ToolSpec
+
+# The same submit tool as mcp_hazard.server.episode (copied so the stdio program does not import the server package;
+# runner_throughput checks that the two agree).
+SUBMIT_TOOL = "submit_answer"
+SUBMIT_SCHEMA: dict[str, Any] = {
+    "type": "object",
+    "properties": {"answer": {"type": "string", "description": "Your final answer to the task, as text."}},
+    "required": ["answer"],
+    "additionalProperties": False,
+}
+SUBMIT_DESCRIPTION = (
+    "Submit your final answer to the task. This ends the episode: call it once, when you are sure, "
+    "with the answer in the form the task asks for."
+)
+
+
+class _ListChangedServer(Server[Any]):
+    """Advertises tools.listChanged like mcp-hazard's server, so both handshakes carry the same capabilities."""
+
+    def create_initialization_options(
+        self,
+        notification_options: NotificationOptions | None = None,
+        experimental_capabilities: dict[str, dict[str, Any]] | None = None,
+        extensions: dict[str, dict[str, Any]] | None = None,
+    ) -> InitializationOptions:
+        return super().create_initialization_options(
+            notification_options or NotificationOptions(tools_changed=True), experimental_capabilities, extensions
+        )
+
+
+def _tool(spec: ToolSpec) -> types.Tool:
+    annotations = None
+    if spec.annotations is not None:
+        annotations = types.ToolAnnotations(**spec.annotations.model_dump(exclude_none=True))
+    return types.Tool(
+        name=spec.name,
+        title=spec.title,
+        description=spec.description,
+        input_schema=spec.input_schema,
+        output_schema=spec.output_schema,
+        annotations=annotations,
+    )
+
+
+def _error(message: str) -> types.CallToolResult:
+    return types.CallToolResult(content=[types.TextContent(type="text", text=message)], is_error=True)
+
+
+def bare_server(scenario: LoadedScenario, task: str | None = None) -> Server[Any]:
+    """A low-level SDK server serving `scenario`'s tools (those of `task` when given) with their plain behaviours."""
+    model = scenario.model
+    if task is not None:
+        found = model.task(task)
+        if found is None:
+            raise ValueError(f"scenario {scenario.id!r} has no task {task!r}")
+        specs = model.task_tools(found)
+    else:
+        specs = list(model.tools)
+    by_name = {spec.name: spec for spec in specs}
+    listing = types.ListToolsResult(
+        tools=[
+            *(_tool(spec) for spec in specs),
+            types.Tool(name=SUBMIT_TOOL, description=SUBMIT_DESCRIPTION, input_schema=SUBMIT_SCHEMA),
+        ]
+    )
+
+    async def list_tools(
+        ctx: ServerRequestContext[Any, Any], params: types.PaginatedRequestParams | None
+    ) -> types.ListToolsResult:
+        return listing
+
+    async def call_tool(
+        ctx: ServerRequestContext[Any, Any], params: types.CallToolRequestParams
+    ) -> types.CallToolResult:
+        arguments = params.arguments or {}
+        if params.name == SUBMIT_TOOL:
+            return types.CallToolResult(
+                content=[types.TextContent(type="text", text="Answer received. The episode is over.")]
+            )
+        spec = by_name.get(params.name)
+        if spec is None:
+            return _error(f"Unknown tool '{params.name}'.")
+        try:
+            outcome = run_behaviour(spec, arguments)
+        except Exception as exc:  # the same contract as mcp-hazard: a fault is an isError result
+            return _error(f"Internal error in tool '{params.name}': {type(exc).__name__}")
+        if not outcome.ok:
+            return _error(str(outcome.error))
+        result = outcome.result
+        text = result if isinstance(result, str) else json.dumps(result, ensure_ascii=False, indent=2)
+        return types.CallToolResult(
+            content=[types.TextContent(type="text", text=text)],
+            structured_content=result if isinstance(result, dict) else None,
+        )
+
+    return _ListChangedServer(
+        "bare-sdk-server",
+        version="0",
+        get_tool_input_schema=lambda name: None,  # as mcp-hazard: no tools/list before each call on modern HTTP
+        on_list_tools=list_tools,
+        on_call_tool=call_tool,
+    )
+
+
+async def serve_stdio(server: Server[Any]) -> None:
+    from mcp.server.stdio import stdio_server
+
+    async with stdio_server() as (read_stream, write_stream):
+        await server.run(read_stream, write_stream, server.create_initialization_options())
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(prog="python -m bench.bare_server", description=__doc__.split("\n\n")[0])
+    parser.add_argument("scenario", help="a scenario file (YAML)")
+    parser.add_argument("--task", help="serve only this task's tools (default: every tool of the scenario)")
+    args = parser.parse_args(argv)
+    server = bare_server(load_scenario(args.scenario), args.task)
+    anyio.run(serve_stdio, server)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
