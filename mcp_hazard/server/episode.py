@@ -7,9 +7,9 @@ handlers stay stateless and many episodes can share one server process without c
 from __future__ import annotations
 
 import json
-from functools import lru_cache
 import time
 from collections.abc import Awaitable, Callable
+from functools import lru_cache
 from pathlib import Path
 from typing import Any
 

@@ -15,7 +15,7 @@ from mcp_hazard.hazards.build import parse_hazard_option
 from mcp_hazard.scenario import load_scenario
 from mcp_hazard.scoring.aggregate import aggregate
 from mcp_hazard.scoring.collect import score_traces
-from mcp_hazard.scoring.episode import EpisodeScore, hazard_label
+from mcp_hazard.scoring.episode import EpisodeScore, _key, _redundant, hazard_label
 
 from .test_episode_rules import TRAVEL, Builder
 
@@ -139,19 +139,26 @@ def test_siblings_cache_gives_the_uncached_answer_and_a_fresh_list() -> None:
     assert siblings(copy, "get_fare") == []
 
 
-def test_score_traces_turns_the_garbage_collector_back_on(tmp_path: Path) -> None:
+def test_score_traces_leaves_the_garbage_collector_as_it_was(tmp_path: Path) -> None:
     trace = Builder("fare-class").call("get_fare", {"flight_id": "AU-426"}, result={"fare_class": "Standard"})
     path = tmp_path / "one.jsonl"
     path.write_text("".join(json.dumps(e) + "\n" for e in trace.answer("Standard").events), encoding="utf-8")
-    assert gc.isenabled()
+    assert gc.isenabled() and gc.get_freeze_count() == 0
     assert [s.correct for s in score_traces([str(path)]).scores] == [True]
-    assert gc.isenabled()
+    assert gc.isenabled() and gc.get_freeze_count() == 0  # on again, and nothing left frozen
     gc.disable()
     try:
         score_traces([str(path)])
         assert not gc.isenabled()  # left as the caller had it
     finally:
         gc.enable()
+    gc.freeze()  # someone else's frozen objects stay frozen
+    try:
+        frozen = gc.get_freeze_count()
+        score_traces([str(path)])
+        assert gc.isenabled() and gc.get_freeze_count() == frozen
+    finally:
+        gc.unfreeze()
 
 
 def test_known_text_prefixes_and_number_support() -> None:
@@ -165,3 +172,26 @@ def test_known_text_prefixes_and_number_support() -> None:
     ).score()  # fmt: skip
     assert [f.failure for f in score.failures] == ["unknown_value", "incorrect_known_value"]
     assert score.episode_failure == "wrong_answer"  # 189 appears in a result: supported, so not invented
+
+
+def _json_redundant(calls: list[dict[str, Any]]) -> int:
+    keys = [f"{c.get('tool')}|{json.dumps(c.get('arguments'), sort_keys=True, default=str)}" for c in calls]
+    return len(keys) - len(set(keys))
+
+
+@pytest.mark.parametrize(
+    "arguments",
+    [
+        [{"a": 1}, {"a": 1.0}, {"a": True}, {"a": "1"}, {"a": None}, {"a": 1}],
+        [{"a": 0.0}, {"a": -0.0}, {"a": float("nan")}, {"a": float("nan")}, {"a": float("inf")}],
+        [{"a": 1, "b": "x"}, {"b": "x", "a": 1}, {"a": 1}, {"a": 1, "b": "x", "c": None}],
+        [{"a": [1, 2]}, {"a": [1, 2]}, {"a": {"b": 1}}, {"a": {"b": 1.0}}, {"a": 1}],
+        [None, None, {}, {}, [], "x"],
+        [{1: "x"}, {"1": "x"}, {"a": 2**70}, {"a": 2**70}],
+    ],
+)
+def test_redundant_calls_match_the_json_comparison(arguments: list[Any]) -> None:
+    """The fast comparison of flat arguments counts exactly the repeats that comparing sorted-key JSON counts."""
+    for tools in (["t"] * len(arguments), ["t", "u"] * len(arguments), ["a|b", "a", "a|b", "a", None, "a"]):
+        calls = [{"tool": tool, "arguments": args} for tool, args in zip(tools, arguments, strict=False)]
+        assert _redundant(calls, _key) == _json_redundant(calls), (tools, arguments)
