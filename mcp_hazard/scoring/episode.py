@@ -142,9 +142,9 @@ def _key(event: dict[str, Any]) -> str:
 def _label(value: Any) -> Any:
     """A name from a small vocabulary (agent, profile, condition, hazard kind, tool, ...) as one shared string object.
 
-    Scores keep these names for the whole run. Shared, they cost no memory per score, and grouping (aggregate) and the
-    garbage collector's single pass over the scores (collect.score_traces) read the same few objects from cache instead
-    of a scattered copy per score. Anything but exact text is returned as it is."""
+    Scores keep these names for the whole run. Shared, they cost no memory per score, and grouping them (aggregate)
+    or a garbage collection that traverses the scores reads the same few objects from cache instead of a scattered
+    copy per score. Anything but exact text is returned as it is."""
     return intern(value) if type(value) is str else value
 
 
@@ -154,7 +154,7 @@ def _token_number(token: str) -> float | None:
     return parse_number(token)
 
 
-@lru_cache(maxsize=256)
+@lru_cache(maxsize=64)
 def _known_numbers(known: str) -> frozenset[float]:
     """The numbers among the tokens of a known text; episodes of one task often see the very same text."""
     tokens = known.replace(",", " ").replace(":", " ").split()

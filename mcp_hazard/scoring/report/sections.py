@@ -28,7 +28,7 @@ class Section:
 
 
 GROUP_TITLES = {
-    "condition": ("Success by condition", "Success rate per condition: the set of hazard kinds injected, or clean."),
+    "condition": ("Success by condition", "Success per condition: the hazards with their parameters, or clean."),
     "hazard_kind": (
         "Success by hazard kind",
         "Success rate per hazard kind; an episode counts for every kind in its condition, clean episodes as clean.",
