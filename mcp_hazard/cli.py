@@ -148,8 +148,9 @@ def build_parser() -> argparse.ArgumentParser:
 
     run = commands.add_parser("run", help="run agents over a matrix of conditions and print the scorecard")
     run.add_argument("paths", nargs="+", help="scenario files or directories")
-    run.add_argument("--agent", action="append", default=None, help="built-in agent: naive, recovering, golden, llm "
-                     "(repeatable; default: naive and recovering)")  # fmt: skip
+    run.add_argument("--agent", action="append", default=None,
+                     help="built-in agent: naive, naive-positional, recovering, golden, llm "
+                          "(repeatable; default: naive and recovering)")  # fmt: skip
     run.add_argument("--agent-cmd", action="append", default=[], metavar="'CMD ...'",
                      help="an external agent program (repeatable); see docs/agents.md")  # fmt: skip
     run.add_argument("--seeds", type=_seeds, default=[0], help="seeds, e.g. 1-5 or 1,3 (default 0)")
@@ -157,7 +158,8 @@ def build_parser() -> argparse.ArgumentParser:
                      help="a hazard condition (repeatable; default all: each applicable kind alone)")  # fmt: skip
     run.add_argument("--profile", default="strict", help="comma-separated profiles: strict, guided (default strict)")
     run.add_argument("--intervention", action="append", default=None, metavar="NAME",
-                     help="intervention conditions (repeatable; 'all' = each alone; default none)")  # fmt: skip
+                     help="an intervention condition (repeatable): a name, names joined with '+' to compose them "
+                          "in order (replace+reorder), or 'all' = each alone; default none")  # fmt: skip
     run.add_argument("--transport", choices=["memory", "stdio", "http"], default="http",
                      help="how agents reach the server (default http: one real server on 127.0.0.1)")  # fmt: skip
     run.add_argument("--concurrency", type=_positive, default=4, help="episodes at once (default 4)")

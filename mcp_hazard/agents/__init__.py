@@ -1,19 +1,20 @@
-"""Reference agents: scripted MCP clients (naive, recovering, replay, golden) and an LLM agent loop."""
+"""Reference agents: scripted MCP clients (naive, naive-positional, recovering, replay, golden) and an LLM loop."""
 
 from __future__ import annotations
 
 from mcp_hazard.agents.base import Agent, AgentReport, Brief
 from mcp_hazard.errors import UserError
 
-BUILT_IN = ("naive", "recovering", "golden", "llm", "replay")
+BUILT_IN = ("naive", "naive-positional", "recovering", "golden", "llm", "replay")
+RUNNABLE = ", ".join(name for name in BUILT_IN if name != "replay")
 
 
 def make_agent(name: str) -> Agent:
     """A built-in agent by name (the LLM agent reads its endpoint from the environment)."""
-    if name == "naive":
+    if name in ("naive", "naive-positional"):
         from mcp_hazard.agents.naive import NaiveAgent
 
-        return NaiveAgent()
+        return NaiveAgent("named" if name == "naive" else "positional")
     if name == "recovering":
         from mcp_hazard.agents.recovering import RecoveringAgent
 
@@ -26,7 +27,7 @@ def make_agent(name: str) -> Agent:
         from mcp_hazard.agents.llm import LlmAgent
 
         return LlmAgent()
-    raise UserError(f"unknown agent {name!r}; built-in agents: naive, recovering, golden, llm (or use --agent-cmd)")
+    raise UserError(f"unknown agent {name!r}; built-in agents: {RUNNABLE} (or use --agent-cmd)")
 
 
-__all__ = ["BUILT_IN", "Agent", "AgentReport", "Brief", "make_agent"]
+__all__ = ["BUILT_IN", "RUNNABLE", "Agent", "AgentReport", "Brief", "make_agent"]

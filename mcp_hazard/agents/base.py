@@ -14,7 +14,7 @@ from typing import Any, Protocol
 import mcp_types as types
 from mcp import Client
 
-from mcp_hazard.scenario.models import GoldenPath
+from mcp_hazard.scenario.models import GoldenPath, Scenario
 
 
 @dataclass
@@ -24,6 +24,8 @@ class Brief:
     prompt: str
     plan: GoldenPath | None = None
     call_timeout_s: float = 5.0
+    # The original argument order of each tool, as authored: what an agent that memorised the interface knows.
+    signatures: dict[str, list[str]] = field(default_factory=dict)
 
 
 @dataclass
@@ -37,6 +39,15 @@ class Agent(Protocol):
     name: str
 
     async def run(self, client: Client, brief: Brief) -> AgentReport: ...
+
+
+def signatures_of(scenario: Scenario) -> dict[str, list[str]]:
+    """Each tool's argument names in the authored order of its input schema."""
+    out = {}
+    for tool in scenario.tools:
+        properties = tool.input_schema.get("properties")
+        out[tool.name] = list(properties) if isinstance(properties, dict) else []
+    return out
 
 
 def text_of(result: types.CallToolResult) -> str:

@@ -20,6 +20,7 @@ from mcp import Client
 from mcp.shared.exceptions import MCPError
 
 from mcp_hazard.agents.base import AgentReport, Brief, answer_text, hints_of, text_of
+from mcp_hazard.agents.matching import fit_value, flat_schema, planned_write, rank_tools, reformat_date
 from mcp_hazard.agents.normalise import coerce_numbers, convert_field, read_result, similarity, stale, words
 from mcp_hazard.scenario.expressions import ExpressionError, access_paths, render, template_expressions
 from mcp_hazard.scenario.models import GoldenPath
@@ -92,24 +93,23 @@ class RecoveringAgent:
     def current_name(
         self, wanted: str, arguments: dict[str, Any] | None = None, fields: list[str] | None = None
     ) -> str:
-        """The tool's name now: the same, or the listed tool that fits best by its name, its description and how
-        well our arguments fit its schema (a renamed or replaced tool)."""
+        """The tool's name now: the same, or the listed tool that fits best by its description, how well our
+        arguments fit its schema, the fields it documents returning and whether it has side effects (a renamed or
+        replaced tool; see `matching.rank_tools`)."""
+        candidates = self.candidates(wanted, arguments, fields)
+        return candidates[0] if candidates else wanted
+
+    def candidates(
+        self, wanted: str, arguments: dict[str, Any] | None = None, fields: list[str] | None = None
+    ) -> list[str]:
+        """Listed tools that may be the planned `wanted`, best first: only `wanted` itself while it is served;
+        otherwise every tool ranked by fit, those with side effects left out when the step only reads."""
         if wanted in self.tools or not self.tools:
-            return wanted
-        want = words(wanted)
-
-        def fit(tool: types.Tool) -> tuple[float, str]:
-            told = words(tool.description or "")
-            score = 2 * similarity(tool.name, wanted) + len(want & told) / max(len(want), 1)
-            if arguments:
-                placed = _placements(_flat_schema(tool.input_schema or {}), arguments)
-                score += 1.5 * len(placed) / len(arguments)
-            documented = set(((tool.output_schema or {}).get("properties") or {}).keys())
-            if fields and documented:  # it documents the very fields the rest of the plan reads
-                score += 2 * len(set(fields) & documented) / len(fields)
-            return score, tool.name
-
-        return max(self.tools.values(), key=fit).name
+            return [wanted]
+        ranked = rank_tools(list(self.tools.values()), wanted, arguments or {}, fields or [])
+        reading = not planned_write(wanted)
+        safe = [c.name for c in ranked if not (reading and c.writes)]
+        return safe or [ranked[0].name]
 
     def remap(self, tool: types.Tool, arguments: dict[str, Any]) -> dict[str, Any]:
         """Arguments re-mapped onto `tool`'s documented schema by names, descriptions, patterns and types; new
@@ -205,7 +205,8 @@ class RecoveringAgent:
             mine = [v for k, v in args.items() if k != "page"]
             missing = [name for name in required if name not in mapped]
             if len(missing) == 1 and len(mine) == 1:
-                mapped[missing[0]] = _fit((other.input_schema.get("properties") or {}).get(missing[0]) or {}, mine[0])
+                prop = (other.input_schema.get("properties") or {}).get(missing[0]) or {}
+                mapped[missing[0]] = fit_value(prop, mine[0])
             else:
                 return None
         try:
@@ -245,16 +246,6 @@ class RecoveringAgent:
                 fresher = {**value, **{f: convert_field(second, f) for f in fields}}
                 return fresher
         return value
-
-
-def _flat_schema(schema: dict[str, Any]) -> dict[str, Any]:
-    """The schema whose properties take the arguments: the one nested request object, when that is the shape."""
-    props = schema.get("properties") or {}
-    if len(props) == 1:
-        (only,) = props.values()
-        if isinstance(only, dict) and only.get("type") == "object" and only.get("properties"):
-            return only
-    return schema
 
 
 def _affinity(key: str, value: Any, name: str, prop: dict[str, Any]) -> float:
@@ -303,7 +294,7 @@ def _placements(schema: dict[str, Any], arguments: dict[str, Any]) -> dict[str, 
 
 
 def _remap(schema: dict[str, Any], arguments: dict[str, Any]) -> dict[str, Any]:
-    flat = _flat_schema(schema)
+    flat = flat_schema(schema)
     props: dict[str, Any] = dict(flat.get("properties") or {})
     placed = _placements(flat, arguments)
     args = {placed.get(k, k): v for k, v in arguments.items()}
@@ -311,7 +302,7 @@ def _remap(schema: dict[str, Any], arguments: dict[str, Any]) -> dict[str, Any]:
         prop = props.get(name) or {}
         if name not in args and "const" in prop:
             args[name] = prop["const"]
-    args = {name: _fit(props.get(name) or {}, value) for name, value in args.items()}
+    args = {name: fit_value(props.get(name) or {}, value) for name, value in args.items()}
     if flat is not schema:
         (outer,) = (schema.get("properties") or {}).keys()
         return {outer: args}
@@ -324,30 +315,6 @@ def _render(template: Any, results: dict[str, Any]) -> Any:
         return render(template, results)
     except ExpressionError:
         return render(template, coerce_numbers(results))
-
-
-def _fit(prop: dict[str, Any], value: Any) -> Any:
-    """A value in the form a schema property documents: text for a string, a number for a number, a date format."""
-    kind = prop.get("type")
-    if kind == "string" and isinstance(value, int | float) and not isinstance(value, bool):
-        return str(value)
-    if kind in ("number", "integer") and isinstance(value, str):
-        try:
-            number = float(value)
-        except ValueError:
-            return value
-        return int(number) if kind == "integer" or (number.is_integer() and "." not in value) else number
-    documented = f"{prop.get('pattern', '')} {prop.get('description', '')}"
-    if isinstance(value, str) and ("DD/MM/YYYY" in documented or r"\d{2}/\d{2}/\d{4}" in documented):
-        return _reformat(value, "%d/%m/%Y") or value
-    return value
-
-
-def _reformat(value: Any, fmt: str) -> str | None:
-    try:
-        return dt.date.fromisoformat(str(value)[:10]).strftime(fmt)
-    except ValueError:
-        return None
 
 
 def _iso(value: Any) -> str | None:
@@ -382,13 +349,13 @@ def _correct(args: dict[str, Any], text: str, hints: list[str], tried: int) -> t
             fmt = (
                 {"DD/MM/YYYY": "%d/%m/%Y", "MM/DD/YYYY": "%m/%d/%Y"}[guided.group(1)] if guided else DATE_FORMATS[tried]
             )
-            new = _reformat(iso, fmt)
+            new = reformat_date(iso, fmt)
             if new is not None and new != fixed[name]:
                 fixed[name] = new
                 return fixed, tried + 1
         if "wrong type" in said or "as text" in said:
             value = fixed[name]
-            fixed[name] = str(value) if not isinstance(value, str) else _fit({"type": "number"}, value)
+            fixed[name] = str(value) if not isinstance(value, str) else fit_value({"type": "number"}, value)
             if fixed[name] != value:
                 return fixed, tried
     return None

@@ -17,6 +17,15 @@ def parse_intervention(text: str) -> str:
     return name
 
 
+def parse_composition(text: str) -> tuple[str, ...]:
+    """A run's intervention condition: one name, `all`, or names joined with `+` applied in that order
+    (`replace+reorder`). Each part is checked; `all` does not compose."""
+    parts = tuple(parse_intervention(part) for part in text.split("+"))
+    if len(parts) > 1 and "all" in parts:
+        raise UserError(f"--intervention {text!r}: 'all' is a matrix of single interventions; it does not compose")
+    return parts
+
+
 def build_interventions(names: list[str], seed: int, scenario: Scenario, task: Task) -> list[Intervention]:
     originals = {tool.name for tool in scenario.tools}
     originals |= {arg for tool in scenario.tools for arg in properties(tool.input_schema)}

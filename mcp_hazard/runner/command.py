@@ -10,7 +10,7 @@ from typing import Any
 
 import anyio
 
-from mcp_hazard.agents import BUILT_IN
+from mcp_hazard.agents import BUILT_IN, RUNNABLE
 from mcp_hazard.errors import UserError
 from mcp_hazard.runner.external import agent_name
 from mcp_hazard.runner.matrix import plan
@@ -47,7 +47,7 @@ def run_command(args: argparse.Namespace) -> int:
     agents = list(args.agent) if args.agent else ([] if args.agent_cmd else ["naive", "recovering"])
     for name in agents:
         if name not in BUILT_IN or name == "replay":
-            raise UserError(f"--agent {name!r}: built-in agents are naive, recovering, golden, llm")
+            raise UserError(f"--agent {name!r}: built-in agents are {RUNNABLE}")
     commands = {agent_name(command): command for command in args.agent_cmd}
     if args.transport == "memory" and commands:
         raise UserError("--agent-cmd needs --transport stdio or http: an external program cannot reach memory")
@@ -55,9 +55,9 @@ def run_command(args: argparse.Namespace) -> int:
         from mcp_hazard.agents.llm import LlmAgent
 
         LlmAgent()  # the endpoint settings fail here, before any episode runs
-    from mcp_hazard.interventions import parse_intervention
+    from mcp_hazard.interventions.build import parse_composition
 
-    interventions = [parse_intervention(name) for name in args.intervention or []]
+    interventions = [parse_composition(text) for text in args.intervention or []]
     hazards = _hazards(args.hazard if args.hazard is not None or not interventions else ["declared"])
     cells = plan(scenarios, [*agents, *commands], hazards, _profiles(args.profile), args.seeds, interventions)
     out = Path(args.out)

@@ -102,14 +102,15 @@ def plan(
     options: list[HazardSpec | str],
     profiles: list[str],
     seeds: list[int],
-    interventions: list[str] | None = None,
+    interventions: list[tuple[str, ...]] | None = None,
 ) -> list[Cell]:
-    """Every cell. Interventions are a dimension of their own: none, then each option (`all` = each alone)."""
+    """Every cell. Interventions are a dimension of their own: none, then each option, a composition applied in its
+    order (`("all",)` = each registered intervention alone)."""
     from mcp_hazard.interventions import REGISTRY
 
     variants: list[tuple[str, ...]] = [()]
     for option in interventions or []:
-        variants += [(name,) for name in sorted(REGISTRY)] if option == "all" else [tuple(option.split("+"))]
+        variants += [(name,) for name in sorted(REGISTRY)] if option == ("all",) else [option]
     cells = []
     for scenario in scenarios:
         for task in scenario.model.tasks:

@@ -17,7 +17,7 @@ from rich.console import Console
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 
 from mcp_hazard.agents import make_agent
-from mcp_hazard.agents.base import Brief
+from mcp_hazard.agents.base import Brief, signatures_of
 from mcp_hazard.runner.external import http_env, run_external, stdio_env
 from mcp_hazard.runner.matrix import Cell
 from mcp_hazard.runner.transports import HttpHost, Transport, open_episode, serve_command
@@ -144,7 +144,8 @@ class Runner:
         task = cell.scenario.model.task(cell.task)
         assert task is not None
         agent = make_agent(cell.agent)
-        brief = Brief(prompt=served_prompt(cell), plan=task.golden_path, call_timeout_s=self.call_timeout_s)
+        brief = Brief(prompt=served_prompt(cell), plan=task.golden_path, call_timeout_s=self.call_timeout_s,
+                      signatures=signatures_of(cell.scenario.model))  # fmt: skip
         async with open_episode(
             self.transport, cell.scenario, cell.task, cell.condition, self.traces, http_host=self.host,
             agent=cell.agent, episode_id=cell.episode_id,

@@ -1,5 +1,6 @@
-"""Aggregate episode scores into the report: rates with intervals, recovery per hazard kind, robustness, paired
-accuracy, hint gain, pass@k / pass^k and error compounding. docs/scoring.md defines each number."""
+"""Aggregate episode scores into the report: rates with intervals, recovery per hazard kind, robustness and paired
+accuracy (to hazards and to interface interventions), hint gain, pass@k / pass^k and error compounding.
+docs/scoring.md defines each number."""
 
 from __future__ import annotations
 
@@ -111,6 +112,31 @@ def _robustness(scores: list[EpisodeScore], trials: Trials | None = None) -> lis
     return rows
 
 
+def _intervention_robustness(scores: list[EpisodeScore], trials: Trials | None = None) -> list[dict[str, Any]]:
+    """Acc(intervened)/Acc(original interface) and paired accuracy, per agent, profile and intervention: each trial
+    pairs with the trial of the same item (agent, scenario, task, seed, profile, condition) with no intervention, so
+    hazard conditions pool, but only ever against themselves."""
+    index = _trials(scores) if trials is None else trials
+    groups: dict[tuple[str, str, str], list[tuple[bool, bool]]] = defaultdict(list)
+    for ((agent, scenario, task, seed, intervention, profile, condition), n), score in index.items():
+        if intervention == "none":
+            continue
+        original = index.get(((agent, scenario, task, seed, "none", profile, condition), n))
+        if original is not None:
+            groups[(agent, profile, intervention)].append((original.correct, score.correct))
+    rows = []
+    for (agent, profile, intervention), pairs in sorted(groups.items()):
+        original_acc = sum(o for o, _ in pairs) / len(pairs)
+        intervened_acc = sum(i for _, i in pairs) / len(pairs)
+        rows.append({
+            "agent": agent, "profile": profile, "intervention": intervention, "pairs": len(pairs),
+            "accuracy_original": original_acc, "accuracy_intervened": intervened_acc,
+            "robustness_ratio": intervened_acc / original_acc if original_acc else None,
+            "paired_accuracy": sum(1 for o, i in pairs if o and i) / len(pairs),
+        })  # fmt: skip
+    return rows
+
+
 def _hint_gain(scores: list[EpisodeScore], trials: Trials | None = None) -> list[dict[str, Any]]:
     index = _trials(scores) if trials is None else trials
     groups: dict[tuple[str, str], list[tuple[bool, bool]]] = defaultdict(list)
@@ -191,6 +217,7 @@ def aggregate(scores: Iterable[EpisodeScore], warnings: list[str] | None = None)
         "groups": _groups(scores),
         "recovery": _recovery(scores),
         "robustness": _robustness(scores, trials),
+        "intervention_robustness": _intervention_robustness(scores, trials),
         "hint_gain": _hint_gain(scores, trials),
         "pass_k": _pass_k(scores),
         "compounding": _compounding(scores),

@@ -82,6 +82,12 @@ def condition_label(kinds: list[str]) -> str:
     return "+".join(sorted(set(kinds))) if kinds else "clean"
 
 
+def intervention_label(interventions: Any) -> str:
+    """Interventions joined with `+` in the order applied (the order changes what is served), or `none`."""
+    names = [str(i) for i in interventions] if isinstance(interventions, list) else []
+    return "+".join(names) or "none"
+
+
 # One encoder each, built once: `json.dumps` with options builds a new JSONEncoder on every call.
 _KEY_ENCODER = json.JSONEncoder(sort_keys=True, default=str)
 _TEXT_ENCODER = json.JSONEncoder(ensure_ascii=False, default=str)
@@ -449,9 +455,7 @@ def score_episode(trace: Trace, scenario: Scenario) -> EpisodeScore:
         profile=_label(str(condition.get("profile", "strict"))),
         hazard_kinds=kinds,
         condition=_label(condition_name(condition, kinds)),
-        intervention=_label(
-            condition_label([str(i) for i in condition.get("interventions", [])]).replace("clean", "none")
-        ),
+        intervention=_label(intervention_label(condition.get("interventions"))),
         answered=bool(submitted),
         answer=answer,
         correct=correct,

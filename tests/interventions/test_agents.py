@@ -6,6 +6,9 @@ the real server in this process), scored from the trace exactly as `mcp-hazard s
 - The naive agent keeps the original interface (original names, original arguments) and so fails wherever the
   interface changed: rename, augment, replace and the name policies. Under reorder and substitute it still succeeds;
   see `test_naive_agent_with_the_original_interface` for why.
+- The positional naive agent (`naive-positional`) binds its remembered values by the original argument order, as a
+  code agent calling a generated stub does, and so fails under reorder too: rename, reorder, augment, replace and the
+  name policies all defeat it; substitute alone does not.
 - On the shipped scenarios the recovering agent's success per intervention is printed and must be at least 75%.
 """
 
@@ -20,7 +23,7 @@ import anyio
 import pytest
 
 from mcp_hazard.agents import make_agent
-from mcp_hazard.agents.base import Brief
+from mcp_hazard.agents.base import Brief, signatures_of
 from mcp_hazard.condition import Condition
 from mcp_hazard.runner.transports import open_episode
 from mcp_hazard.scenario.load import LoadedScenario, load_scenarios
@@ -58,7 +61,7 @@ async def play(
     loaded: LoadedScenario, task: Task, kinds: list[str], seed: int, agent: str, trace_dir: Path
 ) -> tuple[Trace, EpisodeScore]:
     condition = Condition(seed=seed, interventions=kinds)
-    brief = Brief(prompt=task.prompt, plan=task.golden_path, call_timeout_s=1.0)
+    brief = Brief(prompt=task.prompt, plan=task.golden_path, call_timeout_s=1.0, signatures=signatures_of(loaded.model))
     with anyio.fail_after(EPISODE_DEADLINE):
         async with open_episode("memory", loaded, task.id, condition, trace_dir, agent=agent) as connected:
             await make_agent(agent).run(connected.client, brief)
@@ -90,7 +93,7 @@ async def test_both_agents_solve_the_generated_suite_without_interventions(
 ) -> None:
     """The baseline that makes the naive agent's failures below mean something."""
     for loaded in generated:
-        for agent in ("naive", "recovering"):
+        for agent in ("naive", "naive-positional", "recovering"):
             trace, score = await play(loaded, loaded.model.tasks[0], [], 0, agent, tmp_path)
             assert score.correct and score.intervention == "none", describe(score, trace)
 
@@ -114,13 +117,42 @@ async def test_naive_agent_with_the_original_interface(
             # the server reads them by name. The order of `properties` and `required` (and the sentence in the
             # description) therefore cannot change what a named-argument client's call means, so the naive agent,
             # which passes the original names, still succeeds. Reorder only affects agents that build arguments
-            # positionally from the documented order (an LLM that reads "in order: ..." and guesses names).
+            # positionally from the documented order (an LLM that reads "in order: ..." and guesses names, or the
+            # positional naive agent below).
             assert score.correct, describe(score, trace)
             assert all(c["outcome"] == "ok" for c in trace.of_type("tool_called"))
         elif kind == "substitute":  # only descriptions changed; the naive agent does not read them
             assert score.correct, describe(score, trace)
         else:
             pytest.fail(f"decide what the naive agent meets under the new intervention {kind!r}")
+
+
+@pytest.mark.parametrize("kind", KINDS)
+async def test_positional_naive_agent_fails_under_every_interface_change(
+    kind: str, generated: list[LoadedScenario], tmp_path: Path
+) -> None:
+    for loaded in generated:
+        task = loaded.model.tasks[0]
+        for seed in GENERATED_SEEDS:
+            trace, score = await play(loaded, task, [kind], seed, "naive-positional", tmp_path)
+            calls = trace.of_type("tool_called")
+            if kind == "substitute":  # descriptions only: names and order are as remembered
+                assert score.correct, describe(score, trace)
+                continue
+            assert not score.correct, describe(score, trace)
+            if kind in RENAMING:
+                assert calls[0]["outcome"] == "unknown_tool", describe(score, trace)
+            elif kind == "augment":
+                assert calls[-1]["outcome"] == "invalid_arguments", describe(score, trace)
+            else:  # reorder: the named agent succeeds; the positional one sent the same values under other names
+                assert kind == "reorder", f"decide what the positional agent meets under {kind!r}"
+                named_trace, named = await play(loaded, task, [kind], seed, "naive", tmp_path)
+                assert named.correct, describe(named, named_trace)
+                sent = [c["arguments"] for c in named_trace.of_type("tool_called")]
+                got = [c["arguments"] for c in calls]
+                first = next(i for i, (a, b) in enumerate(zip(sent, got, strict=False)) if a != b)
+                assert set(got[first]) == set(sent[first]), describe(score, trace)  # same names ...
+                assert sorted(map(str, got[first].values())) == sorted(map(str, sent[first].values()))  # same values
 
 
 async def test_recovering_agent_on_the_shipped_scenarios(tmp_path: Path) -> None:

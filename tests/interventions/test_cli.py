@@ -172,3 +172,39 @@ def test_run_with_every_intervention_groups_the_report_by_intervention(tmp_path:
         # the episode id is `agent.scenario.task.clean+KIND.profile.sSEED`, made file-safe (`+` and `=` become `-`)
         label = f".clean-{kinds[0].replace('=', '-')}.strict." if kinds else ".clean.strict."
         assert len(kinds) <= 1 and label in trace_path.name, (trace_path.name, kinds)
+
+
+def test_run_composes_interventions_joined_with_plus_in_their_order(tmp_path: Path) -> None:
+    """`--intervention replace+reorder` is one condition applying replace, then reorder; the report pairs each
+    intervened item with the same item on the original interface."""
+    out = tmp_path / "run"
+    done = run_cli("run", str(TRAVEL), "--intervention", "replace+reorder", "--intervention", "names",
+                   "--agent", "naive", "--agent", "naive-positional", "--out", str(out), "--no-progress",
+                   "--transport", "memory")  # fmt: skip
+    assert done.returncode == 0, done.stderr[-2000:]
+    recorded = set()
+    for trace_path in sorted((out / "traces").glob("*.jsonl")):
+        trace = read_trace(trace_path)
+        assert trace.started is not None
+        recorded.add(tuple(trace.started["condition"]["interventions"]))
+    assert recorded == {(), ("replace", "reorder"), ("names=random",)}
+    report = json.loads((out / "report.json").read_text(encoding="utf-8"))
+    assert set(report["groups"]["intervention"]) == {"none", "replace+reorder", "names=random"}
+    tasks = len(scenario("travel").model.tasks)
+    rows = {(r["agent"], r["intervention"]): r for r in report["intervention_robustness"]}
+    assert set(rows) == {(a, i) for a in ("naive", "naive-positional") for i in ("replace+reorder", "names=random")}
+    for row in rows.values():  # both agents solve every task as authored and none once the tool names changed
+        assert (row["pairs"], row["accuracy_original"], row["robustness_ratio"]) == (tasks, 1.0, 0.0), row
+    for text in (done.stdout, (out / "report.md").read_text(encoding="utf-8")):
+        assert "Robustness to interface interventions" in text and "replace+reorder" in text
+
+
+@pytest.mark.parametrize(
+    ("option", "needle"), [("rename+bogus", "'bogus': unknown"), ("all+rename", "does not compose"), ("+", "''")]
+)
+def test_run_rejects_a_bad_composition_in_one_line(option: str, needle: str, tmp_path: Path) -> None:
+    done = run_cli("run", str(TRAVEL), "--intervention", option, "--out", str(tmp_path / "run"), "--no-progress",
+                   "--transport", "memory")  # fmt: skip
+    assert done.returncode == 1, done.stderr
+    one_line_error(done.stderr, needle)
+    assert not (tmp_path / "run").exists()  # refused before anything ran

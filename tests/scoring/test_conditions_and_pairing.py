@@ -32,10 +32,13 @@ def _specs(*options: str) -> list[dict[str, Any]]:
     return specs
 
 
-def _score(*options: str, correct: bool = True, seed: int = 0, profile: str = "strict") -> EpisodeScore:
+def _score(*options: str, correct: bool = True, seed: int = 0, profile: str = "strict",
+           interventions: tuple[str, ...] = (), agent: str = "a") -> EpisodeScore:  # fmt: skip
     kinds = [option.partition(":")[0] for option in options]
-    builder = Builder("fare-class", hazards=kinds, seed=seed, profile=profile)
+    builder = Builder("fare-class", hazards=kinds, seed=seed, profile=profile, agent=agent)
     builder.events[0]["condition"]["hazards"] = _specs(*options)
+    if interventions:
+        builder.events[0]["condition"]["interventions"] = list(interventions)
     return builder.answer("Standard" if correct else "nope").score()
 
 
@@ -119,6 +122,35 @@ def test_repeated_trials_with_one_seed_all_count_and_pair_in_order() -> None:
     assert gain["pairs"] == 2
     assert (gain["accuracy_strict"], gain["accuracy_guided"]) == (0.5, 1.0)
     assert (gain["newly_solved"], gain["regressions"]) == (1, 0)
+
+
+def test_intervention_robustness_pairs_each_item_with_its_original_interface() -> None:
+    """Acc(intervened)/Acc(original) per agent, profile and intervention: a trial pairs only with the trial of the
+    same seed, profile and hazard condition that had no intervention; composed interventions are their own group."""
+    scores = []
+    for seed in range(10):
+        scores.append(_score(seed=seed, correct=seed != 9))  # 9 of 10 solved with the original interface
+        scores.append(_score(seed=seed, correct=seed < 6, interventions=("rename",)))  # 6 of 10, all solved before
+        scores.append(_score(seed=seed, correct=seed >= 8, interventions=("reorder",)))  # seed 9 solved only here
+        scores.append(_score(seed=seed, correct=False, interventions=("replace", "reorder")))
+    scores.append(_score("transient_error", seed=0, correct=False))
+    scores.append(_score("transient_error", seed=0, correct=True, interventions=("rename",)))
+    scores.append(_score(seed=11, correct=True, interventions=("augment",)))  # no original partner: left out
+    scores.append(_score(seed=11, correct=True, interventions=("augment",), profile="guided"))
+    rows = {r["intervention"]: r for r in aggregate(scores)["intervention_robustness"]}
+    assert set(rows) == {"rename", "reorder", "replace+reorder"}  # the hazard pair and the clean ones pool
+    rename, reorder, both = rows["rename"], rows["reorder"], rows["replace+reorder"]
+    assert (rename["pairs"], rename["accuracy_original"]) == (11, 9 / 11)
+    assert rename["accuracy_intervened"] == pytest.approx(7 / 11)
+    assert rename["robustness_ratio"] == pytest.approx(7 / 9)
+    assert rename["paired_accuracy"] == pytest.approx(6 / 11)  # the hazard pair (False, True) is not credited
+    assert (reorder["pairs"], reorder["accuracy_intervened"], reorder["paired_accuracy"]) == (10, 0.2, 0.1)
+    assert reorder["robustness_ratio"] == pytest.approx(0.2 / 0.9)
+    assert (both["robustness_ratio"], both["paired_accuracy"]) == (0.0, 0.0)
+    solo = aggregate([_score(seed=0, correct=False), _score(seed=0, interventions=("rename",))])
+    (row,) = solo["intervention_robustness"]
+    assert row["robustness_ratio"] is None  # nothing solved with the original interface: no ratio
+    assert aggregate([_score(seed=s) for s in range(3)])["intervention_robustness"] == []
 
 
 def test_siblings_cache_gives_the_uncached_answer_and_a_fresh_list() -> None:

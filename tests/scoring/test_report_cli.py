@@ -40,7 +40,7 @@ def test_html_report_is_written_to_a_file(traces: Path, tmp_path: Path) -> None:
     assert out.is_file()
     assert f"wrote html report of {episodes(traces)} episodes to {out}" in done.stderr
     reader = read_html(out.read_text(encoding="utf-8"))
-    assert reader.errors == [] and reader.svgs == 3
+    assert reader.errors == [] and reader.svgs == 4
     assert done.stdout == ""
 
 

@@ -44,6 +44,9 @@ def test_the_traces_give_varied_numbers(traces: Path, report: dict[str, Any]) ->
     assert set(report["groups"]["agent"]) == {"golden", "retrier"}
     assert report["recovery"]["transient_error"]["paths"].get("retry", 0) > 0
     assert any(r["robustness_ratio"] is not None and r["robustness_ratio"] < 1 for r in report["robustness"])
+    ratios = {(r["agent"], r["intervention"]): r["robustness_ratio"] for r in report["intervention_robustness"]}
+    agents, kinds = ("golden", "retrier"), ("rename", "reorder")
+    assert ratios == {(a, i): 0.0 if i == "rename" else 1.0 for a in agents for i in kinds}
     assert {"strict", "guided"} == set(report["groups"]["profile"])
     assert max(r["k"] for r in report["pass_k"]) == 2
 
@@ -89,9 +92,9 @@ def test_html_is_balanced_self_contained_and_holds_every_number(report: dict[str
     reader = read_html(text)
     assert reader.errors == []
     assert missing_rows(reader.sections, expected_rows(report)) == []
-    assert reader.svgs == 3
-    assert text.count("<svg") == 3
-    for plot in ("plot-hazard-kind", "plot-robustness", "plot-compounding"):
+    assert reader.svgs == 4
+    assert text.count("<svg") == 4
+    for plot in ("plot-hazard-kind", "plot-robustness", "plot-intervention-robustness", "plot-compounding"):
         assert f'id="{plot}"' in text
     lowered = text.lower()
     for outside in ("http://", "https://", "<script", "<link", "@import", "url(", "src="):
@@ -101,9 +104,9 @@ def test_html_is_balanced_self_contained_and_holds_every_number(report: dict[str
     # the plots carry the numbers too: each hazard kind's rate is written next to its bar
     for kind, entry in report["groups"]["hazard_kind"].items():
         assert re.search(rf">{re.escape(kind)}</text>.*?>{entry['rate'] * 100:.1f}%</text>", text, re.S), kind
-    # one line per agent in the compounding plot, and the reference line at 1.0 in the robustness plot
+    # one line per agent in the compounding plot, and the reference line at 1.0 in each robustness plot
     assert text.count('class="line"') == len(report["groups"]["agent"])
-    assert text.count('class="reference"') == 1
+    assert text.count('class="reference"') == 2
 
 
 def hostile_report(report: dict[str, Any]) -> dict[str, Any]:
@@ -113,7 +116,7 @@ def hostile_report(report: dict[str, Any]) -> dict[str, Any]:
     for dimension in ("scenario", "task", "hazard_kind", "condition", "agent", "workflow"):
         bad["groups"][dimension][HOSTILE] = entry
     bad["recovery"][HOSTILE] = {**next(iter(bad["recovery"].values())), "paths": {HOSTILE: 1}, "family": HOSTILE}
-    for section in ("robustness", "hint_gain", "pass_k", "compounding"):
+    for section in ("robustness", "intervention_robustness", "hint_gain", "pass_k", "compounding"):
         bad[section][0]["agent"] = HOSTILE
     bad["failures"]["calls"][HOSTILE] = 1
     bad["warnings"] = [f"traces/{HOSTILE}.jsonl:3: unknown event type '{HOSTILE}'; skipped"]
@@ -169,7 +172,7 @@ def test_empty_sections_are_said_in_words() -> None:
         assert "truncated last line" in text
     assert "–" in table  # the success rate of nothing is not a number
     reader = read_html(page)
-    assert reader.errors == [] and reader.svgs == 3
+    assert reader.errors == [] and reader.svgs == 4
     assert page.count('class="empty"') >= 3
 
 

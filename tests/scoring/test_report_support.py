@@ -2,7 +2,9 @@
 
 Traces come from the real server over the in-memory transport, driven by two scripted agents: `golden` follows the
 golden path and stops at the first error (so hazards make it fail), `retrier` does the same but retries a failed call
-up to three times (so it recovers from transient errors). Both hint profiles, two seeds, a clean run and four hazards.
+up to three times (so it recovers from transient errors). Both hint profiles, two seeds, a clean run and four
+hazards; the clean run also under the rename and reorder interventions (both agents keep the original interface:
+rename defeats them, reorder does not).
 """
 
 from __future__ import annotations
@@ -34,6 +36,7 @@ SCENARIO_FILES = ("travel.yaml", "retail.yaml")
 HAZARDS = (None, "transient_error", "permanent_error", "output_drift", "silent_wrong_value")
 SEEDS = (0, 1)
 PROFILES = ("strict", "guided")
+INTERVENTIONS: tuple[tuple[str, ...], ...] = ((), ("rename",), ("reorder",))
 HOSTILE = "<script>alert(1)</script>"
 
 
@@ -60,12 +63,12 @@ async def run_retrier(client: Client, task: Task) -> None:
     await client.call_tool("submit_answer", {"answer": answer if isinstance(answer, str) else json.dumps(answer)})
 
 
-def _condition(hazard: str | None, seed: int, profile: str) -> Condition:
+def _condition(hazard: str | None, seed: int, profile: str, interventions: tuple[str, ...] = ()) -> Condition:
     specs: list[Any] = []
     if hazard is not None:
         parsed = parse_hazard_option(hazard)
         specs = parsed if isinstance(parsed, list) else [parsed]
-    return Condition(seed=seed, profile=profile, hazards=specs)  # type: ignore[arg-type]
+    return Condition(seed=seed, profile=profile, hazards=specs, interventions=list(interventions))  # type: ignore[arg-type]
 
 
 def write_traces(
@@ -75,18 +78,21 @@ def write_traces(
     files: tuple[str, ...] = SCENARIO_FILES,
     hazards: tuple[str | None, ...] = HAZARDS,
     seeds: tuple[int, ...] = SEEDS,
+    interventions: tuple[tuple[str, ...], ...] = INTERVENTIONS,
 ) -> Path:
-    """Run every (scenario, task, agent, hazard, seed, profile) over the memory transport; returns `trace_dir`."""
+    """Run every (scenario, task, agent, hazard, seed, profile) over the memory transport, and clean cells under each
+    of `interventions`; returns `trace_dir`."""
 
     async def main() -> None:
         for name in files:
             scenario = load_scenario(SCENARIOS / name)
             for task in scenario.model.tasks:
                 for agent in agents:
-                    for hazard in hazards:
+                    cells = [(h, ()) for h in hazards] + [(None, i) for i in interventions if None in hazards and i]
+                    for hazard, intervened in cells:
                         for seed in seeds:
                             for profile in PROFILES:
-                                condition = _condition(hazard, seed, profile)
+                                condition = _condition(hazard, seed, profile, intervened)
                                 try:
                                     async with open_episode("memory", scenario, task.id, condition, trace_dir,
                                                             agent=agent) as connected:  # fmt: skip
@@ -157,6 +163,19 @@ def expected_rows(report: dict[str, Any]) -> dict[str, list[list[str]]]:
                 pct(r["paired_accuracy"]),
             ]
             for r in report["robustness"]
+        ],
+        "Robustness to interface interventions": [
+            [
+                r["agent"],
+                r["profile"],
+                r["intervention"],
+                str(r["pairs"]),
+                pct(r["accuracy_original"]),
+                pct(r["accuracy_intervened"]),
+                two(r["robustness_ratio"]),
+                pct(r["paired_accuracy"]),
+            ]
+            for r in report["intervention_robustness"]
         ],
         "Hint gain": [
             [r["agent"], r["condition"], str(r["pairs"]), pct(r["accuracy_strict"]), pct(r["accuracy_guided"])]

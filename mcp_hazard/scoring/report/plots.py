@@ -119,31 +119,47 @@ def success_by_hazard_kind(report: dict[str, Any]) -> str:
     return _hbars("hazard-kind", title, bars, 1.0, [0, 0.25, 0.5, 0.75, 1.0], _percent_tick)
 
 
-def robustness_ratio(report: dict[str, Any]) -> str:
-    title = "Robustness ratio Acc(condition)/Acc(clean) by condition (1.0 = no loss)"
-    rows = [r for r in report.get("robustness") or [] if isinstance(r, dict)]
+def _ratio_plot(plot: str, title: str, rows: list[dict[str, Any]], dimension: str, empty: str) -> str:
+    """Ratio bars per `dimension` value (and agent, when there are several), coloured by profile, reference at 1."""
     if not rows:
-        return _empty("robustness", title, "No item was run both clean and under a condition.")
+        return _empty(plot, title, empty)
     agents = sorted({str(r.get("agent")) for r in rows})
     profiles = sorted({str(r.get("profile")) for r in rows})
     colors = {p: PALETTE[i % len(PALETTE)] for i, p in enumerate(profiles)}
     bars: list[dict[str, Any]] = []
-    for r in sorted(rows, key=lambda r: (str(r.get("condition")), str(r.get("agent")), str(r.get("profile")))):
-        label = str(r.get("condition"))
+    for r in sorted(rows, key=lambda r: (str(r.get(dimension)), str(r.get("agent")), str(r.get("profile")))):
+        label = str(r.get(dimension))
         if len(agents) > 1:
             label = f"{r.get('agent')}: {label}"
         value = r.get("robustness_ratio")
         bars.append({
             "label": label, "value": value, "low": None, "high": None, "color": colors[str(r.get("profile"))],
             "text": f.ratio(value),
-            "tip": f"{r.get('agent')} / {r.get('profile')} / {r.get('condition')}: ratio {f.ratio(value)}, "
+            "tip": f"{r.get('agent')} / {r.get('profile')} / {r.get(dimension)}: ratio {f.ratio(value)}, "
                    f"paired accuracy {f.pct(r.get('paired_accuracy'))}, {r.get('pairs')} items",
         })  # fmt: skip
     top = max([1.0, *(b["value"] for b in bars if b["value"] is not None)]) * 1.1
     ticks = [t / 4 for t in range(int(top * 4) + 1)]
     ticks = ticks[:: max(1, len(ticks) // 8)]
     legend = [(f"profile {p}", colors[p]) for p in profiles]
-    return _hbars("robustness", title, bars, top, ticks, lambda t: f"{t:.2f}", reference=1.0, legend=legend)
+    return _hbars(plot, title, bars, top, ticks, lambda t: f"{t:.2f}", reference=1.0, legend=legend)
+
+
+def robustness_ratio(report: dict[str, Any]) -> str:
+    return _ratio_plot(
+        "robustness", "Robustness ratio Acc(condition)/Acc(clean) by condition (1.0 = no loss)",
+        [r for r in report.get("robustness") or [] if isinstance(r, dict)], "condition",
+        "No item was run both clean and under a condition.",
+    )  # fmt: skip
+
+
+def intervention_robustness_ratio(report: dict[str, Any]) -> str:
+    return _ratio_plot(
+        "intervention-robustness",
+        "Robustness ratio Acc(intervened)/Acc(original) by interface intervention (1.0 = no loss)",
+        [r for r in report.get("intervention_robustness") or [] if isinstance(r, dict)], "intervention",
+        "No item was run both with the original interface and under an intervention.",
+    )  # fmt: skip
 
 
 def success_by_length(report: dict[str, Any]) -> str:
@@ -203,5 +219,6 @@ def all_plots(report: dict[str, Any]) -> dict[str, str]:
     return {
         "by-hazard-kind": success_by_hazard_kind(report),
         "robustness": robustness_ratio(report),
+        "intervention-robustness": intervention_robustness_ratio(report),
         "compounding": success_by_length(report),
     }

@@ -124,6 +124,23 @@ def robustness(report: dict[str, Any]) -> Section:
     )  # fmt: skip
 
 
+def intervention_robustness(report: dict[str, Any]) -> Section:
+    rows = [
+        [f.text(r.get("agent")), f.text(r.get("profile")), f.text(r.get("intervention")), f.count(r.get("pairs")),
+         f.pct(r.get("accuracy_original")), f.pct(r.get("accuracy_intervened")), f.ratio(r.get("robustness_ratio")),
+         f.pct(r.get("paired_accuracy"))]
+        for r in _rows(report.get("intervention_robustness"))
+    ]  # fmt: skip
+    return Section(
+        "intervention-robustness", "Robustness to interface interventions",
+        "Robustness ratio = Acc(intervened)/Acc(original interface) over items run both ways under the same "
+        "condition (1.00 = no loss; – when the original accuracy is 0). Paired accuracy = share of items solved "
+        "both with the original interface and the intervened one.",
+        ["agent", "profile", "intervention", "items", "acc. original", "acc. intervened", "ratio", "paired acc."],
+        rows, "No item was run both with the original interface and under an intervention.", numeric={3, 4, 5, 6, 7},
+    )  # fmt: skip
+
+
 def hint_gain(report: dict[str, Any]) -> Section:
     rows = [
         [f.text(r.get("agent")), f.text(r.get("condition")), f.count(r.get("pairs")), f.pct(r.get("accuracy_strict")),
@@ -216,6 +233,7 @@ def build(report: dict[str, Any]) -> list[Section]:
         *group_sections(report, detail=False),
         recovery(report),
         robustness(report),
+        intervention_robustness(report),
         hint_gain(report),
         pass_k(report),
         compounding(report),
