@@ -12,7 +12,10 @@ import copy
 import re
 from collections.abc import Callable
 from dataclasses import dataclass, field, replace
-from typing import Any, ClassVar
+from typing import TYPE_CHECKING, Any, ClassVar
+
+if TYPE_CHECKING:
+    from mcp_hazard.scenario.models import Scenario
 
 Mapper = Callable[[dict[str, Any]], dict[str, Any]]
 
@@ -97,6 +100,9 @@ class Intervention:
         self.scenario = scenario
         self.task = task
         self.originals = originals  # every original tool and argument name: never reused as a new name
+
+    def bind(self, scenario: Scenario) -> None:
+        """Read what the scenario declares for this intervention (replace: the tools' declared replacements)."""
 
     def keys(self, *more: object) -> tuple[object, ...]:
         return (self.seed, self.scenario, self.task, self.kind, *more)

@@ -29,7 +29,10 @@ def parse_composition(text: str) -> tuple[str, ...]:
 def build_interventions(names: list[str], seed: int, scenario: Scenario, task: Task) -> list[Intervention]:
     originals = {tool.name for tool in scenario.tools}
     originals |= {arg for tool in scenario.tools for arg in properties(tool.input_schema)}
-    return [REGISTRY[parse_intervention(name)](seed, scenario.id, task.id, originals) for name in names]
+    built = [REGISTRY[parse_intervention(name)](seed, scenario.id, task.id, originals) for name in names]
+    for intervention in built:
+        intervention.bind(scenario)
+    return built
 
 
 def apply_all(interventions: list[Intervention], surfaces: list[Surface]) -> list[Surface]:

@@ -1,5 +1,9 @@
-"""replace: the tool is replaced by an equivalent with another interface: another name, arguments nested in one
-`request` object under other names. The mapping back is derived (synonyms), so the behaviour is the original's."""
+"""replace: the tool is replaced by an equivalent with another interface.
+
+A tool with a `replacement:` in the scenario is served as declared, as long as its arguments below are the authored
+ones (a drift hazard or an earlier intervention that renamed or added arguments makes the declaration stale). Any
+other tool gets a derived equivalent: another name, arguments nested in one `request` object under synonyms. Either
+way the mapping back makes the behaviour the original's."""
 
 from __future__ import annotations
 
@@ -7,6 +11,8 @@ import copy
 from typing import Any
 
 from mcp_hazard.interventions.base import Intervention, Surface, properties, register, rename_args, rename_in_text
+from mcp_hazard.scenario.models import Scenario, ToolSpec
+from mcp_hazard.scenario.replacement import to_original, to_replacement
 
 VERBS = {"get": "fetch", "search": "find", "list": "enumerate", "find": "locate", "check": "verify",
          "convert": "translate", "book": "reserve", "create": "make", "send": "dispatch", "track": "trace",
@@ -27,10 +33,39 @@ class Replace(Intervention):
     kind = "replace"
     summary = "Each tool replaced by an equivalent: another name, arguments nested in a `request` object, renamed."
 
+    declared: dict[str, ToolSpec]
+
+    def bind(self, scenario: Scenario) -> None:
+        self.declared = {tool.name: tool for tool in scenario.tools if tool.replacement is not None}
+
+    def _as_declared(self, surface: Surface, taken: set[str]) -> Surface | None:
+        tool = getattr(self, "declared", {}).get(surface.inner)
+        if tool is None or tool.replacement is None or set(properties(surface.input_schema)) != set(
+            properties(tool.input_schema)
+        ):
+            return None
+        replacement = tool.replacement
+        name = replacement.name
+        while name in taken:
+            name += "_x"
+        taken.add(name)
+        to_inner, to_outer = surface.then(
+            lambda args: to_original(replacement, args), lambda args: to_replacement(replacement, args)
+        )
+        description = replacement.description or rename_in_text(surface.description, replacement.arguments)
+        return surface.derive(name=name, input_schema=copy.deepcopy(replacement.input_schema), to_inner=to_inner,
+                              to_outer=to_outer, description=description)  # fmt: skip
+
     def apply(self, surfaces: list[Surface]) -> list[Surface]:
-        taken = set(self.originals) | {s.name for s in surfaces}
-        out = []
+        served = {s.name for s in surfaces}
+        taken = set(self.originals) | served
+        out: list[Surface] = []
         for surface in surfaces:
+            declared = self._as_declared(surface, served - {surface.name} | {s.name for s in out})
+            if declared is not None:
+                out.append(declared)
+                taken.add(declared.name)
+                continue
             verb, _, rest = surface.name.partition("_")
             name = f"{VERBS.get(verb, verb)}_{rest}" if rest and verb in VERBS else f"{surface.name}_service"
             while name in taken:

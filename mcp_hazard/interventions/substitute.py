@@ -5,9 +5,10 @@ from __future__ import annotations
 import copy
 import re
 from collections import Counter
+from collections.abc import Iterator
 from typing import Any
 
-from mcp_hazard.interventions.base import _WRITTEN, Intervention, Surface, flat_properties, register
+from mcp_hazard.interventions.base import _WRITTEN, Intervention, Surface, register
 from mcp_hazard.interventions.naming import token
 
 STOP = {"the", "and", "with", "from", "that", "this", "into", "for", "one", "such", "each", "when", "then", "than",
@@ -20,11 +21,20 @@ def _prose(text: str) -> str:
     return _WRITTEN.sub(" ", text)
 
 
+def _described(schema: Any) -> Iterator[dict[str, Any]]:
+    """Every argument schema below `schema` with a description, at any depth of nested objects and arrays."""
+    if not isinstance(schema, dict):
+        return
+    children = schema.get("properties")
+    for child in children.values() if isinstance(children, dict) else ():
+        if isinstance(child, dict) and isinstance(child.get("description"), str):
+            yield child
+        yield from _described(child)
+    yield from _described(schema.get("items"))
+
+
 def _descriptions(surface: Surface) -> list[str]:
-    props, _nested = flat_properties(surface.input_schema)
-    texts = [_prose(surface.description)]
-    texts += [p.get("description", "") for p in props.values() if isinstance(p, dict)]
-    return texts
+    return [_prose(surface.description), *(node["description"] for node in _described(surface.input_schema))]
 
 
 @register
@@ -56,11 +66,8 @@ class Substitute(Intervention):
         out = []
         for index, surface in enumerate(surfaces):
             schema: dict[str, Any] = copy.deepcopy(surface.input_schema)
-            _props, nested = flat_properties(schema)
-            holder = schema["properties"][nested] if nested else schema
-            for prop in (holder.get("properties") or {}).values():
-                if isinstance(prop, dict) and isinstance(prop.get("description"), str):
-                    prop["description"] = swap(prop["description"])
+            for node in list(_described(schema)):
+                node["description"] = swap(node["description"])
             description = swap(surface.description)
             if index == 0:
                 description += f" (In these tools, a '{new}' is a {concept}.)"

@@ -32,6 +32,7 @@ from mcp_hazard.scenario.models import (
     Task,
     ToolSpec,
 )
+from mcp_hazard.scenario.replacement import replacement_problems
 from mcp_hazard.scenario.yaml_source import MAX_FILE_BYTES, Path, Positions, format_path, parse_yaml
 
 SCENARIO_SUFFIXES = (".yaml", ".yml")
@@ -324,6 +325,12 @@ def parse_scenario(text: str, file: str, *, allow_python: bool = False) -> Scena
             problems.add(("tools", i, "name"), f"duplicate tool name {tool.name!r}")
         seen_tools.add(tool.name)
         _check_tool(scenario, tool, ("tools", i), problems, allow_python)
+    taken = {tool.name for tool in scenario.tools} | RESERVED_TOOL_NAMES
+    for i, tool in enumerate(scenario.tools):
+        for where, message, at_key in replacement_problems(tool, taken):
+            problems.add(("tools", i, "replacement", *where), message, at_key=at_key)
+        if tool.replacement is not None:
+            taken.add(tool.replacement.name)
     seen_tasks: set[str] = set()
     tools_ok = not problems.items
     for i, task in enumerate(scenario.tasks):

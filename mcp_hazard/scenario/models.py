@@ -108,6 +108,19 @@ class Fallback(Strict):
     )
 
 
+class Replacement(Strict):
+    """A declared equivalent of the tool for `--intervention replace`: another name and input schema, and where each
+    original argument sits in the new arguments. Without one, replace derives an equivalent from synonyms."""
+
+    name: ToolName
+    description: str | None = Field(default=None, description="Served description (default: the tool's own).")
+    input_schema: dict[str, JSON] = Field(description="JSON Schema of the new arguments; its type must be 'object'.")
+    arguments: dict[str, str] = Field(
+        description="Each original argument -> its place in the new arguments, dotted through nested objects "
+        "(route.from)."
+    )
+
+
 class ToolSpec(Strict):
     name: ToolName
     title: str | None = None
@@ -128,6 +141,9 @@ class ToolSpec(Strict):
     )
     hazards: list[HazardSpec] = Field(
         default_factory=list, description="Hazards offered for this tool (applied with --hazard declared)."
+    )
+    replacement: Replacement | None = Field(
+        default=None, description="The equivalent served under --intervention replace (default: derived)."
     )
 
 

@@ -113,7 +113,7 @@ async def test_serve_over_stdio_with_repeated_interventions(tmp_path: Path) -> N
     trace = read_trace(path)
     assert trace.started is not None and trace.started["condition"]["interventions"] == ["rename", "augment"]
     score = score_episode(trace, travel.model)
-    assert score.correct and score.intervention == "augment+rename", score
+    assert score.correct and score.intervention == "rename+augment", score
 
 
 # -- HTTP ---------------------------------------------------------------------------------------------------------

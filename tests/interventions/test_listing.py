@@ -20,6 +20,7 @@ from hypothesis import strategies as st
 from mcp_hazard.interventions import REGISTRY, Surface, apply_all
 from mcp_hazard.interventions.base import _WRITTEN
 from mcp_hazard.interventions.naming import NEUTRAL, REALISTIC
+from mcp_hazard.scenario.models import Replacement
 from mcp_hazard.server.episode import SUBMIT_TOOL
 
 from .support import (
@@ -124,9 +125,28 @@ def check_augment(clean: Tools, served: Tools) -> None:
         assert _without(after, "description", "inputSchema") == _without(before, "description", "inputSchema")
 
 
+def _declared_replacements() -> dict[str, Replacement]:
+    """Declared replacements of the shipped scenarios by tool name (names that mean one tool only)."""
+    found: dict[str, list[Replacement | None]] = {}
+    for loaded in shipped():
+        for tool in loaded.model.tools:
+            found.setdefault(tool.name, []).append(tool.replacement)
+    return {name: r[0] for name, r in found.items() if len(r) == 1 and r[0] is not None}
+
+
 def check_replace(clean: Tools, served: Tools) -> None:
+    declared = _declared_replacements()
+    assert declared, "a shipped scenario declares a replacement, so the declared path is checked here"
     for before, after in zip(clean, served, strict=True):
         assert after["name"] != before["name"]
+        replacement = declared.get(before["name"])
+        if replacement is not None:  # served exactly as declared; nothing else changes
+            assert (after["name"], after["inputSchema"]) == (replacement.name, replacement.input_schema)
+            assert after["description"] == replacement.description
+            assert _without(after, "name", "inputSchema", "description") == _without(
+                before, "name", "inputSchema", "description"
+            )
+            continue
         assert _without(after, "name", "inputSchema") == _without(before, "name", "inputSchema")
         schema = _schema(after)
         assert _without(schema, "properties") == {
