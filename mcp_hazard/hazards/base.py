@@ -8,7 +8,6 @@ the schedule whether the hazard fires at a failpoint and hands the hazard a `fir
 
 from __future__ import annotations
 
-import copy
 from dataclasses import dataclass, field
 from typing import Any, ClassVar, Literal
 
@@ -39,7 +38,9 @@ class HazardParams(BaseModel):
 
 @dataclass
 class ToolView:
-    """A tool as the agent sees it. Hazards that change the interface edit a copy; the original spec stays put."""
+    """A tool as the agent sees it. A view starts out sharing the spec's schemas, which nothing may edit in place: a
+    hazard that changes the interface assigns a changed copy. Sharing is what keeps a call cheap, since the views are
+    rebuilt for every call and listing."""
 
     name: str
     description: str
@@ -52,8 +53,8 @@ class ToolView:
         return cls(
             name=spec.name,
             description=spec.description,
-            input_schema=copy.deepcopy(spec.input_schema),
-            output_schema=copy.deepcopy(spec.output_schema),
+            input_schema=spec.input_schema,
+            output_schema=spec.output_schema,
             original=spec.name,
         )
 

@@ -9,6 +9,7 @@ from __future__ import annotations
 import copy
 import datetime as dt
 from dataclasses import dataclass
+from dataclasses import field as attribute
 from typing import Any, Literal
 
 from mcp_hazard.hazards.base import Rejection
@@ -49,6 +50,8 @@ def renamed(field: str) -> str:
 class ArgumentChange:
     mode: ChangeMode
     field: str
+    # (schema below, changed schema): one changed object per schema, so validators cached by identity stay warm
+    _last: tuple[dict[str, Any], dict[str, Any]] | None = attribute(default=None, init=False, repr=False, compare=False)
 
     @classmethod
     def pick(cls, spec: ToolSpec, mode: ChangeMode, field: str | None, *keys: object) -> ArgumentChange | None:
@@ -69,7 +72,14 @@ class ArgumentChange:
         return {"mode": self.mode, "field": self.field, "new_field": self.new_field}
 
     def schema(self, schema: dict[str, Any]) -> dict[str, Any]:
-        """The input schema of the changed interface."""
+        """The input schema of the changed interface (the same object for the same schema below)."""
+        if self._last is not None and self._last[0] is schema:
+            return self._last[1]
+        new = self._changed(schema)
+        self._last = (schema, new)
+        return new
+
+    def _changed(self, schema: dict[str, Any]) -> dict[str, Any]:
         new = copy.deepcopy(schema)
         props = _properties(new)
         required = list(new.get("required", []))

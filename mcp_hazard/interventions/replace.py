@@ -40,8 +40,10 @@ class Replace(Intervention):
 
     def _as_declared(self, surface: Surface, taken: set[str]) -> Surface | None:
         tool = getattr(self, "declared", {}).get(surface.inner)
-        if tool is None or tool.replacement is None or set(properties(surface.input_schema)) != set(
-            properties(tool.input_schema)
+        if (
+            tool is None
+            or tool.replacement is None
+            or set(properties(surface.input_schema)) != set(properties(tool.input_schema))
         ):
             return None
         replacement = tool.replacement

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+from collections import OrderedDict
 from typing import Any
 
 import jsonschema
@@ -26,10 +27,14 @@ def describe_value(value: Any, limit: int = 60) -> str:
 
 
 class SchemaCache:
-    """Validators built once per schema; schemas are identified by the id of the dict that holds them."""
+    """Validators built once per schema; schemas are identified by the id of the dict that holds them.
 
-    def __init__(self) -> None:
-        self._validators: dict[int, tuple[dict[str, Any], Draft202012Validator]] = {}
+    An entry keeps its schema alive (so the id cannot be reused by another dict), and only the `size` most recently
+    used stay: a long-running server that meets new schema objects (a drifted interface, say) must not grow."""
+
+    def __init__(self, size: int = 1024) -> None:
+        self.size = size
+        self._validators: OrderedDict[int, tuple[dict[str, Any], Draft202012Validator]] = OrderedDict()
 
     def validator(self, schema: dict[str, Any]) -> Draft202012Validator:
         key = id(schema)
@@ -37,7 +42,13 @@ class SchemaCache:
         if cached is None or cached[0] is not schema:
             cached = (schema, Draft202012Validator(schema, format_checker=Draft202012Validator.FORMAT_CHECKER))
             self._validators[key] = cached
+            if len(self._validators) > self.size:
+                self._validators.popitem(last=False)
+        self._validators.move_to_end(key)
         return cached[1]
+
+    def __len__(self) -> int:
+        return len(self._validators)
 
 
 _cache = SchemaCache()

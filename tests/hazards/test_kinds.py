@@ -13,6 +13,7 @@ Latency is driven separately, with a client timeout, because its recovery (cance
 
 from __future__ import annotations
 
+import json
 import time
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
@@ -340,6 +341,12 @@ async def test_recovery_reaches_the_answer(case: Case, travel: LoadedScenario, t
         assert [e["delivered"] for e in list_changed] == [True]
     else:
         assert list_changed == []
+    # views share the scenario's schemas (ToolView.of): a hazard that edited one in place would show here
+    assert schemas_of(travel) == schemas_of(load_scenario(travel.path)), "a hazard edited the scenario's schemas"
+
+
+def schemas_of(loaded: LoadedScenario) -> str:
+    return json.dumps([[t.input_schema, t.output_schema] for t in loaded.model.tools], sort_keys=True)
 
 
 @pytest.mark.parametrize("case", [c for c in CASES if c.naive_fails], ids=lambda c: c.id)

@@ -6,7 +6,13 @@ from typing import Any
 
 import pytest
 
-from mcp_hazard.scenario.arguments import MAX_MESSAGE_CHARS, argument_problem, describe_value, schema_problem
+from mcp_hazard.scenario.arguments import (
+    MAX_MESSAGE_CHARS,
+    SchemaCache,
+    argument_problem,
+    describe_value,
+    schema_problem,
+)
 
 SCHEMA: dict[str, Any] = {
     "type": "object",
@@ -65,6 +71,18 @@ def test_schema_cache_follows_a_changed_schema() -> None:
     other = {"type": "object", "properties": {"a": {"type": "integer"}}}
     assert argument_problem(other, {"a": 1}) is None
     assert argument_problem(schema, {"a": "x"}) is None
+
+
+def test_schema_cache_keeps_only_the_most_recently_used() -> None:
+    """A long-running server meets new schema objects (drifted interfaces); the cache must not grow with them."""
+    cache = SchemaCache(size=3)
+    kept = {"type": "object"}
+    first = cache.validator(kept)
+    for n in range(10):
+        cache.validator({"type": "object", "maxProperties": n})
+        assert cache.validator(kept) is first  # in use, so never the one dropped
+        assert len(cache) <= 3
+    assert len(cache) == 3
 
 
 @pytest.mark.parametrize(
