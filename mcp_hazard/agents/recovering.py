@@ -5,11 +5,15 @@ recovers with strategies any careful agent could use: retry with backoff (honour
 interface changed and re-map arguments by their documented meaning, correct a call from what the error says, fall
 back to another tool that looks like it serves the same data, read drifted results back into data, cross-check a
 result that calls itself stale, and follow pages.
+
+When a planned tool is not served under its name (a renamed or reshaped interface), it picks the listed tool whose
+description, input schema, output schema and annotations fit the planned call best (`matching.rank_tools`), never a
+tool with side effects for a step that reads, and tries a close runner-up if that choice fails or answers without the
+fields the rest of the plan reads.
 """
 
 from __future__ import annotations
 
-import contextlib
 import datetime as dt
 import re
 from typing import Any
@@ -20,13 +24,24 @@ from mcp import Client
 from mcp.shared.exceptions import MCPError
 
 from mcp_hazard.agents.base import AgentReport, Brief, answer_text, hints_of, text_of
-from mcp_hazard.agents.matching import fit_value, flat_schema, planned_write, rank_tools, reformat_date
-from mcp_hazard.agents.normalise import coerce_numbers, convert_field, read_result, similarity, stale, words
+from mcp_hazard.agents.matching import (
+    fit_value,
+    flat_view,
+    name_affinity,
+    nest,
+    planned_write,
+    rank_tools,
+    reformat_date,
+    value_fit,
+)
+from mcp_hazard.agents.normalise import coerce_numbers, convert_field, read_result, stale, words
 from mcp_hazard.scenario.expressions import ExpressionError, access_paths, render, template_expressions
 from mcp_hazard.scenario.models import GoldenPath
 from mcp_hazard.server.episode import SUBMIT_TOOL
 
 MAX_ATTEMPTS = 6
+MAX_CANDIDATES = 3  # tools tried for one renamed step: the best fit and at most two close runners-up
+RUNNER_UP_MARGIN = 3.0  # how far below the best fit a runner-up may score and still be tried
 MAX_PAGES = 50
 MAX_WAIT_S = 3.0
 TRANSIENT = ("503", "429", "timed out", "timeout", "did not answer", "connection reset", "temporarily", "try again")
@@ -37,6 +52,13 @@ DATE_FORMATS = ("%d/%m/%Y", "%m/%d/%Y", "%Y%m%d", "%d.%m.%Y", "%Y/%m/%d")
 
 class _Stuck(Exception):
     pass
+
+
+def _has_fields(value: Any, fields: list[str]) -> bool:
+    """Whether a result holds every field the rest of the plan reads (under another name or unit, too)."""
+    if not fields:
+        return True
+    return isinstance(value, dict) and all(convert_field(value, f) is not None for f in fields)
 
 
 def _expected_fields(plan: GoldenPath, index: int) -> list[str]:
@@ -103,13 +125,17 @@ class RecoveringAgent:
         self, wanted: str, arguments: dict[str, Any] | None = None, fields: list[str] | None = None
     ) -> list[str]:
         """Listed tools that may be the planned `wanted`, best first: only `wanted` itself while it is served;
-        otherwise every tool ranked by fit, those with side effects left out when the step only reads."""
+        otherwise the best fit and the runners-up within `RUNNER_UP_MARGIN` of it (at most `MAX_CANDIDATES`),
+        tools with side effects left out when the step only reads."""
         if wanted in self.tools or not self.tools:
             return [wanted]
         ranked = rank_tools(list(self.tools.values()), wanted, arguments or {}, fields or [])
         reading = not planned_write(wanted)
-        safe = [c.name for c in ranked if not (reading and c.writes)]
-        return safe or [ranked[0].name]
+        safe = [c for c in ranked if not (reading and c.writes)]
+        if not safe:
+            return [ranked[0].name]
+        close = [c.name for c in safe if c.score >= safe[0].score - RUNNER_UP_MARGIN]
+        return close[:MAX_CANDIDATES]
 
     def remap(self, tool: types.Tool, arguments: dict[str, Any]) -> dict[str, Any]:
         """Arguments re-mapped onto `tool`'s documented schema by names, descriptions, patterns and types; new
@@ -120,7 +146,27 @@ class RecoveringAgent:
     # -- one step -----------------------------------------------------------------------------------------------
 
     async def call(self, client: Client, tool: str, arguments: dict[str, Any], fields: list[str]) -> Any:
-        name = self.current_name(tool, arguments, fields)
+        """Run one plan step. When the planned tool is served, that is the only tool tried. When it was chosen by
+        fit (the interface changed), a close runner-up is tried next if the choice fails for good or answers
+        without the fields the rest of the plan reads; if no runner-up does better, the first answer stands."""
+        candidates = self.candidates(tool, arguments, fields)
+        answered: list[Any] = []
+        failure: _Stuck | None = None
+        for name in candidates:
+            try:
+                value = await self.attempt(client, tool, name, arguments, fields)
+            except _Stuck as exc:
+                failure = failure or exc
+                continue
+            if len(candidates) == 1 or _has_fields(value, fields):
+                return value
+            answered.append(value)
+        if answered:
+            return answered[0]
+        raise failure or _Stuck(f"no listed tool serves {tool}")
+
+    async def attempt(self, client: Client, tool: str, name: str, arguments: dict[str, Any], fields: list[str]) -> Any:
+        """Call `name` for the planned `tool`, recovering from what errors say; `_Stuck` when nothing helps."""
         args = self.remap(self.tools[name], arguments) if name in self.tools else dict(arguments)
         last, repeats, tried_formats = "", 0, 0
         for attempt in range(MAX_ATTEMPTS):
@@ -250,22 +296,8 @@ class RecoveringAgent:
 
 def _affinity(key: str, value: Any, name: str, prop: dict[str, Any]) -> float:
     """How well argument `key` (with `value`) fits property `name`: words of the names and the property's
-    description, a documented pattern or enum the value satisfies, and the type."""
-    score = similarity(key, name) + 0.8 * len(words(key) & words(str(prop.get("description", "")))) / max(
-        len(words(key)), 1
-    )
-    pattern = prop.get("pattern")
-    if isinstance(pattern, str) and isinstance(value, str):
-        with contextlib.suppress(re.error):
-            score += 1.0 if re.search(pattern, value) else -0.5
-    if "enum" in prop:
-        score += 1.0 if value in prop["enum"] else -0.5
-    kind = prop.get("type")
-    if (kind == "string" and isinstance(value, str)) or (
-        kind in ("number", "integer") and isinstance(value, int | float)
-    ):
-        score += 0.2
-    return score
+    description, and whether the value keeps the documented type, pattern, enum, date format and examples."""
+    return name_affinity(key, name, prop) + value_fit(prop, value)
 
 
 def _placements(schema: dict[str, Any], arguments: dict[str, Any]) -> dict[str, str]:
@@ -294,7 +326,9 @@ def _placements(schema: dict[str, Any], arguments: dict[str, Any]) -> dict[str, 
 
 
 def _remap(schema: dict[str, Any], arguments: dict[str, Any]) -> dict[str, Any]:
-    flat = flat_schema(schema)
+    """Our arguments placed on the schema's leaves (nested objects included), required constants added, each value
+    in its documented form, then nested back into the documented shape."""
+    flat, by_name = flat_view(schema, arguments)
     props: dict[str, Any] = dict(flat.get("properties") or {})
     placed = _placements(flat, arguments)
     args = {placed.get(k, k): v for k, v in arguments.items()}
@@ -303,10 +337,7 @@ def _remap(schema: dict[str, Any], arguments: dict[str, Any]) -> dict[str, Any]:
         if name not in args and "const" in prop:
             args[name] = prop["const"]
     args = {name: fit_value(props.get(name) or {}, value) for name, value in args.items()}
-    if flat is not schema:
-        (outer,) = (schema.get("properties") or {}).keys()
-        return {outer: args}
-    return args
+    return nest(args, by_name)
 
 
 def _render(template: Any, results: dict[str, Any]) -> Any:

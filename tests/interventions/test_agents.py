@@ -9,7 +9,7 @@ the real server in this process), scored from the trace exactly as `mcp-hazard s
 - The positional naive agent (`naive-positional`) binds its remembered values by the original argument order, as a
   code agent calling a generated stub does, and so fails under reorder too: rename, reorder, augment, replace and the
   name policies all defeat it; substitute alone does not.
-- On the shipped scenarios the recovering agent's success per intervention is printed and must be at least 75%.
+- On the shipped scenarios the recovering agent's success per intervention is printed and must be 100%.
 """
 
 from __future__ import annotations
@@ -40,7 +40,7 @@ GENERATE = ["generate", "dag", "--core", "4", "--depth", "3", "--connected", "2"
             "--count", "3"]  # fmt: skip
 GENERATED_SEEDS = (0, 1)
 SHIPPED_SEEDS = (0, 1, 2)
-MINIMUM_SHIPPED_SUCCESS = 0.75
+MINIMUM_SHIPPED_SUCCESS = 1.0
 
 
 @pytest.fixture(scope="module")
@@ -157,8 +157,8 @@ async def test_positional_naive_agent_fails_under_every_interface_change(
 
 async def test_recovering_agent_on_the_shipped_scenarios(tmp_path: Path) -> None:
     """Success of the recovering agent per intervention over every task of every shipped scenario and seeds 0-2.
-    The scripted agent picks renamed tools by description words and schema fit only, so some tasks defeat it (it
-    can confuse `read_email` with `send_email` once both are `tool_<word>`); at least 75% must still succeed."""
+    The scripted agent picks renamed tools by description words, argument fit, output fields and side effects
+    (mcp_hazard/agents/matching.py), never by the mapping; every task must succeed."""
     results: dict[str, list[tuple[str, bool]]] = {kind: [] for kind in KINDS}
     for kind in KINDS:
         for loaded in shipped():
