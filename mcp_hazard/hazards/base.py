@@ -47,6 +47,7 @@ class ToolView:
     input_schema: dict[str, Any]
     output_schema: dict[str, Any] | None
     original: str
+    accepts: dict[str, Any] | None = None  # what the tool accepts when not what is listed (Hazard.accepts)
 
     @classmethod
     def of(cls, spec: ToolSpec) -> ToolView:
@@ -149,6 +150,11 @@ class Hazard:
     def view(self, view: ToolView) -> ToolView:
         """Change how a tool is listed (lasting interface changes). Default: unchanged."""
         return view
+
+    def accepts(self, view: ToolView) -> dict[str, Any] | None:
+        """The input schema the tool accepts now when that is not the listed one (an undocumented change), so an
+        interface intervention on top can accept the same calls in its own names. Default: the listed one."""
+        return None
 
     def before(self, call: CallContext, fire: bool) -> Effect | None:
         """Act before the behaviour runs: reject, delay, or rewrite arguments."""

@@ -79,6 +79,9 @@ class HazardEngine:
             for hazard, targets in self.hazards:
                 if tool.name in targets and "listing" in hazard.failpoints:
                     view = hazard.view(view)
+            for hazard, targets in self.hazards:
+                if tool.name in targets:
+                    view.accepts = hazard.accepts(view) or view.accepts
             views.append(view)
         return views
 

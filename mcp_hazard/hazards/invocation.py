@@ -92,3 +92,7 @@ class InvocationError(Hazard):
 
     def view(self, view: ToolView) -> ToolView:
         return view
+
+    def accepts(self, view: ToolView) -> dict[str, Any] | None:
+        change = self.active.get(view.original)
+        return change.schema(view.input_schema) if change is not None else None

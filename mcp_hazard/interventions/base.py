@@ -75,6 +75,43 @@ def rename_in_text(text: str, names: dict[str, str]) -> str:
     return _WRITTEN.sub(swap, text)
 
 
+_PROBE = object()
+
+
+def _path_to(node: Any, target: object, prefix: str = "") -> str | None:
+    if node is target:
+        return prefix or None
+    if isinstance(node, dict):
+        for key, value in node.items():
+            found = _path_to(value, target, f"{prefix}.{key}" if prefix else str(key))
+            if found is not None:
+                return found
+    return None
+
+
+def served_paths(surface: Surface, names: list[str]) -> dict[str, str]:
+    """Where each argument name below the interventions sits in the served arguments (dotted), for the names that
+    moved: found by sending a marker through the surface's own way out, so it holds for any composition."""
+    out = {}
+    for name in names:
+        path = _path_to(surface.to_outer({name: _PROBE}), _PROBE)
+        if path is not None and path != name:
+            out[name] = path
+    return out
+
+
+def in_served_terms(text: str, paths: dict[str, str]) -> str:
+    """A message from below (a hazard's rejection or hint) with argument names as the agent knows them: `'name'`
+    and `name=` are rewritten; other prose is left alone."""
+    if not paths:
+        return text
+    names = "|".join(re.escape(name) for name in sorted(paths, key=len, reverse=True))
+    quoted = re.compile(rf"'({names})'")
+    assigned = re.compile(rf"(?<![A-Za-z0-9_.])({names})=")
+    text = quoted.sub(lambda m: f"'{paths[m.group(1)]}'", text)
+    return assigned.sub(lambda m: f"{paths[m.group(1)]}=", text)
+
+
 def flat_properties(schema: dict[str, Any]) -> tuple[dict[str, Any], str | None]:
     """The properties that take the arguments: those of the one nested request object when that is the shape."""
     props = properties(schema)

@@ -12,7 +12,7 @@ from typing import Any
 
 from mcp_hazard.interventions.base import Intervention, Surface, properties, register, rename_args, rename_in_text
 from mcp_hazard.scenario.models import Scenario, ToolSpec
-from mcp_hazard.scenario.replacement import to_original, to_replacement
+from mcp_hazard.scenario.replacement import set_leaf, to_original, to_replacement
 
 VERBS = {"get": "fetch", "search": "find", "list": "enumerate", "find": "locate", "check": "verify",
          "convert": "translate", "book": "reserve", "create": "make", "send": "dispatch", "track": "trace",
@@ -40,13 +40,19 @@ class Replace(Intervention):
 
     def _as_declared(self, surface: Surface, taken: set[str]) -> Surface | None:
         tool = getattr(self, "declared", {}).get(surface.inner)
-        if (
-            tool is None
-            or tool.replacement is None
-            or set(properties(surface.input_schema)) != set(properties(tool.input_schema))
-        ):
+        if tool is None or tool.replacement is None:
             return None
+        authored = properties(tool.input_schema)
+        accepted = surface.notes.get("accepts")
+        below = [properties(surface.input_schema), *([properties(accepted)] if isinstance(accepted, dict) else [])]
+        if any(set(props) != set(authored) for props in below):
+            return None  # an argument was renamed or added below: the declaration has no place for it
         replacement = tool.replacement
+        schema = copy.deepcopy(replacement.input_schema)
+        for original, place in replacement.arguments.items():  # a type or format changed below shows at its place
+            current = properties(surface.input_schema).get(original)
+            if current is not None and current != authored.get(original):
+                set_leaf(schema, place, copy.deepcopy(current))
         name = replacement.name
         while name in taken:
             name += "_x"
@@ -55,8 +61,8 @@ class Replace(Intervention):
             lambda args: to_original(replacement, args), lambda args: to_replacement(replacement, args)
         )
         description = replacement.description or rename_in_text(surface.description, replacement.arguments)
-        return surface.derive(name=name, input_schema=copy.deepcopy(replacement.input_schema), to_inner=to_inner,
-                              to_outer=to_outer, description=description)  # fmt: skip
+        return surface.derive(name=name, input_schema=schema, to_inner=to_inner, to_outer=to_outer,
+                              description=description)  # fmt: skip
 
     def apply(self, surfaces: list[Surface]) -> list[Surface]:
         served = {s.name for s in surfaces}

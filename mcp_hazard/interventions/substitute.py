@@ -71,5 +71,8 @@ class Substitute(Intervention):
             description = swap(surface.description)
             if index == 0:
                 description += f" (In these tools, a '{new}' is a {concept}.)"
-            out.append(surface.derive(description=description, input_schema=schema, notes={"term": [concept, new]}))
+            out.append(
+                surface.derive(description=description, input_schema=schema,
+                               notes={**surface.notes, "term": [concept, new]})
+            )  # fmt: skip
         return out

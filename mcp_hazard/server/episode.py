@@ -22,6 +22,7 @@ from mcp_hazard.condition import Condition
 from mcp_hazard.hazards import HazardEngine, ToolView, build_hazards, expand
 from mcp_hazard.hazards.base import Hazard
 from mcp_hazard.interventions import Surface, apply_all, build_interventions
+from mcp_hazard.interventions.base import in_served_terms, properties, served_paths
 from mcp_hazard.logs import log
 from mcp_hazard.scenario.arguments import argument_problem
 from mcp_hazard.scenario.behaviours import BehaviourFault, ToolOutcome, run_behaviour
@@ -187,12 +188,17 @@ class Episode:
     def views(self) -> list[ToolView]:
         return self.engine.views(list(self.tools.values()))
 
-    def surfaces(self) -> list[Surface]:
-        """The listing as served: the hazard views, then every interface intervention on top, in order."""
+    def surfaces(self, *, accepting: bool = False, views: list[ToolView] | None = None) -> list[Surface]:
+        """The listing as served: the hazard views, then every interface intervention on top, in order.
+
+        `accepting=True` starts from what each tool accepts instead of what it lists (they differ under an
+        invocation error), so the served form of an undocumented shape is known and can be let through."""
         base = [
-            Surface(name=v.name, description=v.description, input_schema=v.input_schema,
-                    output_schema=v.output_schema, inner=v.name)
-            for v in self.views()
+            Surface(name=v.name, description=v.description,
+                    input_schema=v.accepts if accepting and v.accepts is not None else v.input_schema,
+                    output_schema=v.output_schema, inner=v.name,
+                    notes={"accepts": v.accepts} if v.accepts is not None else {})
+            for v in (self.views() if views is None else views)
         ]  # fmt: skip
         return apply_all(self.interventions, base) if self.interventions else base
 
@@ -221,10 +227,13 @@ class Episode:
         hazard can reject it; with interventions only the served names exist."""
         views = self.views()
         if self.interventions:
-            surface = next((s for s in self.surfaces() if s.name == name), None)
+            surface = next((s for s in self.surfaces(views=views) if s.name == name), None)
             if surface is None:
                 return None
             view = next(v for v in views if v.name == surface.inner)
+            if view.accepts is not None:  # keep what the tool accepts in served terms next to what it lists
+                accepting = [s for s in self.surfaces(accepting=True, views=views) if s.name == name]
+                surface.notes = {**surface.notes, "accepting": accepting[0] if accepting else None}
             return self.tools[view.original], view, surface
         for view in views:
             if view.name == name:
@@ -270,11 +279,15 @@ class Episode:
         inner = arguments
         if surface is not None:  # an intervened interface: check the served schema, then map to the one below
             problem = argument_problem(surface.input_schema, arguments)
+            accepting = surface.notes.get("accepting")
+            if problem and accepting is not None and not argument_problem(accepting.input_schema, arguments):
+                problem, surface = None, accepting  # the undocumented shape the tool accepts now, in served names
             if problem:
                 return self._record(spec.name, slot, arguments, began, "invalid_arguments", error=f"Invalid {problem}")
             inner = surface.to_inner(arguments)
         call = self.engine.context(spec, name if surface is None else view.name, slot, inner)
         verdict = self.engine.before(call)
+        served = self._served_terms(name if surface is not None else None)  # after `before`: a change may be new
         touched = list(verdict.touched)
         if verdict.list_changed:
             delivered = await notify() if notify is not None else False
@@ -293,12 +306,13 @@ class Episode:
             self.waiting.remove(waiting)
         if verdict.rejection is not None:
             rejection = verdict.rejection
-            self._record(spec.name, slot, arguments, began, "rejected", error=rejection.message, hazards=touched)
-            return error_result(rejection.message, self._hint(rejection.hint))
+            message, hint = served(rejection.message), served(rejection.hint) if rejection.hint else None
+            self._record(spec.name, slot, arguments, began, "rejected", error=message, hazards=touched)
+            return error_result(message, self._hint(hint))
         problem = argument_problem(spec.input_schema, verdict.arguments)
         if problem:
-            return self._record(spec.name, slot, arguments, began, "invalid_arguments", error=f"Invalid {problem}",
-                                hazards=touched)  # fmt: skip
+            return self._record(spec.name, slot, arguments, began, "invalid_arguments",
+                                error=served(f"Invalid {problem}"), hazards=touched)  # fmt: skip
         try:
             outcome = run_behaviour(spec, verdict.arguments, allow_python=self.allow_python)
         except BehaviourFault as exc:
@@ -308,7 +322,25 @@ class Episode:
             return self._fault(spec.name, slot, arguments, began, f"{type(exc).__name__}: {exc}")
         after = self.engine.after(call, outcome)
         touched.extend(after.touched)
-        return self._deliver(spec, view, slot, arguments, began, after.outcome, after.text, after.hints, touched)
+        hints = [served(hint) for hint in after.hints]
+        return self._deliver(spec, view, slot, arguments, began, after.outcome, after.text, hints, touched)
+
+    def _served_terms(self, name: str | None) -> Callable[[str], str]:
+        """Messages from below name arguments as the tool below knows them; under interventions the agent knows
+        them by their served names. The accepting surface also names an undocumented argument, which is why this
+        is worked out from the views as they are now, not as they were when the call came in."""
+        resolved = self._resolve(name) if name is not None else None
+        if resolved is None:
+            return lambda text: text
+        _spec, view, surface = resolved
+        if surface is None:
+            return lambda text: text
+        listed = list(properties(view.input_schema))
+        paths = served_paths(surface, listed)
+        accepting = surface.notes.get("accepting")
+        if accepting is not None:
+            paths |= served_paths(accepting, [n for n in properties(view.accepts or {}) if n not in listed])
+        return lambda text: in_served_terms(text, paths)
 
     def _deliver(
         self,
