@@ -1,7 +1,8 @@
 """replace: the tool is replaced by an equivalent with another interface.
 
-A tool with a `replacement:` in the scenario is served as declared, as long as its arguments below are the authored
-ones (a drift hazard or an earlier intervention that renamed or added arguments makes the declaration stale). Any
+A tool with a `replacement:` in the scenario is served as declared when its interface below is the authored one and no
+hazard may change it (an invocation error or a spec drift on the tool, pagination's page argument, or an earlier
+intervention that renamed or added arguments would leave the declaration without a place for what changed). Any
 other tool gets a derived equivalent: another name, arguments nested in one `request` object under synonyms. Either
 way the mapping back makes the behaviour the original's."""
 
@@ -12,7 +13,7 @@ from typing import Any
 
 from mcp_hazard.interventions.base import Intervention, Surface, properties, register, rename_args, rename_in_text
 from mcp_hazard.scenario.models import Scenario, ToolSpec
-from mcp_hazard.scenario.replacement import set_leaf, to_original, to_replacement
+from mcp_hazard.scenario.replacement import to_original, to_replacement
 
 VERBS = {"get": "fetch", "search": "find", "list": "enumerate", "find": "locate", "check": "verify",
          "convert": "translate", "book": "reserve", "create": "make", "send": "dispatch", "track": "trace",
@@ -42,17 +43,12 @@ class Replace(Intervention):
         tool = getattr(self, "declared", {}).get(surface.inner)
         if tool is None or tool.replacement is None:
             return None
-        authored = properties(tool.input_schema)
-        accepted = surface.notes.get("accepts")
-        below = [properties(surface.input_schema), *([properties(accepted)] if isinstance(accepted, dict) else [])]
-        if any(set(props) != set(authored) for props in below):
-            return None  # an argument was renamed or added below: the declaration has no place for it
+        if surface.notes.get("interface_hazard") or set(properties(surface.input_schema)) != set(
+            properties(tool.input_schema)
+        ):
+            return None  # the interface below is not (or may stop being) the authored one the declaration fits
         replacement = tool.replacement
         schema = copy.deepcopy(replacement.input_schema)
-        for original, place in replacement.arguments.items():  # a type or format changed below shows at its place
-            current = properties(surface.input_schema).get(original)
-            if current is not None and current != authored.get(original):
-                set_leaf(schema, place, copy.deepcopy(current))
         name = replacement.name
         while name in taken:
             name += "_x"

@@ -52,15 +52,6 @@ def to_replacement(replacement: Replacement, arguments: dict[str, Any]) -> dict[
     return out
 
 
-def set_leaf(schema: dict[str, Any], place: str, leaf: Any) -> None:
-    """Put `leaf` as the schema of `place` in a replacement's input schema (the place exists: checked on load)."""
-    *parents, name = segments(place)
-    node = schema
-    for part in parents:
-        node = node["properties"][part]
-    node["properties"][name] = leaf
-
-
 def _without_prose(schema: Any) -> Any:
     if isinstance(schema, dict):
         return {k: _without_prose(v) for k, v in schema.items() if k not in PROSE}

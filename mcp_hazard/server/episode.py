@@ -110,6 +110,7 @@ class Episode:
         self.allow_python = allow_python
         self.tools: dict[str, ToolSpec] = {tool.name: tool for tool in scenario.model.task_tools(task)}
         self.hazards = hazards
+        self._interface_hazards = {tool for hazard, targets in hazards if hazard.changes_interface for tool in targets}
         self.engine = HazardEngine(
             hazards, seed=condition.seed, scenario=scenario.model, task=task, profile=condition.profile,
             record=self._record_firing,
@@ -197,7 +198,7 @@ class Episode:
             Surface(name=v.name, description=v.description,
                     input_schema=v.accepts if accepting and v.accepts is not None else v.input_schema,
                     output_schema=v.output_schema, inner=v.name,
-                    notes={"accepts": v.accepts} if v.accepts is not None else {})
+                    notes={"interface_hazard": True} if v.original in self._interface_hazards else {})
             for v in (self.views() if views is None else views)
         ]  # fmt: skip
         return apply_all(self.interventions, base) if self.interventions else base

@@ -110,3 +110,26 @@ async def test_pagination_hint_names_the_served_page_argument(kind: str) -> None
     second = await call(episode, surface.name, arguments)
     assert not second.is_error and second.structured_content is not None, text(second)
     assert second.structured_content["page"] == 2
+
+
+@pytest.mark.anyio
+async def test_a_declared_replacement_gives_way_when_a_hazard_may_change_the_tool() -> None:
+    """The declaration has no place for a renamed argument, so under a hazard that may change the tool's interface
+    the tool is served with a derived replacement, from the first listing to the last (no silent switch)."""
+    logistics = scenario("logistics")
+    declared = make(logistics, "reship-cheapest-quote", None, ["replace"])
+    assert "rate_parcel" in [t.name for t in declared.served_tools()]
+    hazard = "invocation_error:mode=renamed_field,field=carrier_code,tools=quote_shipping"
+    episode = make(logistics, "reship-cheapest-quote", hazard, ["replace"])
+    before = [t.name for t in episode.served_tools()]
+    assert "rate_parcel" not in before
+    surface = served_surface(episode, "quote_shipping")
+    original = {"carrier_code": "PWF", "origin": "ARN", "destination": "SAL", "weight_kg": 18.4, "length_cm": 60,
+                "width_cm": 40, "height_cm": 45}  # fmt: skip
+    rejected = await call(episode, surface.name, surface.to_outer(original))
+    assert rejected.is_error and "carrier_code" not in text(rejected).replace("carrier_code_", ""), text(rejected)
+    assert [t.name for t in episode.served_tools()] == before
+    accepting = served_surface(episode, "quote_shipping", accepting=True)
+    changed = ArgumentChange("renamed_field", "carrier_code").from_original(original)
+    corrected = await call(episode, accepting.name, accepting.to_outer(changed))
+    assert not corrected.is_error, text(corrected)
