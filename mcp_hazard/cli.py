@@ -3,19 +3,16 @@
 from __future__ import annotations
 
 import argparse
-import json
 import sys
-from collections.abc import Sequence
-from pathlib import Path
-from typing import Any, NoReturn, cast
-
-import anyio
+from collections.abc import Callable, Sequence
+from importlib import import_module
+from typing import NoReturn, cast
 
 from mcp_hazard import __version__
+from mcp_hazard.commands import EXIT_INVALID
 from mcp_hazard.errors import ScenarioError, UserError
 
 EXIT_USAGE = 2
-EXIT_INVALID = 1
 
 
 class _Parser(argparse.ArgumentParser):
@@ -94,16 +91,6 @@ def _condition_options(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--intervention", action="append", default=[], metavar="NAME",
                         help="interface intervention (repeatable, composed in order): rename, reorder, augment, "
                         "replace, names=random, names=realistic, substitute")  # fmt: skip
-
-
-def _hazard_options(values: list[str]) -> list[Any]:
-    from mcp_hazard.hazards import parse_hazard_option
-
-    options: list[Any] = []
-    for value in values:
-        parsed = parse_hazard_option(value)
-        options.extend(parsed if isinstance(parsed, list) else [parsed])
-    return options
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -198,246 +185,26 @@ def build_parser() -> argparse.ArgumentParser:
     return parser
 
 
-def _validate(args: argparse.Namespace) -> int:
-    from mcp_hazard.scenario.load import load_scenario, scenario_files
+def _command(module: str, function: str) -> Callable[[argparse.Namespace], int]:
+    """A command's function, imported when it runs: `serve` over stdio should not pay for the others' imports."""
 
-    failed = 0
-    seen: dict[str, str] = {}
-    for file in scenario_files(args.paths):
-        try:
-            loaded = load_scenario(file, allow_python=args.allow_python)
-        except ScenarioError as exc:
-            failed += 1
-            for problem in exc.problems:
-                print(problem, file=sys.stderr)
-            continue
-        if loaded.id in seen:
-            failed += 1
-            print(f"{file}: id: scenario id {loaded.id!r} is also used by {seen[loaded.id]}", file=sys.stderr)
-            continue
-        seen[loaded.id] = str(file)
-        tasks = len(loaded.model.tasks)
-        checked, unsolvable = anyio.run(_check_solvable, loaded, args)
-        for line in unsolvable:
-            print(f"{file}: unsolvable: {line}", file=sys.stderr)
-        failed += bool(unsolvable)
-        hazards = f", {checked} hazard instances solvable" if checked and not unsolvable else ""
-        if not unsolvable:
-            print(f"{file}: ok ({loaded.id}: {len(loaded.model.tools)} tools, {tasks} tasks, "
-                  f"golden paths reach answers{hazards})")  # fmt: skip
-    return EXIT_INVALID if failed else 0
+    def run(args: argparse.Namespace) -> int:
+        return cast(Callable[[argparse.Namespace], int], getattr(import_module(module), function))(args)
 
-
-async def _check_solvable(loaded: Any, args: argparse.Namespace) -> tuple[int, list[str]]:
-    """Every (task, seed) under the declared hazards plus --hazard ones; returns instances checked and failures."""
-    from mcp_hazard.condition import Condition
-    from mcp_hazard.hazards.build import applicable_options
-    from mcp_hazard.hazards.solvability import check_instance
-
-    options = ["declared", *_hazard_options(args.hazard)]
-    checked, failures = 0, []
-    for task in loaded.model.tasks:
-        usable = applicable_options(options, loaded.model, task)  # a kind that fits no tool of this task is skipped
-        if not usable:
-            continue
-        condition = Condition(profile=args.profile, hazards=cast(list[Any], usable))
-        for seed in args.seeds:
-            checked += 1
-            problem = await check_instance(loaded, task, condition.model_copy(update={"seed": seed}))
-            if problem is not None:
-                failures.append(str(problem))
-    return checked, failures
-
-
-def _serve(args: argparse.Namespace) -> int:
-    from mcp_hazard.condition import Condition
-    from mcp_hazard.scenario.load import load_scenarios
-    from mcp_hazard.server.episodes import EpisodeRegistry
-
-    scenarios = load_scenarios([args.path], allow_python=args.allow_python)
-    trace_dir = Path(args.trace_dir)
-    if args.http:
-        import uvicorn
-
-        from mcp_hazard.logs import log
-        from mcp_hazard.server.http import LOOPBACK, build_http_app
-
-        host, port = args.http
-        if host not in LOOPBACK:
-            log.warning("serving beyond loopback: anyone who reaches this address can run episodes", host=host)
-        registry = EpisodeRegistry(scenarios, trace_dir, transport="http", allow_python=args.allow_python)
-        print(f"mcp-hazard: serving {len(scenarios)} scenario(s) on http://{host}:{port}; "
-              f"create an episode with POST /episodes", file=sys.stderr)  # fmt: skip
-        uvicorn.run(build_http_app(registry, host=host), host=host, port=port, log_level="warning")
-        return 0
-    from mcp_hazard.server.stdio import serve_stdio
-
-    if args.scenario is None and len(scenarios) > 1:
-        raise UserError(f"{args.path} holds {len(scenarios)} scenarios; pick one with --scenario")
-    registry = EpisodeRegistry(scenarios, trace_dir, transport="stdio", allow_python=args.allow_python)
-    from mcp_hazard.interventions import parse_intervention
-
-    interventions = [parse_intervention(name) for name in args.intervention]
-    if "all" in interventions:
-        raise UserError("--intervention all is for `run` (one condition per intervention); name them for serve")
-    condition = Condition(
-        seed=args.seed, profile=args.profile, hazards=_hazard_options(args.hazard), interventions=interventions
-    )
-    episode = registry.create(args.scenario, args.task, condition, args.episode_id, args.agent)
-    anyio.run(serve_stdio, episode)
-    return 0
-
-
-def _schema(args: argparse.Namespace) -> int:
-    from mcp_hazard.scenario.models import scenario_json_schema
-
-    print(json.dumps(scenario_json_schema(), indent=2))
-    return 0
-
-
-def _hazards(args: argparse.Namespace) -> int:
-    from rich.console import Console
-    from rich.table import Table
-
-    from mcp_hazard.hazards import describe_kinds
-
-    kinds = describe_kinds()
-    if args.json:
-        print(json.dumps(kinds, indent=2))
-        return 0
-    table = Table(title="Hazard kinds (--hazard KIND[:key=value,...]; schedule keys: probability, slots, after_calls, "
-                  "times, tools)", show_lines=True)  # fmt: skip
-    for column in ("kind", "family", "recovery", "failpoints", "default schedule", "params", "what it does"):
-        table.add_column(column)
-    for kind in kinds:
-        params = ", ".join(f"{name}={spec.get('default')}" for name, spec in kind["params"].items()) or "-"
-        schedule = ", ".join(f"{k}={v}" for k, v in kind["default_schedule"].items()) or "every call"
-        table.add_row(kind["kind"], kind["family"], ", ".join(kind["recovery"]), ", ".join(kind["failpoints"]),
-                      schedule, params, kind["summary"])  # fmt: skip
-    Console(width=max(Console().width, 160)).print(table)
-    return 0
-
-
-SUFFIX_FORMATS = {".json": "json", ".md": "markdown", ".html": "html", ".htm": "html", ".txt": "table"}
-
-
-def _score(args: argparse.Namespace) -> int:
-    from mcp_hazard.scoring.aggregate import aggregate
-    from mcp_hazard.scoring.collect import score_traces
-    from mcp_hazard.scoring.report import render
-
-    scored = score_traces(args.paths, scenarios=args.scenarios, allow_python=args.allow_python)
-    report = aggregate(scored.scores, scored.warnings)
-    fmt = args.format
-    if args.out and fmt == "table":
-        fmt = SUFFIX_FORMATS.get(Path(args.out).suffix.lower(), "table")
-    text = render(report, fmt)
-    if args.out:
-        try:
-            Path(args.out).write_text(text, encoding="utf-8")
-        except OSError as exc:
-            raise UserError(f"{args.out}: cannot write report: {exc.strerror or exc}") from None
-        print(f"mcp-hazard: wrote {fmt} report of {report['episodes']} episodes to {args.out}", file=sys.stderr)
-    else:
-        print(text)
-    for warning in scored.warnings:
-        print(f"mcp-hazard: warning: {warning}", file=sys.stderr)
-    return 0 if scored.scores else EXIT_INVALID
-
-
-def _verify(args: argparse.Namespace) -> int:
-    import tempfile
-
-    from mcp_hazard.runner.command import _hazards
-    from mcp_hazard.runner.matrix import plan
-    from mcp_hazard.runner.run import Runner
-    from mcp_hazard.runner.verify import check
-    from mcp_hazard.scenario.load import load_scenarios
-    from mcp_hazard.scoring.collect import score_traces
-
-    scenarios = load_scenarios(args.paths, allow_python=args.allow_python)
-    cells = plan(scenarios, ["naive", "recovering"], _hazards(args.hazard), ["strict"], args.seeds)
-    with tempfile.TemporaryDirectory(prefix="mcp-hazard-verify-") as scratch:
-        out = Path(args.out or scratch)
-        runner = Runner(out, transport=args.transport, concurrency=args.concurrency, timeout_s=60,
-                        call_timeout_s=1.0, show_progress=False)  # fmt: skip
-        anyio.run(runner.run, cells)
-        scores = score_traces([str(out / "traces")], allow_python=args.allow_python).scores
-    checked, findings = check(cells, scores)
-    for finding in findings:
-        print(f"mcp-hazard: {finding}", file=sys.stderr)
-    verdict = "all solvable, all biting" if not findings else f"{len(findings)} problem(s)"
-    print(f"verify: {checked} instances ({len(cells)} episodes over {args.transport}): {verdict}")
-    return EXIT_INVALID if findings else 0
-
-
-def _perturb(args: argparse.Namespace) -> int:
-    import yaml
-
-    from mcp_hazard.condition import Condition
-    from mcp_hazard.interventions import parse_intervention
-    from mcp_hazard.scenario.load import load_scenario
-    from mcp_hazard.server.episode import Episode
-
-    loaded = load_scenario(args.path)
-    task = loaded.model.tasks[0] if args.task is None else loaded.model.task(args.task)
-    if task is None:
-        raise UserError(f"{args.path}: no task {args.task!r}")
-    names = [parse_intervention(name) for name in args.intervention]
-    if "all" in names:
-        raise UserError("--intervention 'all' is for `run`; name the interventions to perturb with")
-    condition = Condition(seed=args.seed, interventions=names)
-    episode = Episode(episode_id="perturb", scenario=loaded, task=task, condition=condition, trace_dir=None,
-                      transport="memory")  # fmt: skip
-    listing = [tool.model_dump(mode="json", by_alias=True, exclude_none=True) for tool in episode.served_tools()]
-    document = {"scenario": loaded.id, "task": task.id, "seed": args.seed, "interventions": names,
-                "prompt": episode.prompt_text(), "tools": listing}  # fmt: skip
-    text = yaml.safe_dump(document, sort_keys=False, allow_unicode=True, width=120)
-    if args.out:
-        Path(args.out).write_text(text, encoding="utf-8")
-        print(f"mcp-hazard: wrote the perturbed listing of {loaded.id}/{task.id} to {args.out}", file=sys.stderr)
-    else:
-        print(text, end="")
-    return 0
-
-
-def _generate(args: argparse.Namespace) -> int:
-    from mcp_hazard.generate import generate_command
-
-    return generate_command(args)
-
-
-def _replay(args: argparse.Namespace) -> int:
-    from mcp_hazard.runner.replay import replay_script, replay_trace
-
-    if args.trace.endswith((".yaml", ".yml")):
-        return replay_script(args.trace, transport=args.transport, allow_python=args.allow_python)
-    _old, new, difference = replay_trace(args.trace, transport=args.transport, scenarios=args.scenarios,
-                                        allow_python=args.allow_python)  # fmt: skip
-    if difference is not None:
-        print(f"mcp-hazard: replay differs from {args.trace}: {difference}", file=sys.stderr)
-        return EXIT_INVALID
-    print(f"replay: {len(new.events)} events, identical to {args.trace} apart from times, durations and the run block")
-    return 0
-
-
-def _run(args: argparse.Namespace) -> int:
-    from mcp_hazard.runner.command import run_command
-
-    return run_command(args)
+    return run
 
 
 COMMANDS = {
-    "validate": _validate,
-    "serve": _serve,
-    "schema": _schema,
-    "hazards": _hazards,
-    "score": _score,
-    "run": _run,
-    "verify": _verify,
-    "replay": _replay,
-    "perturb": _perturb,
-    "generate": _generate,
+    "validate": _command("mcp_hazard.commands.validate", "validate"),
+    "serve": _command("mcp_hazard.commands.serve", "serve"),
+    "schema": _command("mcp_hazard.commands.validate", "schema"),
+    "hazards": _command("mcp_hazard.commands.hazards", "hazards"),
+    "score": _command("mcp_hazard.commands.score", "score"),
+    "run": _command("mcp_hazard.runner.command", "run_command"),
+    "verify": _command("mcp_hazard.commands.verify", "verify"),
+    "replay": _command("mcp_hazard.commands.replay", "replay"),
+    "perturb": _command("mcp_hazard.commands.perturb", "perturb"),
+    "generate": _command("mcp_hazard.generate", "generate_command"),
 }
 
 

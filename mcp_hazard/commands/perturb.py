@@ -1,0 +1,39 @@
+"""`perturb`: the listing an agent would see under interventions, as YAML."""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from pathlib import Path
+
+from mcp_hazard.errors import UserError
+
+
+def perturb(args: argparse.Namespace) -> int:
+    import yaml
+
+    from mcp_hazard.condition import Condition
+    from mcp_hazard.interventions import parse_intervention
+    from mcp_hazard.scenario.load import load_scenario
+    from mcp_hazard.server.episode import Episode
+
+    loaded = load_scenario(args.path)
+    task = loaded.model.tasks[0] if args.task is None else loaded.model.task(args.task)
+    if task is None:
+        raise UserError(f"{args.path}: no task {args.task!r}")
+    names = [parse_intervention(name) for name in args.intervention]
+    if "all" in names:
+        raise UserError("--intervention 'all' is for `run`; name the interventions to perturb with")
+    condition = Condition(seed=args.seed, interventions=names)
+    episode = Episode(episode_id="perturb", scenario=loaded, task=task, condition=condition, trace_dir=None,
+                      transport="memory")  # fmt: skip
+    listing = [tool.model_dump(mode="json", by_alias=True, exclude_none=True) for tool in episode.served_tools()]
+    document = {"scenario": loaded.id, "task": task.id, "seed": args.seed, "interventions": names,
+                "prompt": episode.prompt_text(), "tools": listing}  # fmt: skip
+    text = yaml.safe_dump(document, sort_keys=False, allow_unicode=True, width=120)
+    if args.out:
+        Path(args.out).write_text(text, encoding="utf-8")
+        print(f"mcp-hazard: wrote the perturbed listing of {loaded.id}/{task.id} to {args.out}", file=sys.stderr)
+    else:
+        print(text, end="")
+    return 0

@@ -1,0 +1,51 @@
+"""`serve`: one episode over stdio, or many over Streamable HTTP."""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from pathlib import Path
+
+import anyio
+
+from mcp_hazard.commands import hazard_options
+from mcp_hazard.errors import UserError
+
+
+def serve(args: argparse.Namespace) -> int:
+    from mcp_hazard.condition import Condition
+    from mcp_hazard.scenario.load import load_scenarios
+    from mcp_hazard.server.episodes import EpisodeRegistry
+
+    scenarios = load_scenarios([args.path], allow_python=args.allow_python)
+    trace_dir = Path(args.trace_dir)
+    if args.http:
+        import uvicorn
+
+        from mcp_hazard.logs import log
+        from mcp_hazard.server.http import LOOPBACK, build_http_app
+
+        host, port = args.http
+        if host not in LOOPBACK:
+            log.warning("serving beyond loopback: anyone who reaches this address can run episodes", host=host)
+        registry = EpisodeRegistry(scenarios, trace_dir, transport="http", allow_python=args.allow_python)
+        print(f"mcp-hazard: serving {len(scenarios)} scenario(s) on http://{host}:{port}; "
+              f"create an episode with POST /episodes", file=sys.stderr)  # fmt: skip
+        uvicorn.run(build_http_app(registry, host=host), host=host, port=port, log_level="warning")
+        return 0
+    from mcp_hazard.server.stdio import serve_stdio
+
+    if args.scenario is None and len(scenarios) > 1:
+        raise UserError(f"{args.path} holds {len(scenarios)} scenarios; pick one with --scenario")
+    registry = EpisodeRegistry(scenarios, trace_dir, transport="stdio", allow_python=args.allow_python)
+    from mcp_hazard.interventions import parse_intervention
+
+    interventions = [parse_intervention(name) for name in args.intervention]
+    if "all" in interventions:
+        raise UserError("--intervention all is for `run` (one condition per intervention); name them for serve")
+    condition = Condition(
+        seed=args.seed, profile=args.profile, hazards=hazard_options(args.hazard), interventions=interventions
+    )
+    episode = registry.create(args.scenario, args.task, condition, args.episode_id, args.agent)
+    anyio.run(serve_stdio, episode)
+    return 0

@@ -1,0 +1,71 @@
+"""`validate`: check scenario files, run every golden path, prove declared hazards solvable; and `schema`."""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+from typing import Any, cast
+
+import anyio
+
+from mcp_hazard.commands import EXIT_INVALID, hazard_options
+from mcp_hazard.errors import ScenarioError
+
+
+def validate(args: argparse.Namespace) -> int:
+    from mcp_hazard.scenario.load import load_scenario, scenario_files
+
+    failed = 0
+    seen: dict[str, str] = {}
+    for file in scenario_files(args.paths):
+        try:
+            loaded = load_scenario(file, allow_python=args.allow_python)
+        except ScenarioError as exc:
+            failed += 1
+            for problem in exc.problems:
+                print(problem, file=sys.stderr)
+            continue
+        if loaded.id in seen:
+            failed += 1
+            print(f"{file}: id: scenario id {loaded.id!r} is also used by {seen[loaded.id]}", file=sys.stderr)
+            continue
+        seen[loaded.id] = str(file)
+        tasks = len(loaded.model.tasks)
+        checked, unsolvable = anyio.run(_check_solvable, loaded, args)
+        for line in unsolvable:
+            print(f"{file}: unsolvable: {line}", file=sys.stderr)
+        failed += bool(unsolvable)
+        hazards = f", {checked} hazard instances solvable" if checked and not unsolvable else ""
+        if not unsolvable:
+            print(f"{file}: ok ({loaded.id}: {len(loaded.model.tools)} tools, {tasks} tasks, "
+                  f"golden paths reach answers{hazards})")  # fmt: skip
+    return EXIT_INVALID if failed else 0
+
+
+async def _check_solvable(loaded: Any, args: argparse.Namespace) -> tuple[int, list[str]]:
+    """Every (task, seed) under the declared hazards plus --hazard ones; returns instances checked and failures."""
+    from mcp_hazard.condition import Condition
+    from mcp_hazard.hazards.build import applicable_options
+    from mcp_hazard.hazards.solvability import check_instance
+
+    options = ["declared", *hazard_options(args.hazard)]
+    checked, failures = 0, []
+    for task in loaded.model.tasks:
+        usable = applicable_options(options, loaded.model, task)  # a kind that fits no tool of this task is skipped
+        if not usable:
+            continue
+        condition = Condition(profile=args.profile, hazards=cast(list[Any], usable))
+        for seed in args.seeds:
+            checked += 1
+            problem = await check_instance(loaded, task, condition.model_copy(update={"seed": seed}))
+            if problem is not None:
+                failures.append(str(problem))
+    return checked, failures
+
+
+def schema(args: argparse.Namespace) -> int:
+    from mcp_hazard.scenario.models import scenario_json_schema
+
+    print(json.dumps(scenario_json_schema(), indent=2))
+    return 0

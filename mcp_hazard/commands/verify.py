@@ -1,0 +1,37 @@
+"""`verify`: prove every hazard instance solvable (recovering agent) and biting (naive agent)."""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from pathlib import Path
+
+import anyio
+
+from mcp_hazard.commands import EXIT_INVALID
+
+
+def verify(args: argparse.Namespace) -> int:
+    import tempfile
+
+    from mcp_hazard.runner.command import _hazards
+    from mcp_hazard.runner.matrix import plan
+    from mcp_hazard.runner.run import Runner
+    from mcp_hazard.runner.verify import check
+    from mcp_hazard.scenario.load import load_scenarios
+    from mcp_hazard.scoring.collect import score_traces
+
+    scenarios = load_scenarios(args.paths, allow_python=args.allow_python)
+    cells = plan(scenarios, ["naive", "recovering"], _hazards(args.hazard), ["strict"], args.seeds)
+    with tempfile.TemporaryDirectory(prefix="mcp-hazard-verify-") as scratch:
+        out = Path(args.out or scratch)
+        runner = Runner(out, transport=args.transport, concurrency=args.concurrency, timeout_s=60,
+                        call_timeout_s=1.0, show_progress=False)  # fmt: skip
+        anyio.run(runner.run, cells)
+        scores = score_traces([str(out / "traces")], allow_python=args.allow_python).scores
+    checked, findings = check(cells, scores)
+    for finding in findings:
+        print(f"mcp-hazard: {finding}", file=sys.stderr)
+    verdict = "all solvable, all biting" if not findings else f"{len(findings)} problem(s)"
+    print(f"verify: {checked} instances ({len(cells)} episodes over {args.transport}): {verdict}")
+    return EXIT_INVALID if findings else 0
