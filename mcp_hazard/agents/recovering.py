@@ -10,6 +10,12 @@ When a planned tool is not served under its name (a renamed or reshaped interfac
 description, input schema, output schema and annotations fit the planned call best (`matching.rank_tools`), never a
 tool with side effects for a step that reads, and tries a close runner-up if that choice fails or answers without the
 fields the rest of the plan reads.
+
+When a tool fails for good, or answers with a value that calls itself stale, the same evidence picks the other tools
+to ask (`fallback.alternatives`: best fits first, at most three, never a writer for a read, never a tool the plan
+cannot fill), and the call to each is the plan's own arguments re-mapped onto that tool's schema, as for a renamed
+tool: the arguments sent to the failed tool are in its served shape (its names, its `request` object, its augment
+constant) and would mislead any other tool.
 """
 
 from __future__ import annotations
@@ -24,6 +30,7 @@ from mcp import Client
 from mcp.shared.exceptions import MCPError
 
 from mcp_hazard.agents.base import AgentReport, Brief, answer_text, hints_of, text_of
+from mcp_hazard.agents.fallback import alternatives, in_expected_shape, named_tools, unfilled
 from mcp_hazard.agents.matching import (
     fit_value,
     flat_view,
@@ -34,7 +41,7 @@ from mcp_hazard.agents.matching import (
     reformat_date,
     value_fit,
 )
-from mcp_hazard.agents.normalise import coerce_numbers, convert_field, read_result, stale, words
+from mcp_hazard.agents.normalise import coerce_numbers, convert_field, read_result, stale
 from mcp_hazard.scenario.expressions import ExpressionError, access_paths, render, template_expressions
 from mcp_hazard.scenario.models import GoldenPath
 from mcp_hazard.server.episode import SUBMIT_TOOL
@@ -42,6 +49,7 @@ from mcp_hazard.server.episode import SUBMIT_TOOL
 MAX_ATTEMPTS = 6
 MAX_CANDIDATES = 3  # tools tried for one renamed step: the best fit and at most two close runners-up
 RUNNER_UP_MARGIN = 3.0  # how far below the best fit a runner-up may score and still be tried
+ALTERNATIVE_ATTEMPTS = 2  # requests to one fallback or cross-check tool: the call, and one corrected or retried
 MAX_PAGES = 50
 MAX_WAIT_S = 3.0
 TRANSIENT = ("503", "429", "timed out", "timeout", "did not answer", "connection reset", "temporarily", "try again")
@@ -168,7 +176,7 @@ class RecoveringAgent:
     async def attempt(self, client: Client, tool: str, name: str, arguments: dict[str, Any], fields: list[str]) -> Any:
         """Call `name` for the planned `tool`, recovering from what errors say; `_Stuck` when nothing helps."""
         args = self.remap(self.tools[name], arguments) if name in self.tools else dict(arguments)
-        last, repeats, tried_formats = "", 0, 0
+        last, repeats, tried_formats, fell_back = "", 0, 0, False
         for attempt in range(MAX_ATTEMPTS):
             try:
                 result = await client.call_tool(name, args, read_timeout_seconds=self.timeout)
@@ -183,13 +191,20 @@ class RecoveringAgent:
                 value = read_result(text, result.structured_content)
                 value = await self.all_pages(client, name, args, value)
                 if stale(value):
-                    value = await self.cross_check(client, name, args, value, fields)
+                    value = await self.cross_check(client, tool, name, arguments, value, fields, [text, *hints])
                 return value
             lowered = text.lower()
             repeats = repeats + 1 if text == last else 0
             last = text
-            if any(word in lowered for word in PERMANENT) or (repeats >= 2 and "503" in lowered):
-                return await self.fall_back(client, name, args, fields)
+            gone = any(word in lowered for word in PERMANENT)
+            if gone or (repeats >= 2 and "503" in lowered and not fell_back):
+                # the plan's arguments, not `args`: those are in this tool's served shape, not the alternative's
+                fell_back = True
+                try:
+                    return await self.fall_back(client, tool, name, arguments, fields, [text, *hints])
+                except _Stuck:
+                    if gone:
+                        raise
             if any(word in lowered for word in CHANGED):
                 await self.relist(client)
                 name = self.current_name(tool, arguments, fields)
@@ -228,69 +243,80 @@ class RecoveringAgent:
         merged[key] = items
         return merged
 
-    def siblings(self, name: str) -> list[types.Tool]:
-        """Other tools that look like they serve the same data, most alike first (by name and description)."""
-        tool = self.tools.get(name)
-        if tool is None:
-            return []
-        mine = words(name) | words(tool.description or "")
-        scored = []
-        for other in self.tools.values():
-            if other.name == name:
-                continue
-            theirs = words(other.name) | words(other.description or "")
-            overlap = len(mine & theirs) / len(mine | theirs)
-            if overlap > 0.1:
-                scored.append((overlap, other.name, other))
-        return [other for _score, _name, other in sorted(scored, key=lambda item: (-item[0], item[1]))]
+    def alternatives(
+        self, tool: str, name: str, arguments: dict[str, Any], fields: list[str], said: list[str] | None = None
+    ) -> list[types.Tool]:
+        """Other listed tools that may serve what the planned `tool(arguments)` serves, best first, `name` (the
+        tool that failed or answered stale) left out: ranked like a renamed tool (`fallback.alternatives`), a tool
+        that the error or hint names (`said`) first, a tool the plan cannot fill left out."""
+        listed = list(self.tools.values())
 
-    async def ask_sibling(self, client: Client, other: types.Tool, args: dict[str, Any]) -> Any | None:
-        mapped = self.remap(other, args)
-        required = (other.input_schema or {}).get("required") or []
-        if any(name not in mapped for name in required):
-            mine = [v for k, v in args.items() if k != "page"]
-            missing = [name for name in required if name not in mapped]
-            if len(missing) == 1 and len(mine) == 1:
-                prop = (other.input_schema.get("properties") or {}).get(missing[0]) or {}
-                mapped[missing[0]] = fit_value(prop, mine[0])
+        def fillable(other: types.Tool) -> bool:
+            return not unfilled(other.input_schema or {}, self.remap(other, arguments), arguments)
+
+        return alternatives(listed, name, tool, arguments, fields, named_tools(said or [], listed), fillable)
+
+    async def ask_alternative(self, client: Client, other: types.Tool, arguments: dict[str, Any]) -> Any | None:
+        """`other`'s answer to the planned call, re-mapped onto its own schema (its names, its nesting, the
+        constant its description asks for); None when it refuses the call. A refusal that says
+        how to fix the call, or a transient one, gets one more try."""
+        args = self.remap(other, arguments)
+        tried = 0
+        for attempt in range(ALTERNATIVE_ATTEMPTS):
+            try:
+                result = await client.call_tool(other.name, args, read_timeout_seconds=self.timeout)
+            except MCPError:
+                self.report.calls += 1
+                continue
+            self.report.calls += 1
+            text = text_of(result)
+            if not result.is_error:
+                try:
+                    return await self.all_pages(client, other.name, args, read_result(text, result.structured_content))
+                except _Stuck:
+                    return None
+            corrected = _correct(args, text, hints_of(result), tried)
+            if corrected is not None:
+                args, tried = corrected
+            elif any(word in text.lower() for word in TRANSIENT):
+                await anyio.sleep(0.05 * 2**attempt)
             else:
                 return None
-        try:
-            result = await client.call_tool(other.name, mapped, read_timeout_seconds=self.timeout)
-        except MCPError:
-            return None
-        self.report.calls += 1
-        if result.is_error:
-            return None
-        return read_result(text_of(result), result.structured_content)
+        return None
 
-    def in_expected_shape(self, value: Any, fields: list[str]) -> Any:
-        if not isinstance(value, dict):
-            return value
-        shaped = dict(value)
-        for field in fields:
-            converted = convert_field(value, field)
-            if converted is not None:
-                shaped[field] = converted
-        return shaped
-
-    async def fall_back(self, client: Client, name: str, args: dict[str, Any], fields: list[str]) -> Any:
-        for other in self.siblings(name):
-            value = await self.ask_sibling(client, other, args)
-            if isinstance(value, dict) and all(convert_field(value, f) is not None for f in fields):
-                return self.in_expected_shape(value, fields)
+    async def fall_back(
+        self,
+        client: Client,
+        tool: str,
+        name: str,
+        arguments: dict[str, Any],
+        fields: list[str],
+        said: list[str] | None = None,
+    ) -> Any:
+        """The planned step's data from another tool after `name` failed for good, read into the fields the plan
+        expects (`fare_cents` for `price_eur`); `_Stuck` when no alternative gives them."""
+        for other in self.alternatives(tool, name, arguments, fields, said):
+            value = await self.ask_alternative(client, other, arguments)
+            if isinstance(value, dict) and _has_fields(value, fields):
+                return in_expected_shape(value, fields)
         raise _Stuck(f"{name} is unavailable and no other tool gave the same data")
 
-    async def cross_check(self, client: Client, name: str, args: dict[str, Any], value: Any, fields: list[str]) -> Any:
-        for other in self.siblings(name):
-            second = await self.ask_sibling(client, other, args)
-            if (
-                isinstance(second, dict)
-                and not stale(second)
-                and all(convert_field(second, f) is not None for f in fields)
-            ):
-                fresher = {**value, **{f: convert_field(second, f) for f in fields}}
-                return fresher
+    async def cross_check(
+        self,
+        client: Client,
+        tool: str,
+        name: str,
+        arguments: dict[str, Any],
+        value: Any,
+        fields: list[str],
+        said: list[str] | None = None,
+    ) -> Any:
+        """`value` (which calls itself stale) with the fields the plan reads taken from the first other tool that
+        serves them fresh; `value` unchanged when none does."""
+        for other in self.alternatives(tool, name, arguments, fields, said):
+            second = await self.ask_alternative(client, other, arguments)
+            if isinstance(second, dict) and not stale(second) and _has_fields(second, fields):
+                return {**value, **{f: convert_field(second, f) for f in fields}}
         return value
 
 
