@@ -22,6 +22,7 @@ from __future__ import annotations
 
 import datetime as dt
 import re
+from collections.abc import Sequence
 from typing import Any
 
 import anyio
@@ -32,6 +33,7 @@ from mcp.shared.exceptions import MCPError
 from mcp_hazard.agents.base import AgentReport, Brief, answer_text, hints_of, text_of
 from mcp_hazard.agents.fallback import alternatives, in_expected_shape, named_tools, unfilled
 from mcp_hazard.agents.matching import (
+    best_assignment,
     fit_value,
     flat_view,
     name_affinity,
@@ -42,6 +44,7 @@ from mcp_hazard.agents.matching import (
     value_fit,
 )
 from mcp_hazard.agents.normalise import coerce_numbers, convert_field, read_result, stale
+from mcp_hazard.agents.paths import get_path, has_path, moved, page_argument, with_path
 from mcp_hazard.scenario.expressions import ExpressionError, access_paths, render, template_expressions
 from mcp_hazard.scenario.models import GoldenPath
 from mcp_hazard.server.episode import SUBMIT_TOOL
@@ -189,7 +192,7 @@ class RecoveringAgent:
             text, hints = text_of(result), hints_of(result)
             if not result.is_error:
                 value = read_result(text, result.structured_content)
-                value = await self.all_pages(client, name, args, value)
+                value = await self.all_pages(client, name, args, value, hints)
                 if stale(value):
                     value = await self.cross_check(client, tool, name, arguments, value, fields, [text, *hints])
                 return value
@@ -221,9 +224,15 @@ class RecoveringAgent:
             raise _Stuck(f"{name} failed: {text[:200]}")
         raise _Stuck(f"{name} still failing after {MAX_ATTEMPTS} attempts: {last[:200]}")
 
-    async def all_pages(self, client: Client, name: str, args: dict[str, Any], value: Any) -> Any:
+    async def all_pages(
+        self, client: Client, name: str, args: dict[str, Any], value: Any, hints: Sequence[str] = ()
+    ) -> Any:
+        """The whole list of a paged result: the next pages asked for through the argument the listing (or a hint)
+        gives for the page number, wherever the interface puts it."""
         if not isinstance(value, dict) or not value.get("next_page"):
             return value
+        tool = self.tools.get(name)
+        where = page_argument(tool.input_schema if tool is not None else None, " ".join(hints))
         key = next((k for k, v in value.items() if isinstance(v, list)), None)
         if key is None:
             return value
@@ -232,7 +241,7 @@ class RecoveringAgent:
         for _ in range(MAX_PAGES):
             if not page:
                 break
-            result = await client.call_tool(name, {**args, "page": page}, read_timeout_seconds=self.timeout)
+            result = await client.call_tool(name, with_path(args, where, page), read_timeout_seconds=self.timeout)
             self.report.calls += 1
             more = read_result(text_of(result), result.structured_content)
             if result.is_error or not isinstance(more, dict):
@@ -327,22 +336,21 @@ def _affinity(key: str, value: Any, name: str, prop: dict[str, Any]) -> float:
 
 
 def _placements(schema: dict[str, Any], arguments: dict[str, Any]) -> dict[str, str]:
-    """Our argument name -> the property it goes to, greedily by best fit (exact names first)."""
+    """Our argument name -> the property it goes to: exact names first, then the placement of the rest with the best
+    total fit (not greedily: one strong but misleading clue, such as a documented example of the right shape on the
+    wrong property, must not pull a value away from where the names and descriptions put it)."""
     props: dict[str, Any] = dict(schema.get("properties") or {})
     placed: dict[str, str] = {k: k for k in arguments if k in props}
     free = [p for p in props if p not in placed.values()]
-    order = {name: index for index, name in enumerate(arguments)}
-    slots = {name: index for index, name in enumerate(props)}
-    pairs = sorted(
-        ((_affinity(k, v, p, props[p] if isinstance(props[p], dict) else {}), k, p)
-         for k, v in arguments.items() if k not in placed for p in free),
-        # equal fits go by documented order: our i-th argument to the i-th property (from_ before to_)
-        key=lambda item: (-round(item[0], 6), abs(order[item[1]] - slots[item[2]]), order[item[1]], slots[item[2]]),
-    )  # fmt: skip
-    for score, key, prop in pairs:
-        if score < 0.3 or key in placed or prop in placed.values():
-            continue
-        placed[key] = prop
+    rest = [k for k in arguments if k not in placed]
+    if rest and free:
+        scores = [
+            [_affinity(k, arguments[k], p, props[p] if isinstance(props[p], dict) else {}) for p in free] for k in rest
+        ]
+        _total, columns = best_assignment(scores)
+        for key, column in zip(rest, columns, strict=True):
+            if column is not None and scores[rest.index(key)][column] >= 0.3:
+                placed[key] = free[column]
     # what is left goes in order to what is left: renaming policies keep the documented order
     left = [k for k in arguments if k not in placed]
     open_props = [p for p in props if p not in placed.values()]
@@ -390,29 +398,27 @@ def _correct(args: dict[str, Any], text: str, hints: list[str], tried: int) -> t
     renamed = re.search(r"'([^']+)' is now called '([^']+)'", said) or re.search(
         r"unexpected argument '([^']+)'; missing required argument '([^']+)'", said
     )
-    if renamed and renamed.group(1) in fixed:
-        fixed[renamed.group(2)] = fixed.pop(renamed.group(1))
-        return fixed, tried
-    passed = re.search(r'Pass (\w+)="([^"]*)"', said)
+    if renamed and has_path(fixed, renamed.group(1)):
+        return moved(fixed, renamed.group(1), renamed.group(2)), tried
+    passed = re.search(r'Pass ([\w.]+)="([^"]*)"', said)
     if passed:
-        fixed[passed.group(1)] = passed.group(2)
-        return fixed, tried
+        return with_path(fixed, passed.group(1), passed.group(2)), tried
     field = re.search(r"Invalid argument '([^']+)'", text)
-    if field and field.group(1) in fixed:
+    if field and has_path(fixed, field.group(1)):
         name = field.group(1)
         if "date format" in said and tried < len(DATE_FORMATS):
-            iso = _iso(fixed[name]) or str(fixed[name])
+            current = get_path(fixed, name)
+            iso = _iso(current) or str(current)
             guided = re.search(r"as (DD/MM/YYYY|MM/DD/YYYY)", said)
             fmt = (
                 {"DD/MM/YYYY": "%d/%m/%Y", "MM/DD/YYYY": "%m/%d/%Y"}[guided.group(1)] if guided else DATE_FORMATS[tried]
             )
             new = reformat_date(iso, fmt)
-            if new is not None and new != fixed[name]:
-                fixed[name] = new
-                return fixed, tried + 1
+            if new is not None and new != current:
+                return with_path(fixed, name, new), tried + 1
         if "wrong type" in said or "as text" in said:
-            value = fixed[name]
-            fixed[name] = str(value) if not isinstance(value, str) else fit_value({"type": "number"}, value)
-            if fixed[name] != value:
-                return fixed, tried
+            value = get_path(fixed, name)
+            new = str(value) if not isinstance(value, str) else fit_value({"type": "number"}, value)
+            if new != value:
+                return with_path(fixed, name, new), tried
     return None

@@ -250,10 +250,10 @@ class _Scorer:
             page, total = change.get("page", 1), change.get("total_pages", 0)
             if isinstance(page, int) and isinstance(total, int) and total and page >= total:
                 return self._make(fired, family, True, "paginate", 0)  # the last page: nothing more to fetch
+            after = page if isinstance(page, int) else 1
             found = next(
                 (("paginate", c) for c in rest if c["tool"] == tool and c["outcome"] == "ok"
-                 and isinstance(c.get("arguments"), dict) and _page(c["arguments"]) > (page if isinstance(page, int)
-                                                                                         else 1)),
+                 and isinstance(_original(c), dict) and _page(_original(c)) > after),
                 None,
             )  # fmt: skip
         elif kind == "silent_wrong_value":
@@ -379,6 +379,12 @@ def _redundant(ok_calls: list[dict[str, Any]], key: Callable[[dict[str, Any]], s
             return len(plain) - len(set(zip(tools, plain, strict=True)))
     keys = [key(c) for c in ok_calls]
     return len(keys) - len(set(keys))
+
+
+def _original(call: dict[str, Any]) -> Any:
+    """A call's arguments in the original interface: as mapped below the interventions when there were any."""
+    inner = call.get("inner_arguments")
+    return inner if inner is not None else call.get("arguments")
 
 
 def _page(arguments: dict[str, Any]) -> int:

@@ -286,6 +286,7 @@ class Episode:
             if problem:
                 return self._record(spec.name, slot, arguments, began, "invalid_arguments", error=f"Invalid {problem}")
             inner = surface.to_inner(arguments)
+        below = inner if surface is not None else None
         call = self.engine.context(spec, name if surface is None else view.name, slot, inner)
         verdict = self.engine.before(call)
         served = self._served_terms(name if surface is not None else None)  # after `before`: a change may be new
@@ -308,23 +309,23 @@ class Episode:
         if verdict.rejection is not None:
             rejection = verdict.rejection
             message, hint = served(rejection.message), served(rejection.hint) if rejection.hint else None
-            self._record(spec.name, slot, arguments, began, "rejected", error=message, hazards=touched)
+            self._record(spec.name, slot, arguments, began, "rejected", error=message, hazards=touched, inner=below)
             return error_result(message, self._hint(hint))
         problem = argument_problem(spec.input_schema, verdict.arguments)
         if problem:
             return self._record(spec.name, slot, arguments, began, "invalid_arguments",
-                                error=served(f"Invalid {problem}"), hazards=touched)  # fmt: skip
+                                error=served(f"Invalid {problem}"), hazards=touched, inner=below)  # fmt: skip
         try:
             outcome = run_behaviour(spec, verdict.arguments, allow_python=self.allow_python)
         except BehaviourFault as exc:
-            return self._fault(spec.name, slot, arguments, began, str(exc))
+            return self._fault(spec.name, slot, arguments, began, str(exc), inner=below)
         except Exception as exc:  # the server must survive any argument: a fault is traced, never raised
             log.exception("behaviour crashed", tool=name, episode=self.id)
-            return self._fault(spec.name, slot, arguments, began, f"{type(exc).__name__}: {exc}")
+            return self._fault(spec.name, slot, arguments, began, f"{type(exc).__name__}: {exc}", inner=below)
         after = self.engine.after(call, outcome)
         touched.extend(after.touched)
         hints = [served(hint) for hint in after.hints]
-        return self._deliver(spec, view, slot, arguments, began, after.outcome, after.text, hints, touched)
+        return self._deliver(spec, view, slot, arguments, began, after.outcome, after.text, hints, touched, below)
 
     def _served_terms(self, name: str | None) -> Callable[[str], str]:
         """Messages from below name arguments as the tool below knows them; under interventions the agent knows
@@ -333,11 +334,15 @@ class Episode:
         resolved = self._resolve(name) if name is not None else None
         if resolved is None:
             return lambda text: text
-        _spec, view, surface = resolved
+        spec, view, surface = resolved
         if surface is None:
             return lambda text: text
         listed = list(properties(view.input_schema))
-        paths = served_paths(surface, listed)
+        # names as first served (a drift's error names the field it renamed) under names as served now
+        authored = next((s for s in self.surfaces(views=[ToolView.of(t) for t in self.tools.values()])
+                         if s.inner == spec.name), None)  # fmt: skip
+        paths = served_paths(authored, list(properties(spec.input_schema))) if authored is not None else {}
+        paths |= served_paths(surface, listed)
         accepting = surface.notes.get("accepting")
         if accepting is not None:
             paths |= served_paths(accepting, [n for n in properties(view.accepts or {}) if n not in listed])
@@ -354,25 +359,29 @@ class Episode:
         text: str | None,
         hints: list[str],
         touched: list[int],
+        below: Any = None,
     ) -> types.CallToolResult:
         if not outcome.ok:
-            self._record(spec.name, slot, arguments, began, "error", error=outcome.error, hazards=touched)
+            self._record(spec.name, slot, arguments, began, "error", error=outcome.error, hazards=touched, inner=below)
             return error_result(str(outcome.error))
         result = outcome.result
         structured = result if isinstance(result, dict) and text is None else None
         if view.output_schema is not None:
             bad = argument_problem(view.output_schema, result) if structured is not None else "result is not an object"
             if bad:
-                return self._fault(spec.name, slot, arguments, began, f"result does not match output_schema: {bad}")
-        self._record(spec.name, slot, arguments, began, "ok", result=result, text=text, hazards=touched)
+                return self._fault(spec.name, slot, arguments, began, f"result does not match output_schema: {bad}",
+                                   inner=below)  # fmt: skip
+        self._record(spec.name, slot, arguments, began, "ok", result=result, text=text, hazards=touched, inner=below)
         content: list[types.ContentBlock] = [
             types.TextContent(type="text", text=text if text is not None else _text(result))
         ]
         content.extend(types.TextContent(type="text", text=f"Hint: {hint}") for hint in hints if self.guided)
         return types.CallToolResult(content=content, structured_content=structured)
 
-    def _fault(self, name: str, slot: int, arguments: Any, began: float, detail: str) -> types.CallToolResult:
-        self._record(name, slot, arguments, began, "fault", error=detail)
+    def _fault(
+        self, name: str, slot: int, arguments: Any, began: float, detail: str, inner: Any = None
+    ) -> types.CallToolResult:
+        self._record(name, slot, arguments, began, "fault", error=detail, inner=inner)
         return error_result(f"Internal error in tool '{name}'. The tool could not complete this call.")
 
     def _record(
@@ -387,12 +396,17 @@ class Episode:
         text: str | None = None,
         error: str | None = None,
         hazards: list[int] | None = None,
+        inner: Any = None,
     ) -> types.CallToolResult:
+        """Trace one call; `inner` is the call mapped below the interventions, kept when it differs from what was
+        sent, and what the hazards' memory of the agent's calls holds (it speaks the original interface)."""
+        inner = inner if inner is not None and inner != arguments else None
         self.trace.write(
             ev.ToolCalled,
             tool=name,
             slot=slot,
             arguments=arguments,
+            inner_arguments=inner,
             outcome=outcome,
             result=result,
             text=text,
@@ -400,7 +414,7 @@ class Episode:
             hazards=sorted(set(hazards or [])),
             duration_ms=round((time.perf_counter() - began) * 1000, 3),
         )
-        self.engine.remember(name, arguments, outcome)
+        self.engine.remember(name, arguments if inner is None else inner, outcome)
         return error_result(error or "")
 
     def _submit(self, arguments: Any, slot: int) -> types.CallToolResult:

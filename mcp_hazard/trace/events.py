@@ -76,6 +76,9 @@ class ToolCalled(_Event):
     slot: int
     arguments: Any
     outcome: Outcome
+    # Under interface interventions: the call mapped to the original interface. Left out when absent, so traces
+    # without interventions are what they always were.
+    inner_arguments: Any = Field(default=None, exclude_if=lambda value: value is None)
     result: Any = None
     text: str | None = None
     error: str | None = None

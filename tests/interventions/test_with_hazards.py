@@ -10,19 +10,27 @@ the served interface's terms, so a hazard stays recoverable under every interven
 from __future__ import annotations
 
 import re
+from pathlib import Path
 from typing import Any
 
 import anyio
 import mcp_types as types
 import pytest
 
+from mcp_hazard.agents import make_agent
+from mcp_hazard.agents.base import Brief
 from mcp_hazard.condition import Condition
+from mcp_hazard.errors import UserError
 from mcp_hazard.hazards import parse_hazard_option
 from mcp_hazard.hazards.interface import ArgumentChange
 from mcp_hazard.interventions import Surface
-from mcp_hazard.interventions.base import served_paths
+from mcp_hazard.interventions.base import properties, served_paths
+from mcp_hazard.runner.transports import open_episode
+from mcp_hazard.scenario.hazard_spec import HazardSpec
 from mcp_hazard.scenario.load import LoadedScenario
+from mcp_hazard.scoring.episode import score_episode
 from mcp_hazard.server.episode import Episode
+from mcp_hazard.trace.reader import read_trace
 
 from .support import KINDS, argument_names, scenario
 
@@ -133,3 +141,52 @@ async def test_a_declared_replacement_gives_way_when_a_hazard_may_change_the_too
     changed = ArgumentChange("renamed_field", "carrier_code").from_original(original)
     corrected = await call(episode, accepting.name, accepting.to_outer(changed))
     assert not corrected.is_error, text(corrected)
+
+
+INTERFACE_HAZARDS = ["invocation_error", "spec_drift", "pagination"]
+
+
+@pytest.mark.anyio
+@pytest.mark.parametrize("kind", ["names=random", "names=realistic", "replace"])
+@pytest.mark.parametrize("hazard", INTERFACE_HAZARDS)
+async def test_recovering_agent_recovers_interface_hazards_without_seeing_original_argument_names(
+    kind: str, hazard: str, tmp_path: Path
+) -> None:
+    """End to end over the in-memory transport: every travel task the hazard applies to, seeds 0-2, guided profile
+    (hints too). The recovering agent answers correctly and is credited with the kind's recovery path, and no error
+    or hint it received quotes an argument name that only the original interface has."""
+    travel = scenario("travel")
+    originals = {name for tool in travel.model.tools for name in properties(tool.input_schema)}
+    played = 0
+    for task in travel.model.tasks:
+        for seed in (0, 1, 2):
+            condition = Condition(seed=seed, profile="guided", interventions=[kind],
+                                  hazards=[HazardSpec(kind=hazard)])  # fmt: skip
+            brief = Brief(prompt=task.prompt, plan=task.golden_path, call_timeout_s=2.0)
+            try:
+                with anyio.fail_after(60):
+                    async with open_episode("memory", travel, task.id, condition, tmp_path, agent="recovering",
+                                            episode_id=f"{task.id}-{seed}") as connected:  # fmt: skip
+                        await make_agent("recovering").run(connected.client, brief)
+            except UserError:
+                continue  # the hazard applies to no tool of this task
+            played += 1
+            trace = read_trace(connected.trace_path)
+            score = score_episode(trace, travel.model)
+            assert score.correct and all(v.recovered for v in score.verdicts), (task.id, seed, score)
+            served = {n for e in trace.of_type("tool_called") for n in _names(e["arguments"])}
+            for event in trace.of_type("tool_called"):
+                quoted = set(QUOTED.findall(str(event.get("error") or "")))
+                leaked = {q for q in quoted if q in originals and q not in served}
+                assert not leaked, (task.id, seed, event["error"])
+    assert played >= 3
+
+
+def _names(arguments: Any, prefix: str = "") -> set[str]:
+    """Every argument name the agent sent, nested ones also as dotted paths."""
+    out: set[str] = set()
+    for key, value in (arguments or {}).items() if isinstance(arguments, dict) else ():
+        path = f"{prefix}{key}"
+        out |= {key, path}
+        out |= _names(value, f"{path}.")
+    return out
