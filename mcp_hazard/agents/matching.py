@@ -191,19 +191,24 @@ def flat_view(
     return {"type": "object", "properties": props, "required": required}, by_name
 
 
+def put(arguments: dict[str, Any], path: Sequence[str], value: Any) -> None:
+    """Set `value` at `path` in `arguments`, creating the objects on the way."""
+    *parents, last = path
+    node = arguments
+    for part in parents:
+        child = node.get(part)
+        if not isinstance(child, dict):
+            child = node[part] = {}
+        node = child
+    node[last] = value
+
+
 def nest(values: dict[str, Any], by_name: dict[str, Leaf]) -> dict[str, Any]:
     """Flat values back into the documented shape: each value at its leaf's path (unknown names stay on top)."""
     out: dict[str, Any] = {}
     for name, value in values.items():
         leaf = by_name.get(name)
-        *parents, last = leaf.path if leaf is not None else (name,)
-        node = out
-        for part in parents:
-            child = node.get(part)
-            if not isinstance(child, dict):
-                child = node[part] = {}
-            node = child
-        node[last] = value
+        put(out, leaf.path if leaf is not None else (name,), value)
     return out
 
 

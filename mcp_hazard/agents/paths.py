@@ -10,7 +10,7 @@ import copy
 import re
 from typing import Any
 
-from mcp_hazard.agents.matching import leaves
+from mcp_hazard.agents.matching import leaves, put
 
 _MISSING = object()
 
@@ -32,14 +32,7 @@ def has_path(arguments: dict[str, Any], path: str) -> bool:
 def with_path(arguments: dict[str, Any], path: str, value: Any) -> dict[str, Any]:
     """A copy of `arguments` with `value` at `path` (objects on the way are created)."""
     out = copy.deepcopy(arguments)
-    *parents, last = path.split(".")
-    node = out
-    for part in parents:
-        child = node.get(part)
-        if not isinstance(child, dict):
-            child = node[part] = {}
-        node = child
-    node[last] = value
+    put(out, path.split("."), value)
     return out
 
 
