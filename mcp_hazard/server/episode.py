@@ -330,13 +330,26 @@ class Episode:
     def _served_terms(self, name: str | None) -> Callable[[str], str]:
         """Messages from below name arguments as the tool below knows them; under interventions the agent knows
         them by their served names. The accepting surface also names an undocumented argument, which is why this
-        is worked out from the views as they are now, not as they were when the call came in."""
-        resolved = self._resolve(name) if name is not None else None
-        if resolved is None:
+        is worked out from the views as they are when the message is written, not when the call came in; and only
+        then, since most calls carry no message."""
+        if name is None:
             return lambda text: text
+        found: list[dict[str, str]] = []
+
+        def translate(text: str) -> str:
+            if not found:
+                found.append(self._served_paths(name))
+            return in_served_terms(text, found[0])
+
+        return translate
+
+    def _served_paths(self, name: str) -> dict[str, str]:
+        resolved = self._resolve(name)
+        if resolved is None:
+            return {}
         spec, view, surface = resolved
         if surface is None:
-            return lambda text: text
+            return {}
         listed = list(properties(view.input_schema))
         # names as first served (a drift's error names the field it renamed) under names as served now
         authored = next((s for s in self.surfaces(views=[ToolView.of(t) for t in self.tools.values()])
@@ -346,7 +359,7 @@ class Episode:
         accepting = surface.notes.get("accepting")
         if accepting is not None:
             paths |= served_paths(accepting, [n for n in properties(view.accepts or {}) if n not in listed])
-        return lambda text: in_served_terms(text, paths)
+        return paths
 
     def _deliver(
         self,
