@@ -161,6 +161,9 @@ def build_parser() -> argparse.ArgumentParser:
     verify.add_argument("--seeds", type=_seeds, default=[0, 1], help="seeds (default 0-1)")
     verify.add_argument("--hazard", action="append", default=None, metavar="KIND[:key=value,...]",
                         help="hazards to check (repeatable; default all)")  # fmt: skip
+    verify.add_argument("--intervention", action="append", default=[], metavar="NAME",
+                        help="also prove every instance solvable under this intervention (repeatable; a+b composes; "
+                             "'all' = each alone)")  # fmt: skip
     verify.add_argument("--transport", choices=["memory", "stdio", "http"], default="memory")
     verify.add_argument("--concurrency", type=_positive, default=4)
     verify.add_argument("--out", help="keep the traces here (default: a temporary folder)")

@@ -14,6 +14,7 @@ from mcp_hazard.commands import EXIT_INVALID
 def verify(args: argparse.Namespace) -> int:
     import tempfile
 
+    from mcp_hazard.interventions.build import parse_composition
     from mcp_hazard.runner.command import _hazards
     from mcp_hazard.runner.matrix import plan
     from mcp_hazard.runner.run import Runner
@@ -22,7 +23,10 @@ def verify(args: argparse.Namespace) -> int:
     from mcp_hazard.scoring.collect import score_traces
 
     scenarios = load_scenarios(args.paths, allow_python=args.allow_python)
-    cells = plan(scenarios, ["naive", "recovering"], _hazards(args.hazard), ["strict"], args.seeds)
+    interventions = [parse_composition(text) for text in args.intervention]
+    planned = plan(scenarios, ["naive", "recovering"], _hazards(args.hazard), ["strict"], args.seeds, interventions)
+    # under an intervention only solvability counts, so the naive agent sits those out
+    cells = [cell for cell in planned if not (cell.interventions and cell.agent == "naive")]
     with tempfile.TemporaryDirectory(prefix="mcp-hazard-verify-") as scratch:
         out = Path(args.out or scratch)
         runner = Runner(out, transport=args.transport, concurrency=args.concurrency, timeout_s=60,
@@ -33,5 +37,7 @@ def verify(args: argparse.Namespace) -> int:
     for finding in findings:
         print(f"mcp-hazard: {finding}", file=sys.stderr)
     verdict = "all solvable, all biting" if not findings else f"{len(findings)} problem(s)"
+    if interventions and not findings:
+        verdict += "; solvable under every intervention"
     print(f"verify: {checked} instances ({len(cells)} episodes over {args.transport}): {verdict}")
     return EXIT_INVALID if findings else 0

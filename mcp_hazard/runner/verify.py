@@ -3,6 +3,9 @@
 For each scenario, task, hazard kind that applies and seed: the recovering agent reaches the canonical answer
 (solvable); the naive agent solves the clean condition; and where a hazard is meant to bite, the naive agent does not
 solve it (not toothless). An instance whose hazard never fired is toothless too.
+
+Under an interface intervention (`--intervention`) only solvability is checked, clean included: the naive agent keeps
+the original interface, so its failures there say nothing about a hazard's teeth.
 """
 
 from __future__ import annotations
@@ -24,8 +27,13 @@ class Finding:
     seed: int
     problem: str
 
+    interventions: tuple[str, ...] = ()
+
     def __str__(self) -> str:
-        return f"{self.scenario}/{self.task} [{self.condition}] seed {self.seed}: {self.problem}"
+        where = (
+            f"{self.condition}, intervention {'+'.join(self.interventions)}" if self.interventions else self.condition
+        )
+        return f"{self.scenario}/{self.task} [{where}] seed {self.seed}: {self.problem}"
 
 
 def _fired(score: EpisodeScore) -> bool:
@@ -35,16 +43,23 @@ def _fired(score: EpisodeScore) -> bool:
 def check(cells: list[Cell], scores: list[EpisodeScore]) -> tuple[int, list[Finding]]:
     """(instances checked, findings) from a run of the naive and recovering agents over `cells`."""
     by_id = {s.episode_id: s for s in scores}
-    instances: dict[tuple[str, str, str, int], dict[str, Any]] = defaultdict(dict)
-    kinds: dict[tuple[str, str, str, int], list[str]] = {}
+    Key = tuple[str, str, str, int, tuple[str, ...]]
+    instances: dict[Key, dict[str, Any]] = defaultdict(dict)
+    kinds: dict[Key, list[str]] = {}
     for cell in cells:
-        key = (cell.scenario.id, cell.task, cell.label, cell.seed)
+        key = (cell.scenario.id, cell.task, cell.label, cell.seed, cell.interventions)
         instances[key][cell.agent] = by_id.get(cell.episode_id)
         kinds[key] = [spec.kind for spec in cell.hazards]
     findings: list[Finding] = []
     for key, runs in sorted(instances.items()):
-        scenario, task, label, seed = key
+        scenario, task, label, seed, interventions = key
         naive, recovering = runs.get("naive"), runs.get("recovering")
+        if interventions:
+            if recovering is None or not recovering.correct:
+                why = f" ({recovering.episode_failure})" if recovering is not None else " (no trace)"
+                findings.append(Finding(scenario, task, label, seed,
+                                        "unsolvable: the recovering agent fails" + why, interventions))  # fmt: skip
+            continue
         if label == CLEAN:
             if naive is None or not naive.correct:
                 findings.append(Finding(scenario, task, label, seed, "the naive agent does not solve the clean task"))

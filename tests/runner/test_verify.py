@@ -70,11 +70,32 @@ def test_verify_over_http_agrees() -> None:
     assert line.startswith(f"verify: {len(TASKS) * 3} instances ({len(TASKS) * 3 * 2} episodes"), line
 
 
+def test_verify_under_interventions_proves_every_instance_solvable_there_too() -> None:
+    base = ["verify", "scenarios/travel.yaml", "--seeds", "0", "--hazard", "invocation_error", "--hazard", "pagination"]
+    plain = run_cli(*base)
+    intervened = run_cli(*base, "--intervention", "names=random", "--intervention", "replace+augment")
+    assert plain.code == 0 and intervened.code == 0, intervened.explain()
+    count = int(verdict(plain).split()[1])
+    line = verdict(intervened)
+    assert line.startswith(f"verify: {3 * count} instances"), line  # each instance as authored and under both
+    assert "all solvable, all biting; solvable under every intervention" in line
+
+
+def test_an_instance_unsolvable_under_an_intervention_is_named_with_it() -> None:
+    ran = run_cli("verify", "scenarios/travel.yaml", "--seeds", "0", "--hazard", "transient_error:times=9",
+                  "--intervention", "rename")  # fmt: skip
+    assert ran.code == 1, ran.explain()
+    found = findings(ran)
+    under = [m for m in found if m["condition"] == "transient_error:times=9, intervention rename"]
+    assert sorted(m["task"] for m in under) == TASKS and all(m["problem"] == "unsolvable" for m in under)
+
+
 @pytest.mark.parametrize(
     ("args", "mentions"),
     [
         (["scenarios/no-such-file.yaml"], "no-such-file.yaml"),
         (["scenarios/travel.yaml", "--hazard", "no_such_kind"], "no_such_kind"),
+        (["scenarios/travel.yaml", "--intervention", "bogus"], "bogus"),
     ],
 )
 def test_bad_input_is_one_line(args: list[str], mentions: str) -> None:
