@@ -45,19 +45,33 @@ class Pagination(Hazard):
     failpoints = ("listing", "before", "after")
     Params = PageParams
 
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        self._paged: dict[int, tuple[dict[str, Any], dict[str, Any]]] = {}  # id(schema below) -> (below, with page)
+
     @classmethod
     def applicable_tools(cls, scenario: Scenario, task: Task) -> list[str]:
         return [t for t in golden_tools(task) if needs_later_pages(scenario, task, t, PageParams().page_size)]
 
     def view(self, view: ToolView) -> ToolView:
-        schema = copy.deepcopy(view.input_schema)
-        props = dict(schema.get("properties") or {})
-        props["page"] = {"type": "integer", "minimum": 1, "description": "Page of results to return (default 1)."}
-        schema["properties"] = props
-        view.input_schema = schema
+        view.input_schema = self._with_page(view.input_schema)
         view.output_schema = None
         view.description = view.description.rstrip() + " Long lists are returned in pages."
         return view
+
+    def _with_page(self, below: dict[str, Any]) -> dict[str, Any]:
+        """The schema with a `page` argument; the same object for the same schema below, so what is built on the
+        listing (validators, served surfaces) is kept from call to call."""
+        memo = self._paged
+        known = memo.get(id(below))
+        if known is not None and known[0] is below:
+            return known[1]
+        schema = copy.deepcopy(below)
+        props = dict(schema.get("properties") or {})
+        props["page"] = {"type": "integer", "minimum": 1, "description": "Page of results to return (default 1)."}
+        schema["properties"] = props
+        memo[id(below)] = (below, schema)
+        return schema
 
     def before(self, call: CallContext, fire: bool) -> Effect | None:
         if "page" not in call.sent:

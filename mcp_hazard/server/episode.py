@@ -111,6 +111,7 @@ class Episode:
         self.tools: dict[str, ToolSpec] = {tool.name: tool for tool in scenario.model.task_tools(task)}
         self.hazards = hazards
         self._interface_hazards = {tool for hazard, targets in hazards if hazard.changes_interface for tool in targets}
+        self._surface_cache: dict[tuple[Any, ...], tuple[tuple[Any, ...], list[Surface]]] = {}
         self.engine = HazardEngine(
             hazards, seed=condition.seed, scenario=scenario.model, task=task, profile=condition.profile,
             record=self._record_firing,
@@ -193,15 +194,33 @@ class Episode:
         """The listing as served: the hazard views, then every interface intervention on top, in order.
 
         `accepting=True` starts from what each tool accepts instead of what it lists (they differ under an
-        invocation error), so the served form of an undocumented shape is known and can be let through."""
-        base = [
+        invocation error), so the served form of an undocumented shape is known and can be let through.
+
+        With interventions this runs for every call, so the result is kept for views that are the same objects as
+        last time (schemas are shared, not copied: hazards/base.py). Callers must not change what they get."""
+        views = self.views() if views is None else views
+        if not self.interventions:
+            return self._base_surfaces(views, accepting)
+        below = tuple((v.input_schema, v.output_schema, v.accepts) for v in views)
+        key = (accepting, tuple((v.name, v.description, v.original) for v in views))
+        cached = self._surface_cache.get(key)
+        if cached is not None and all(a is b for old, new in zip(cached[0], below, strict=True)
+                                      for a, b in zip(old, new, strict=True)):  # fmt: skip
+            return cached[1]
+        surfaces = apply_all(self.interventions, self._base_surfaces(views, accepting))
+        if len(self._surface_cache) >= 8:
+            self._surface_cache.clear()
+        self._surface_cache[key] = (below, surfaces)
+        return surfaces
+
+    def _base_surfaces(self, views: list[ToolView], accepting: bool) -> list[Surface]:
+        return [
             Surface(name=v.name, description=v.description,
                     input_schema=v.accepts if accepting and v.accepts is not None else v.input_schema,
                     output_schema=v.output_schema, inner=v.name,
                     notes={"interface_hazard": True} if v.original in self._interface_hazards else {})
-            for v in (self.views() if views is None else views)
+            for v in views
         ]  # fmt: skip
-        return apply_all(self.interventions, base) if self.interventions else base
 
     def served_tools(self) -> list[types.Tool]:
         views = {view.name: view for view in self.views()}
@@ -234,7 +253,7 @@ class Episode:
             view = next(v for v in views if v.name == surface.inner)
             if view.accepts is not None:  # keep what the tool accepts in served terms next to what it lists
                 accepting = [s for s in self.surfaces(accepting=True, views=views) if s.name == name]
-                surface.notes = {**surface.notes, "accepting": accepting[0] if accepting else None}
+                surface = surface.derive(notes={**surface.notes, "accepting": accepting[0] if accepting else None})
             return self.tools[view.original], view, surface
         for view in views:
             if view.name == name:
