@@ -108,36 +108,35 @@ def recovery(report: dict[str, Any]) -> Section:
     )  # fmt: skip
 
 
-def robustness(report: dict[str, Any]) -> Section:
-    rows = [
-        [f.text(r.get("agent")), f.text(r.get("profile")), f.text(r.get("condition")), f.count(r.get("pairs")),
-         f.pct(r.get("accuracy_clean")), f.pct(r.get("accuracy_condition")), f.ratio(r.get("robustness_ratio")),
-         f.pct(r.get("paired_accuracy"))]
-        for r in _rows(report.get("robustness"))
+def _ratio_rows(rows: Any, dimension: str, base: str, changed: str) -> list[list[str]]:
+    """Rows of a robustness table: agent, profile, the `dimension` value, items, the two accuracies, ratio, paired."""
+    return [
+        [f.text(r.get("agent")), f.text(r.get("profile")), f.text(r.get(dimension)), f.count(r.get("pairs")),
+         f.pct(r.get(base)), f.pct(r.get(changed)), f.ratio(r.get("robustness_ratio")), f.pct(r.get("paired_accuracy"))]
+        for r in _rows(rows)
     ]  # fmt: skip
+
+
+def robustness(report: dict[str, Any]) -> Section:
     return Section(
         "robustness", "Robustness",
         "Robustness ratio = Acc(condition)/Acc(clean) over items run both ways (1.00 = no loss; – when clean "
         "accuracy is 0). Paired accuracy = share of items solved both clean and under the condition.",
-        ["agent", "profile", "condition", "items", "acc. clean", "acc. condition", "ratio", "paired acc."], rows,
+        ["agent", "profile", "condition", "items", "acc. clean", "acc. condition", "ratio", "paired acc."],
+        _ratio_rows(report.get("robustness"), "condition", "accuracy_clean", "accuracy_condition"),
         "No item was run both clean and under a condition.", numeric={3, 4, 5, 6, 7},
     )  # fmt: skip
 
 
 def intervention_robustness(report: dict[str, Any]) -> Section:
-    rows = [
-        [f.text(r.get("agent")), f.text(r.get("profile")), f.text(r.get("intervention")), f.count(r.get("pairs")),
-         f.pct(r.get("accuracy_original")), f.pct(r.get("accuracy_intervened")), f.ratio(r.get("robustness_ratio")),
-         f.pct(r.get("paired_accuracy"))]
-        for r in _rows(report.get("intervention_robustness"))
-    ]  # fmt: skip
     return Section(
         "intervention-robustness", "Robustness to interface interventions",
         "Robustness ratio = Acc(intervened)/Acc(original interface) over items run both ways under the same "
         "condition (1.00 = no loss; – when the original accuracy is 0). Paired accuracy = share of items solved "
         "both with the original interface and the intervened one.",
         ["agent", "profile", "intervention", "items", "acc. original", "acc. intervened", "ratio", "paired acc."],
-        rows, "No item was run both with the original interface and under an intervention.", numeric={3, 4, 5, 6, 7},
+        _ratio_rows(report.get("intervention_robustness"), "intervention", "accuracy_original", "accuracy_intervened"),
+        "No item was run both with the original interface and under an intervention.", numeric={3, 4, 5, 6, 7},
     )  # fmt: skip
 
 
