@@ -21,13 +21,14 @@ from mcp_hazard import __version__
 from mcp_hazard.condition import Condition
 from mcp_hazard.hazards import HazardEngine, ToolView, build_hazards, expand
 from mcp_hazard.hazards.base import Hazard
-from mcp_hazard.interventions import Surface, apply_all, build_interventions
-from mcp_hazard.interventions.base import in_served_terms, properties, served_paths
+from mcp_hazard.interventions import Surface, build_interventions
+from mcp_hazard.interventions.base import in_served_terms
 from mcp_hazard.logs import log
 from mcp_hazard.scenario.arguments import argument_problem
 from mcp_hazard.scenario.behaviours import BehaviourFault, ToolOutcome, run_behaviour
 from mcp_hazard.scenario.load import LoadedScenario
 from mcp_hazard.scenario.models import Task, ToolSpec
+from mcp_hazard.server.served import ServedInterface
 from mcp_hazard.trace import events as ev
 from mcp_hazard.trace.writer import TraceWriter
 
@@ -110,8 +111,8 @@ class Episode:
         self.allow_python = allow_python
         self.tools: dict[str, ToolSpec] = {tool.name: tool for tool in scenario.model.task_tools(task)}
         self.hazards = hazards
-        self._interface_hazards = {tool for hazard, targets in hazards if hazard.changes_interface for tool in targets}
-        self._surface_cache: dict[tuple[Any, ...], tuple[tuple[Any, ...], list[Surface]]] = {}
+        changing = {tool for hazard, targets in hazards if hazard.changes_interface for tool in targets}
+        self.served = ServedInterface(self.interventions, self.tools, changing)
         self.engine = HazardEngine(
             hazards, seed=condition.seed, scenario=scenario.model, task=task, profile=condition.profile,
             record=self._record_firing,
@@ -191,36 +192,8 @@ class Episode:
         return self.engine.views(list(self.tools.values()))
 
     def surfaces(self, *, accepting: bool = False, views: list[ToolView] | None = None) -> list[Surface]:
-        """The listing as served: the hazard views, then every interface intervention on top, in order.
-
-        `accepting=True` starts from what each tool accepts instead of what it lists (they differ under an
-        invocation error), so the served form of an undocumented shape is known and can be let through.
-
-        With interventions this runs for every call, so the result is kept for views that are the same objects as
-        last time (schemas are shared, not copied: hazards/base.py). Callers must not change what they get."""
-        views = self.views() if views is None else views
-        if not self.interventions:
-            return self._base_surfaces(views, accepting)
-        below = tuple((v.input_schema, v.output_schema, v.accepts) for v in views)
-        key = (accepting, tuple((v.name, v.description, v.original) for v in views))
-        cached = self._surface_cache.get(key)
-        if cached is not None and all(a is b for old, new in zip(cached[0], below, strict=True)
-                                      for a, b in zip(old, new, strict=True)):  # fmt: skip
-            return cached[1]
-        surfaces = apply_all(self.interventions, self._base_surfaces(views, accepting))
-        if len(self._surface_cache) >= 8:
-            self._surface_cache.clear()
-        self._surface_cache[key] = (below, surfaces)
-        return surfaces
-
-    def _base_surfaces(self, views: list[ToolView], accepting: bool) -> list[Surface]:
-        return [
-            Surface(name=v.name, description=v.description,
-                    input_schema=v.accepts if accepting and v.accepts is not None else v.input_schema,
-                    output_schema=v.output_schema, inner=v.name,
-                    notes={"interface_hazard": True} if v.original in self._interface_hazards else {})
-            for v in views
-        ]  # fmt: skip
+        """The listing as served: the hazard views, then every interface intervention on top (served.py)."""
+        return self.served.surfaces(self.views() if views is None else views, accepting=accepting)
 
     def served_tools(self) -> list[types.Tool]:
         views = {view.name: view for view in self.views()}
@@ -364,21 +337,9 @@ class Episode:
 
     def _served_paths(self, name: str) -> dict[str, str]:
         resolved = self._resolve(name)
-        if resolved is None:
+        if resolved is None or resolved[2] is None:
             return {}
-        spec, view, surface = resolved
-        if surface is None:
-            return {}
-        listed = list(properties(view.input_schema))
-        # names as first served (a drift's error names the field it renamed) under names as served now
-        authored = next((s for s in self.surfaces(views=[ToolView.of(t) for t in self.tools.values()])
-                         if s.inner == spec.name), None)  # fmt: skip
-        paths = served_paths(authored, list(properties(spec.input_schema))) if authored is not None else {}
-        paths |= served_paths(surface, listed)
-        accepting = surface.notes.get("accepting")
-        if accepting is not None:
-            paths |= served_paths(accepting, [n for n in properties(view.accepts or {}) if n not in listed])
-        return paths
+        return self.served.paths(resolved[0], resolved[1], resolved[2])
 
     def _deliver(
         self,
