@@ -9,30 +9,45 @@ from __future__ import annotations
 
 import json
 from dataclasses import dataclass, field
-from typing import Any, Protocol
+from typing import Any, Literal, Protocol, get_args
 
 import mcp_types as types
 from mcp import Client
 
 from mcp_hazard.scenario.models import GoldenPath, Scenario
 
+AgentEventKind = Literal["malformed_call", "text_reply", "empty_reply", "truncated", "turn_limit"]
+AGENT_EVENT_KINDS: tuple[AgentEventKind, ...] = get_args(AgentEventKind)
+
+
+@dataclass
+class AgentReport:
+    """What an agent did that the server cannot see. The runner creates it and hands it over in the brief, and the
+    agent writes into it as it goes, so an agent that crashes or is stopped at its time limit still leaves what it
+    had recorded: `events` go into the trace's `agent_ended` event, `notes` into the run log."""
+
+    answer: str | None = None
+    calls: int = 0
+    notes: list[str] = field(default_factory=list)
+    # Model-side happenings the scorer counts (docs/agents.md): {"kind": AgentEventKind, "turn": int,
+    # "after_calls": MCP tool calls made before it, "tool": name or None, "detail": one line}.
+    events: list[dict[str, Any]] = field(default_factory=list)
+
+    def event(self, kind: AgentEventKind, turn: int, detail: str, tool: str | None = None) -> None:
+        self.events.append({"kind": kind, "turn": turn, "after_calls": self.calls, "tool": tool, "detail": detail})
+
 
 @dataclass
 class Brief:
-    """What the runner tells an agent: the task's prompt as served, and for scripted agents the plan."""
+    """What the runner tells an agent: the task's prompt as served, and for scripted agents the plan; `report` is
+    where the agent records what it does (see AgentReport)."""
 
     prompt: str
     plan: GoldenPath | None = None
     call_timeout_s: float = 5.0
     # The original argument order of each tool, as authored: what an agent that memorised the interface knows.
     signatures: dict[str, list[str]] = field(default_factory=dict)
-
-
-@dataclass
-class AgentReport:
-    answer: str | None = None
-    calls: int = 0
-    notes: list[str] = field(default_factory=list)
+    report: AgentReport = field(default_factory=AgentReport)
 
 
 class Agent(Protocol):

@@ -41,7 +41,7 @@ class NaiveAgent:
         self.name = "naive" if binding == "named" else f"naive-{binding}"
 
     async def run(self, client: Client, brief: Brief) -> AgentReport:
-        report = AgentReport()
+        report = brief.report
         if brief.plan is None:
             report.notes.append("the naive agent needs a plan (the task's golden path)")
             return report

@@ -94,7 +94,7 @@ class RecoveringAgent:
         self.timeout = 5.0
 
     async def run(self, client: Client, brief: Brief) -> AgentReport:
-        self.report = AgentReport()
+        self.report = brief.report
         self.timeout = brief.call_timeout_s
         if brief.plan is None:
             self.report.notes.append("the recovering agent needs a plan (the task's golden path)")

@@ -59,7 +59,7 @@ class ReplayAgent:
         return cls(actions)
 
     async def run(self, client: Client, brief: Brief) -> AgentReport:
-        report = AgentReport()
+        report = brief.report
         for action in self.actions:
             if action.kind == "list":
                 await client.list_tools(cache_mode="refresh")

@@ -13,7 +13,7 @@ from typing import Any
 from mcp_hazard.hazards.base import siblings
 from mcp_hazard.scenario.answers import answer_matches, canonical_text, parse_number
 from mcp_hazard.scenario.models import Scenario, Task
-from mcp_hazard.scoring.rules import GAVE_UP_PHRASES
+from mcp_hazard.scoring.rules import AGENT_STOPS, GAVE_UP_PHRASES
 from mcp_hazard.trace.reader import Trace
 
 BEFORE_PATHS = {
@@ -40,7 +40,7 @@ class HazardVerdict:
 
 @dataclass
 class CallFailure:
-    seq: int
+    seq: int | None  # None: the call never reached the server (a malformed call the agent recorded)
     tool: str
     slot: int
     failure: str
@@ -72,6 +72,10 @@ class EpisodeScore:
     calls: int
     redundant_calls: int
     ended: str | None
+    # How the agent's run ended (the trace's agent_ended event): finished, agent_crashed, endpoint_error, timeout;
+    # "unknown" for a trace without one (an episode served to a client that `run` did not drive).
+    agent_outcome: str = "unknown"
+    answer_rule: str = ""  # which answer rule decided `correct`, in words (docs/scoring.md)
     warnings: list[str] = field(default_factory=list)
 
     def to_json(self) -> dict[str, Any]:
@@ -402,6 +406,20 @@ def _scalars(value: Any) -> list[Any]:
     return [value]
 
 
+def _malformed_calls(agent_ended: dict[str, Any]) -> list[CallFailure]:
+    """Tool calls the model wrote that never reached the server (arguments that are not a JSON object), from the
+    agent's own record: they are failed calls too."""
+    events = agent_ended.get("events")
+    out = []
+    for event in events if isinstance(events, list) else []:
+        if isinstance(event, dict) and event.get("kind") == "malformed_call":
+            out.append(CallFailure(
+                seq=None, tool=_label(str(event.get("tool") or "")), slot=0,
+                failure="malformed_call", error=str(event.get("detail") or "") or None,
+            ))  # fmt: skip
+    return out
+
+
 def score_episode(trace: Trace, scenario: Scenario) -> EpisodeScore:
     """Score one trace against its scenario. The trace must have an episode_started event."""
     by_type = _by_type(trace.events)
@@ -424,6 +442,9 @@ def score_episode(trace: Trace, scenario: Scenario) -> EpisodeScore:
         for c in scorer.calls
         if c["outcome"] != "ok"
     ]
+    agent_ended = by_type.get("agent_ended", [])
+    outcome = str(agent_ended[-1].get("outcome", "unknown")) if agent_ended else "unknown"
+    failures += _malformed_calls(agent_ended[-1] if agent_ended else {})
     reasons: list[str] = []
     if submitted:
         missing = scorer.steps_missing()
@@ -433,7 +454,7 @@ def score_episode(trace: Trace, scenario: Scenario) -> EpisodeScore:
         if unresolved:
             reasons.append("conflict not cross-checked: " + ", ".join(sorted(set(unresolved))))
     if not submitted:
-        episode_failure: str | None = "no_answer"
+        episode_failure: str | None = outcome if outcome in AGENT_STOPS else "no_answer"
     elif correct:
         episode_failure = None
     elif not canonical_text(answer) or canonical_text(answer).casefold().strip(". ") in GAVE_UP_PHRASES:
@@ -473,5 +494,6 @@ def score_episode(trace: Trace, scenario: Scenario) -> EpisodeScore:
         calls=len(scorer.calls),
         redundant_calls=redundant,
         ended=_label(ended[0].get("reason")) if ended else None,
+        agent_outcome=_label(outcome),
         warnings=warnings,
     )

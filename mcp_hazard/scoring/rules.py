@@ -11,6 +11,7 @@ GAVE_UP_PHRASES = (
 )  # fmt: skip
 
 FAILURE_CLASSES = (
+    "malformed_call",
     "non_existent_tool",
     "schema_violation",
     "unknown_value",
@@ -18,4 +19,7 @@ FAILURE_CLASSES = (
     "injected",
     "server_fault",
 )
-EPISODE_FAILURES = ("no_answer", "gave_up", "invented", "wrong_answer")
+EPISODE_FAILURES = ("agent_crashed", "endpoint_error", "timeout", "no_answer", "gave_up", "invented", "wrong_answer")
+"""Why an episode failed. The first three come from the trace's `agent_ended` event and apply when no answer was
+submitted: the agent's run stopped (it crashed, its model endpoint failed for good, or it hit the time limit)."""
+AGENT_STOPS = ("agent_crashed", "endpoint_error", "timeout")

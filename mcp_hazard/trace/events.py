@@ -13,7 +13,7 @@ from typing import Annotated, Any, Literal
 from pydantic import BaseModel, ConfigDict, Field, TypeAdapter
 
 SCHEMA_VERSION = 1
-VOLATILE_FIELDS = frozenset({"ts", "duration_ms", "run"})
+VOLATILE_FIELDS = frozenset({"ts", "duration_ms", "run", "detail"})
 
 
 class _Event(BaseModel):
@@ -126,6 +126,22 @@ class EpisodeEnded(_Event):
     reason: Literal["answered", "disconnected", "server_stopped", "closed", "never_connected"]
 
 
+AgentOutcome = Literal["finished", "agent_crashed", "endpoint_error", "timeout"]
+
+
+class AgentEnded(_Event):
+    """How the agent's run ended, appended by the runner (`mcp-hazard run`) once the episode is over; the server
+    cannot know it. `finished`: the agent returned by itself. `agent_crashed`: it raised or its program exited
+    non-zero; `endpoint_error`: its model endpoint failed for good; `timeout`: it was stopped at the time limit.
+    `events` are what happened on the agent's side that the server never saw (a tool call the model wrote as
+    invalid JSON, a text reply without an answer...), in order. `detail` is one line for people and volatile."""
+
+    type: Literal["agent_ended"] = "agent_ended"
+    outcome: AgentOutcome
+    detail: str = ""
+    events: list[dict[str, Any]] = Field(default_factory=list)
+
+
 TraceEvent = Annotated[
     EpisodeStarted
     | ToolsListed
@@ -135,7 +151,8 @@ TraceEvent = Annotated[
     | ListChanged
     | AnswerSubmitted
     | CallRefused
-    | EpisodeEnded,
+    | EpisodeEnded
+    | AgentEnded,
     Field(discriminator="type"),
 ]
 EVENT_ADAPTER: TypeAdapter[TraceEvent] = TypeAdapter(TraceEvent)
@@ -150,6 +167,7 @@ EVENT_TYPES = frozenset(
         "answer_submitted",
         "call_refused",
         "episode_ended",
+        "agent_ended",
     }
 )
 

@@ -81,3 +81,29 @@ class TraceWriter:
             if self._file is not None:
                 self._file.close()
                 self._file = None
+
+
+def append_event(path: Path, event_type: type[BaseModel], **fields: Any) -> dict[str, Any]:
+    """Append one event to a finished trace written by someone else (a server that has closed it, perhaps in another
+    process), numbered after its last complete line. A cut-off last line is ended first, so the new event stays a
+    line of its own and the reader reports the damage as before."""
+    seq = 0
+    ends_cleanly = True
+    if path.exists():
+        data = path.read_bytes()
+        ends_cleanly = not data or data.endswith(b"\n")
+        for line in reversed(data.splitlines()):
+            try:
+                last = json.loads(line)
+            except ValueError:
+                continue
+            if isinstance(last, dict) and isinstance(last.get("seq"), int):
+                seq = last["seq"] + 1
+                break
+    record = event_type(seq=seq, ts=utc_now(), **{k: _clip(v) for k, v in fields.items()})
+    result = record.model_dump(mode="json")
+    path.parent.mkdir(parents=True, exist_ok=True)
+    with path.open("a", encoding="utf-8") as handle:
+        line = json.dumps(result, ensure_ascii=False, separators=(",", ":"))
+        handle.write(("" if ends_cleanly else "\n") + line + "\n")
+    return result
