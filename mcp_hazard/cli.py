@@ -135,6 +135,10 @@ def build_parser() -> argparse.ArgumentParser:
 
     run = commands.add_parser("run", help="run agents over a matrix of conditions and print the scorecard")
     run.add_argument("paths", nargs="+", help="scenario files or directories")
+    run.add_argument("--scenario", action="append", default=None, metavar="ID",
+                     help="run only this scenario (repeatable; default: every scenario under PATHS)")  # fmt: skip
+    run.add_argument("--task", action="append", default=None, metavar="ID",
+                     help="run only this task, ID or SCENARIO/ID (repeatable; default: every task)")  # fmt: skip
     run.add_argument("--agent", action="append", default=None,
                      help="built-in agent: naive, naive-positional, recovering, golden, llm "
                           "(repeatable; default: naive and recovering)")  # fmt: skip

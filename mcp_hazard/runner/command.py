@@ -3,6 +3,9 @@
 from __future__ import annotations
 
 import argparse
+import os
+import shlex
+import shutil
 import sys
 from collections import Counter
 from pathlib import Path
@@ -11,13 +14,15 @@ from typing import Any
 import anyio
 
 from mcp_hazard.agents import BUILT_IN, RUNNABLE
+from mcp_hazard.commands import EXIT_INVALID
 from mcp_hazard.errors import UserError
 from mcp_hazard.runner.external import agent_name
-from mcp_hazard.runner.matrix import plan
+from mcp_hazard.runner.matrix import plan, select_tasks
 from mcp_hazard.runner.run import Runner
-from mcp_hazard.scenario.load import load_scenarios
+from mcp_hazard.scenario.load import LoadedScenario, load_scenarios
 
 PROFILES = ("strict", "guided")
+MAX_PROBLEM_LINES = 10
 
 
 def _profiles(text: str) -> list[str]:
@@ -38,12 +43,40 @@ def _hazards(values: list[str] | None) -> list[Any]:
     return options
 
 
+def check_program(command: str) -> None:
+    """The program of an `--agent-cmd` must exist before anything runs: one line if it does not."""
+    words = shlex.split(command)
+    if not words:
+        raise UserError("--agent-cmd is empty")
+    program = words[0]
+    if os.sep in program or (os.altsep and os.altsep in program):
+        path = Path(program)
+        if not path.is_file() or not os.access(path, os.X_OK):
+            problem = "is not an executable file" if path.exists() else "does not exist"
+            raise UserError(f"--agent-cmd {command!r}: {program} {problem}")
+    elif shutil.which(program) is None:
+        raise UserError(f"--agent-cmd {command!r}: program {program!r} not found on PATH")
+
+
+def keep_scenarios(scenarios: list[LoadedScenario], out: Path) -> None:
+    """A copy of each scenario file in the run folder (`scenarios/ID-SHA12.yaml`), so `score` finds the exact file
+    by its hash from anywhere, even after the original moved or changed."""
+    folder = out / "scenarios"
+    folder.mkdir(parents=True, exist_ok=True)
+    for scenario in scenarios:
+        target = folder / f"{scenario.id}-{scenario.sha256[:12]}.yaml"
+        if not target.exists():
+            target.write_bytes(Path(scenario.path).read_bytes())
+
+
 def run_command(args: argparse.Namespace) -> int:
     from mcp_hazard.scoring.aggregate import aggregate
     from mcp_hazard.scoring.collect import score_traces
     from mcp_hazard.scoring.report import render
 
-    scenarios = load_scenarios(args.paths, allow_python=args.allow_python)
+    scenarios, tasks = select_tasks(
+        load_scenarios(args.paths, allow_python=args.allow_python), args.scenario or [], args.task or []
+    )
     agents = list(args.agent) if args.agent else ([] if args.agent_cmd else ["naive", "recovering"])
     for name in agents:
         if name not in BUILT_IN or name == "replay":
@@ -51,6 +84,8 @@ def run_command(args: argparse.Namespace) -> int:
     commands = {agent_name(command): command for command in args.agent_cmd}
     if args.transport == "memory" and commands:
         raise UserError("--agent-cmd needs --transport stdio or http: an external program cannot reach memory")
+    for command in commands.values():
+        check_program(command)
     if "llm" in agents:
         from mcp_hazard.agents.llm import LlmAgent
 
@@ -59,21 +94,20 @@ def run_command(args: argparse.Namespace) -> int:
 
     interventions = [parse_composition(text) for text in args.intervention or []]
     hazards = _hazards(args.hazard if args.hazard is not None or not interventions else ["declared"])
-    cells = plan(scenarios, [*agents, *commands], hazards, _profiles(args.profile), args.seeds, interventions)
+    cells = plan(scenarios, [*agents, *commands], hazards, _profiles(args.profile), args.seeds, interventions, tasks)
+    if not cells:
+        raise UserError("nothing to run: the selected scenarios have no tasks")
     out = Path(args.out)
+    keep_scenarios(scenarios, out)
     runner = Runner(
         out, transport=args.transport, concurrency=args.concurrency, timeout_s=args.timeout,
         call_timeout_s=args.call_timeout, agent_cmds=commands, show_progress=not args.no_progress,
     )  # fmt: skip
     results = anyio.run(runner.run, cells)
     statuses = Counter(r.status for r in results)
-    # A built-in agent that crashed (an LLM endpoint down, say) never had its turn: its episode is not scored, and
-    # its trace is removed so a rerun tries it again. An external program's crash is its own and is scored.
-    broken = {r.cell.episode_id for r in results if r.status == "crashed" and r.cell.agent not in commands}
-    for episode_id in broken:
-        (out / "traces" / f"{episode_id}.jsonl").unlink(missing_ok=True)
+    # Every episode of the matrix is scored, crashed ones too: a crash is an outcome (docs/agents.md).
     scored = score_traces([str(out / "traces")], allow_python=args.allow_python)
-    mine = {cell.episode_id for cell in cells} - broken
+    mine = {cell.episode_id for cell in cells}
     scores = [s for s in scored.scores if s.episode_id in mine]
     report = aggregate(scores, scored.warnings)
     for fmt, name in (("json", "report.json"), ("markdown", "report.md"), ("html", "report.html")):
@@ -81,10 +115,19 @@ def run_command(args: argparse.Namespace) -> int:
     print(render(report, "table"))
     print(
         f"{len(results)} episodes: {statuses['done']} run, {statuses['skipped']} already done, "
-        f"{statuses['timeout']} timed out, {statuses['crashed']} crashed; "
-        f"traces in {out / 'traces'}, reports in {out}/report.{{json,md,html}}"
+        f"{statuses['timeout']} timed out, {statuses['crashed']} crashed, {statuses['endpoint_error']} endpoint "
+        f"errors; traces in {out / 'traces'}, reports in {out}/report.{{json,md,html}}"
     )
-    for result in results:
-        if result.status in ("timeout", "crashed"):
-            print(f"mcp-hazard: {result.status}: {result.cell.episode_id}: {result.note}", file=sys.stderr)
+    troubled = [r for r in results if r.status in ("timeout", "crashed", "endpoint_error")]
+    for result in troubled[:MAX_PROBLEM_LINES]:
+        print(f"mcp-hazard: {result.status}: {result.cell.episode_id}: {result.note}", file=sys.stderr)
+    if len(troubled) > MAX_PROBLEM_LINES:
+        print(f"mcp-hazard: ... and {len(troubled) - MAX_PROBLEM_LINES} more in {out / 'run.jsonl'}", file=sys.stderr)
+    if statuses["endpoint_error"]:
+        print(
+            f"mcp-hazard: {statuses['endpoint_error']} episode(s) ended on a failed model endpoint and count as "
+            "failures in this scorecard; run the same command again to retry just those",
+            file=sys.stderr,
+        )
+        return EXIT_INVALID
     return 0

@@ -103,9 +103,11 @@ def plan(
     profiles: list[str],
     seeds: list[int],
     interventions: list[tuple[str, ...]] | None = None,
+    tasks: set[tuple[str, str]] | None = None,
 ) -> list[Cell]:
     """Every cell. Interventions are a dimension of their own: none, then each option, a composition applied in its
-    order (`("all",)` = each registered intervention alone)."""
+    order (`("all",)` = each registered intervention alone). `tasks`, when given, keeps only those (scenario id,
+    task id) pairs (see `select_tasks`)."""
     from mcp_hazard.interventions import REGISTRY
 
     variants: list[tuple[str, ...]] = [()]
@@ -114,6 +116,8 @@ def plan(
     cells = []
     for scenario in scenarios:
         for task in scenario.model.tasks:
+            if tasks is not None and (scenario.id, task.id) not in tasks:
+                continue
             for label, specs in conditions_for(scenario, task.id, options):
                 for variant in dict.fromkeys(variants):
                     for profile in profiles:
@@ -126,3 +130,30 @@ def plan(
     if len(ids) != len(set(ids)):
         raise UserError("two cells of the matrix have the same episode id; give hazards distinct parameters")
     return cells
+
+
+def select_tasks(
+    scenarios: list[LoadedScenario], scenario_ids: list[str], task_ids: list[str]
+) -> tuple[list[LoadedScenario], set[tuple[str, str]] | None]:
+    """The scenarios named by `--scenario` (all when none) and the (scenario, task) pairs named by `--task` (None:
+    every task). A task is `ID` (in whichever selected scenario has it) or `SCENARIO/ID`. A name that matches
+    nothing is a one-line error listing what there is."""
+    known = {s.id: s for s in scenarios}
+    for name in scenario_ids:
+        if name not in known:
+            raise UserError(f"--scenario {name!r}: no such scenario; loaded: {', '.join(sorted(known)) or 'none'}")
+    chosen = [s for s in scenarios if not scenario_ids or s.id in scenario_ids]
+    if not task_ids:
+        return chosen, None
+    pairs: set[tuple[str, str]] = set()
+    for name in task_ids:
+        where, sep, task = name.rpartition("/")
+        found = {
+            (s.id, t.id) for s in chosen for t in s.model.tasks if t.id == (task if sep else name)
+            and (not sep or s.id == where)
+        }  # fmt: skip
+        if not found:
+            available = ", ".join(f"{s.id}/{t.id}" for s in chosen for t in s.model.tasks)
+            raise UserError(f"--task {name!r}: no such task in the selected scenarios; tasks: {available}")
+        pairs |= found
+    return [s for s in chosen if any(sid == s.id for sid, _ in pairs)], pairs

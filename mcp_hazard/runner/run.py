@@ -1,14 +1,17 @@
 """Run a matrix of episodes concurrently over a real transport, resumably, with a per-episode time limit.
 
-A cell whose trace already ended is skipped; a cell whose trace was cut short is run again from scratch. A hung agent
-is stopped when its time is up and a crashing one is caught: both leave a trace the scorer reads (no answer), and
-the run's own log (`run.jsonl`) says which cells timed out or crashed.
+Every episode ends with an `agent_ended` event that the runner appends to its trace: how the agent's run ended
+(finished, agent_crashed, endpoint_error, timeout) and what the agent recorded that the server never saw. A crash
+is an outcome, not a gap: the trace stays and the scorer counts the episode. On a rerun, an episode whose trace has
+`agent_ended` is skipped, except when its model endpoint failed or the agent never connected (neither was the
+agent's turn): those run again, as does any episode whose trace was cut short. The run log (`run.jsonl`) has one
+line per episode with its status and the agent's notes.
 """
 
 from __future__ import annotations
 
 import json
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Literal
 
@@ -17,15 +20,23 @@ from rich.console import Console
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 
 from mcp_hazard.agents import make_agent
-from mcp_hazard.agents.base import Brief, signatures_of
+from mcp_hazard.agents.base import AgentReport, Brief, signatures_of
+from mcp_hazard.errors import UserError
 from mcp_hazard.runner.external import http_env, run_external, stdio_env
 from mcp_hazard.runner.matrix import Cell
 from mcp_hazard.runner.transports import HttpHost, Transport, open_episode, serve_command
 from mcp_hazard.server.episode import SUBMIT_TOOL
 from mcp_hazard.server.episodes import EpisodeRegistry
-from mcp_hazard.trace.writer import utc_now
+from mcp_hazard.trace.events import AgentEnded, AgentOutcome
+from mcp_hazard.trace.writer import append_event, utc_now
 
-Status = Literal["done", "skipped", "timeout", "crashed"]
+Status = Literal["done", "skipped", "timeout", "crashed", "endpoint_error"]
+STATUS_OF: dict[AgentOutcome, Status] = {
+    "finished": "done", "agent_crashed": "crashed", "endpoint_error": "endpoint_error", "timeout": "timeout",
+}  # fmt: skip
+MAX_NOTES = 60
+MAX_NOTE_CHARS = 600
+ENDED_WAIT_S = 5.0  # how long a stdio server may take to record its end after its client is gone
 
 
 @dataclass
@@ -33,24 +44,67 @@ class CellResult:
     cell: Cell
     status: Status
     note: str = ""
+    notes: list[str] = field(default_factory=list)
 
 
-def trace_complete(path: Path) -> bool:
-    """A trace that reached episode_ended (and so is not redone on resume)."""
-    if not path.exists():
-        return False
+def _events(path: Path) -> list[dict[str, object]]:
     try:
         lines = path.read_text(encoding="utf-8").splitlines()
     except (OSError, UnicodeDecodeError):
-        return False
+        return []
+    events = []
     for line in lines:
         try:
             event = json.loads(line)
         except json.JSONDecodeError:
             continue
-        if isinstance(event, dict) and event.get("type") == "episode_ended":
-            return event.get("reason") != "never_connected"  # an agent that never came is tried again
-    return False
+        if isinstance(event, dict):
+            events.append(event)
+    return events
+
+
+def trace_complete(path: Path) -> bool:
+    """A trace the runner finished (`agent_ended`), so a rerun skips it; except when the agent never had its turn:
+    its model endpoint failed, or it never connected."""
+    events = _events(path)
+    ended = [e for e in events if e.get("type") == "agent_ended"]
+    if not ended or ended[-1].get("outcome") == "endpoint_error":
+        return False
+    return not any(e.get("type") == "episode_ended" and e.get("reason") == "never_connected" for e in events)
+
+
+def never_connected(path: Path) -> bool:
+    return any(e.get("type") == "episode_ended" and e.get("reason") == "never_connected" for e in _events(path))
+
+
+def bounded_notes(notes: list[str]) -> list[str]:
+    """The agent's notes for the run log: each cut to MAX_NOTE_CHARS, at most MAX_NOTES of them."""
+    kept = [n if len(n) <= MAX_NOTE_CHARS else n[: MAX_NOTE_CHARS - 1] + "…" for n in notes[:MAX_NOTES]]
+    if len(notes) > MAX_NOTES:
+        kept.append(f"({len(notes) - MAX_NOTES} more notes left out)")
+    return kept
+
+
+def _leaf(exc: BaseException) -> BaseException:
+    """The first exception that is not a group: what an agent raised from inside the SDK client's task group."""
+    while isinstance(exc, BaseExceptionGroup) and exc.exceptions:
+        exc = exc.exceptions[0]
+    return exc
+
+
+def _outcome_of(exc: BaseException) -> tuple[AgentOutcome, str]:
+    """An agent's exception as an episode outcome: endpoint_error when its model endpoint failed for good (anywhere
+    in an exception group: the SDK client's tasks may fail alongside), else agent_crashed; with one line."""
+    from mcp_hazard.agents.llm import LlmEndpointError
+
+    pending: list[BaseException] = [exc]
+    while pending:
+        current = pending.pop(0)
+        if isinstance(current, LlmEndpointError):
+            return "endpoint_error", _one_line(current)
+        if isinstance(current, BaseExceptionGroup):
+            pending.extend(current.exceptions)
+    return "agent_crashed", _one_line(exc)
 
 
 def served_prompt(cell: Cell) -> str:
@@ -60,9 +114,17 @@ def served_prompt(cell: Cell) -> str:
 
 
 def _one_line(exc: BaseException) -> str:
-    while isinstance(exc, BaseExceptionGroup) and exc.exceptions:
-        exc = exc.exceptions[0]
+    exc = _leaf(exc)
     return f"{type(exc).__name__}: {str(exc).splitlines()[0] if str(exc) else ''}"[:300]
+
+
+def _last_line(log: Path) -> str:
+    try:
+        lines = [line.strip() for line in log.read_text(encoding="utf-8", errors="replace").splitlines()]
+    except OSError:
+        return ""
+    last = next((line for line in reversed(lines) if line), "")
+    return last if len(last) <= 200 else last[:199] + "…"
 
 
 class Runner:
@@ -90,14 +152,50 @@ class Runner:
 
     async def run(self, cells: list[Cell]) -> list[CellResult]:
         self.traces.mkdir(parents=True, exist_ok=True)
+        # A program that cannot start stops the run; the error leaves the HTTP host's block normally (raised
+        # through it, the server would be torn down mid-shutdown and print a traceback).
+        stopped: UserError | None = None
         if self.transport == "http":
             scenarios = list({id(c.scenario): c.scenario for c in cells}.values())
             self.host = HttpHost(EpisodeRegistry(scenarios, self.traces, transport="http"))
             async with self.host.running():
-                await self._all(cells)
+                rest, stopped = await self._first_contact(cells)
+                if stopped is None:
+                    await self._all(rest)
         else:
-            await self._all(cells)
+            rest, stopped = await self._first_contact(cells)
+            if stopped is None:
+                await self._all(rest)
+        if stopped is not None:
+            raise stopped
         return self.results
+
+    async def _first_contact(self, cells: list[Cell]) -> tuple[list[Cell], UserError | None]:
+        """Run one episode of each external program alone before the others, so a program that cannot start (or
+        exits before it connects) stops the run with one line instead of filling a scorecard with failures.
+        Returns the cells still to run, or the error that stops the run."""
+        rest = list(cells)
+        for agent, command in self.agent_cmds.items():
+            first = next((c for c in rest if c.agent == agent and not trace_complete(self._trace(c))), None)
+            if first is None:
+                continue
+            result = await self._cell(first)
+            if never_connected(self._trace(first)):
+                self._trace(first).unlink(missing_ok=True)
+                log = self.out / "agent-logs" / f"{first.episode_id}.log"
+                said = _last_line(log)
+                how = result.note.split(" (output in")[0] if result.note else result.status
+                return rest, UserError(
+                    f"--agent-cmd {command!r} ended ({how}) without connecting to its episode, so nothing else was "
+                    f"run; its output is in {log}" + (f", last line: {said}" if said else "")
+                )
+            self.results.append(result)
+            self._log(result)
+            rest.remove(first)
+        return rest, None
+
+    def _trace(self, cell: Cell) -> Path:
+        return self.traces / f"{cell.episode_id}.jsonl"
 
     async def _all(self, cells: list[Cell]) -> None:
         limiter = anyio.CapacityLimiter(self.concurrency)
@@ -118,34 +216,50 @@ class Runner:
                     group.start_soon(one, cell)
 
     def _log(self, result: CellResult) -> None:
-        record = {"ts": utc_now(), "episode_id": result.cell.episode_id, "status": result.status, "note": result.note}
+        record = {
+            "ts": utc_now(), "episode_id": result.cell.episode_id, "agent": result.cell.agent,
+            "status": result.status, "note": result.note, "notes": result.notes,
+        }  # fmt: skip
         with (self.out / "run.jsonl").open("a", encoding="utf-8") as log:
-            log.write(json.dumps(record) + "\n")
+            log.write(json.dumps(record, ensure_ascii=False) + "\n")
 
     async def _cell(self, cell: Cell) -> CellResult:
-        path = self.traces / f"{cell.episode_id}.jsonl"
+        path = self._trace(cell)
         if trace_complete(path):
             return CellResult(cell, "skipped", "finished in an earlier run")
         path.unlink(missing_ok=True)
+        report = AgentReport()
+        outcome: AgentOutcome = "finished"
+        detail = ""
         try:
             with anyio.move_on_after(self.timeout_s) as scope:
                 if cell.agent in self.agent_cmds:
-                    return await self._external(cell)
-                await self._internal(cell)
+                    outcome, detail = await self._external(cell)
+                else:
+                    await self._internal(cell, report)
             if scope.cancelled_caught:
-                self._ensure_trace(cell)
-                return CellResult(cell, "timeout", f"stopped after {self.timeout_s:g}s")
-        except Exception as exc:  # a crashing agent is recorded, never the end of the run
-            self._ensure_trace(cell)
-            return CellResult(cell, "crashed", _one_line(exc))
-        return CellResult(cell, "done")
+                outcome, detail = "timeout", f"stopped after {self.timeout_s:g}s"
+        except Exception as exc:  # a crashing agent is an outcome of its episode, never the end of the run
+            outcome, detail = _outcome_of(exc)
+        await self._finish(cell, outcome, detail, report)
+        return CellResult(cell, STATUS_OF[outcome], detail, bounded_notes(report.notes))
 
-    async def _internal(self, cell: Cell) -> None:
+    async def _finish(self, cell: Cell, outcome: AgentOutcome, detail: str, report: AgentReport) -> None:
+        """Append `agent_ended` once the server has recorded the episode's end (a stdio server in another process
+        may need a moment after its client left)."""
+        self._ensure_trace(cell)
+        path = self._trace(cell)
+        with anyio.move_on_after(ENDED_WAIT_S):
+            while not any(e.get("type") == "episode_ended" for e in _events(path)):
+                await anyio.sleep(0.02)
+        append_event(path, AgentEnded, outcome=outcome, detail=detail, events=report.events)
+
+    async def _internal(self, cell: Cell, report: AgentReport) -> None:
         task = cell.scenario.model.task(cell.task)
         assert task is not None
         agent = make_agent(cell.agent)
         brief = Brief(prompt=served_prompt(cell), plan=task.golden_path, call_timeout_s=self.call_timeout_s,
-                      signatures=signatures_of(cell.scenario.model))  # fmt: skip
+                      signatures=signatures_of(cell.scenario.model), report=report)  # fmt: skip
         async with open_episode(
             self.transport, cell.scenario, cell.task, cell.condition, self.traces, http_host=self.host,
             agent=cell.agent, episode_id=cell.episode_id,
@@ -163,7 +277,7 @@ class Runner:
         episode.start("none")
         episode.end("never_connected")
 
-    async def _external(self, cell: Cell) -> CellResult:
+    async def _external(self, cell: Cell) -> tuple[AgentOutcome, str]:
         command = self.agent_cmds[cell.agent]
         env = {
             "MCP_HAZARD_EPISODE_ID": cell.episode_id, "MCP_HAZARD_SCENARIO": cell.scenario.id,
@@ -187,9 +301,8 @@ class Runner:
                 served = self.host.registry.get(cell.episode_id)
                 if served is not None:
                     served.end("disconnected")
-        self._ensure_trace(cell)
         if timed_out:
-            return CellResult(cell, "timeout", f"killed after {self.timeout_s:g}s")
+            return "timeout", f"killed after {self.timeout_s:g}s"
         if code != 0:
-            return CellResult(cell, "crashed", f"exit code {code} (output in {log})")
-        return CellResult(cell, "done")
+            return "agent_crashed", f"exit code {code} (output in {log})"
+        return "finished", ""
