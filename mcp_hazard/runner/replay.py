@@ -81,7 +81,13 @@ def replay_trace(
     with tempfile.TemporaryDirectory(prefix="mcp-hazard-replay-") as folder:
         new_path = anyio.run(replay_once, agent, loaded, str(started["task"]), condition, transport, mode, Path(folder))
         new = read_trace(new_path)
-    return old, new, first_difference(old, new)
+    return old, new, first_difference(_served(old), new)
+
+
+def _served(trace: Trace) -> Trace:
+    """What the server recorded: without `agent_ended`, the runner's account of how the agent's run ended, which a
+    replay of the agent's actions does not reproduce."""
+    return Trace(trace.path, [e for e in trace.events if e.get("type") != "agent_ended"], trace.warnings)
 
 
 def load_script(path: str) -> dict[str, Any]:

@@ -78,12 +78,19 @@ def run_log(out: Path) -> list[dict[str, Any]]:
     return jsonl(out / "run.jsonl")
 
 
-def assert_trace_ended(path: Path) -> list[dict[str, Any]]:
-    """A complete trace: valid JSONL, episode_started first, episode_ended last."""
+def assert_trace_ended(path: Path, outcome: str | None = None) -> list[dict[str, Any]]:
+    """A complete trace: valid JSONL, episode_started first, episode_ended last of the server's events; a trace the
+    runner finished also has `agent_ended` as its very last line (with `outcome`, when given)."""
     events = jsonl(path)
     assert events, f"{path} is empty"
     assert events[0]["type"] == "episode_started", f"{path}: first event is {events[0]['type']}"
-    assert events[-1]["type"] == "episode_ended", f"{path}: last event is {events[-1]['type']}, not episode_ended"
+    served = [e for e in events if e["type"] != "agent_ended"]
+    assert served[-1]["type"] == "episode_ended", f"{path}: last server event is {served[-1]['type']}"
+    agent_ended = [i for i, e in enumerate(events) if e["type"] == "agent_ended"]
+    if outcome is not None or agent_ended:
+        assert agent_ended == [len(events) - 1], f"{path}: agent_ended is not the one last line: {agent_ended}"
+        assert outcome is None or events[-1]["outcome"] == outcome, f"{path}: outcome {events[-1]['outcome']}"
+        assert events[-1]["seq"] == events[-2]["seq"] + 1, f"{path}: agent_ended is not numbered after the rest"
     return events
 
 

@@ -63,7 +63,7 @@ def events_tolerating_a_cut_last_line(path: Path) -> list[dict[str, Any]]:
 
 def unfinished(path: Path) -> bool:
     text = path.read_text(encoding="utf-8")
-    return '"episode_started"' in text and '"episode_ended"' not in text
+    return '"episode_started"' in text and '"agent_ended"' not in text
 
 
 def test_a_killed_run_resumes_where_it_stopped(tmp_path: Path) -> None:
@@ -103,12 +103,12 @@ def test_a_killed_run_resumes_where_it_stopped(tmp_path: Path) -> None:
     assert {r["status"] for r in first_log} == {"done"}
     finished = {r["episode_id"] for r in first_log}
     left = {path.stem: events_tolerating_a_cut_last_line(path) for path in traces.glob("*.jsonl")}
-    complete = {eid for eid, events in left.items() if events and events[-1]["type"] == "episode_ended"}
+    complete = {eid for eid, events in left.items() if events and events[-1]["type"] == "agent_ended"}
     cut = set(left) - complete
     assert cut, "no episode was cut mid-way by the kill"
     assert finished <= complete, f"logged as done but the trace did not end: {sorted(finished - complete)}"
     for episode_id in complete:
-        assert_trace_ended(traces / f"{episode_id}.jsonl")
+        assert_trace_ended(traces / f"{episode_id}.jsonl", outcome="finished")
     assert len(complete) < len(ids), "every episode finished before the kill"
     assert set(left) <= set(ids)
 
@@ -132,7 +132,7 @@ def test_a_killed_run_resumes_where_it_stopped(tmp_path: Path) -> None:
     files = sorted(traces.glob("*.jsonl"))
     assert len(files) == len(ids) and {path.stem for path in files} == set(ids)
     for path in files:
-        events = assert_trace_ended(path)
+        events = assert_trace_ended(path, outcome="finished")
         assert [e["type"] for e in events].count("episode_started") == 1, f"{path} holds two episodes"
         assert events[0]["run"]["episode_id"] == path.stem
     report = json.loads((out / "report.json").read_text(encoding="utf-8"))
