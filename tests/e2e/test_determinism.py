@@ -1,6 +1,7 @@
 """Same condition + same agent actions => the same trace, apart from the volatile fields, on every transport.
 
-Volatile fields (mcp_hazard.trace.events.VOLATILE_FIELDS): `ts`, `duration_ms` and `run` (episode id and transport).
+Volatile fields (mcp_hazard.trace.events.VOLATILE_FIELDS): `ts`, `duration_ms`, `run` (episode id and transport) and
+`detail` (the runner's one line for people in `agent_ended`, which may name a log path or a port).
 Between the two protocol eras exactly one more field differs: `protocol_version` of `episode_started`
 ("2025-11-25" for the legacy handshake era, "2026-07-28" for the modern era). That is what the traces record about
 the connection, so it is compared within an era and checked to be the only difference across eras.
@@ -150,7 +151,7 @@ async def test_same_actions_give_the_same_trace_on_every_transport(
     }
     ids = {trace.events[0]["run"]["episode_id"] for trace in traces.values()}
     assert len(ids) == len(traces)
-    assert {"ts", "duration_ms", "run"} == VOLATILE_FIELDS, "update this module's docstring if the set changes"
+    assert {"ts", "duration_ms", "run", "detail"} == VOLATILE_FIELDS, "update this module's docstring if the set changes"
 
 
 async def test_eras_differ_only_in_protocol_version(
