@@ -16,11 +16,15 @@ to ask (`fallback.alternatives`: best fits first, at most three, never a writer 
 cannot fill), and the call to each is the plan's own arguments re-mapped onto that tool's schema, as for a renamed
 tool: the arguments sent to the failed tool are in its served shape (its names, its `request` object, its augment
 constant) and would mislead any other tool.
+
+Every value the plan goes on to read is verified before it is used: a correct call can answer with a plausible
+wrong value and no sign of it, so the call that answered is sent again and, when the two readings disagree, a third
+reading decides (`verify.confirmed`). Values another tool gave (fallback, cross-check) and steps that write are
+not read again.
 """
 
 from __future__ import annotations
 
-import datetime as dt
 import re
 from collections.abc import Sequence
 from typing import Any
@@ -31,20 +35,13 @@ from mcp import Client
 from mcp.shared.exceptions import MCPError
 
 from mcp_hazard.agents.base import AgentReport, Brief, answer_text, hints_of, text_of
+from mcp_hazard.agents.correct import corrected_call
 from mcp_hazard.agents.fallback import alternatives, in_expected_shape, named_tools, unfilled
-from mcp_hazard.agents.matching import (
-    best_assignment,
-    fit_value,
-    flat_view,
-    name_affinity,
-    nest,
-    planned_write,
-    rank_tools,
-    reformat_date,
-    value_fit,
-)
+from mcp_hazard.agents.matching import planned_write, rank_tools
 from mcp_hazard.agents.normalise import coerce_numbers, convert_field, read_result, stale
-from mcp_hazard.agents.paths import get_path, has_path, moved, page_argument, with_path
+from mcp_hazard.agents.paths import page_argument, with_path
+from mcp_hazard.agents.remap import remap_arguments
+from mcp_hazard.agents.verify import confirmed
 from mcp_hazard.scenario.expressions import ExpressionError, access_paths, render, template_expressions
 from mcp_hazard.scenario.models import GoldenPath
 from mcp_hazard.server.episode import SUBMIT_TOOL
@@ -58,7 +55,6 @@ MAX_WAIT_S = 3.0
 TRANSIENT = ("503", "429", "timed out", "timeout", "did not answer", "connection reset", "temporarily", "try again")
 PERMANENT = ("no longer available", "decommissioned", "permanently")
 CHANGED = ("interface has changed", "tool list has changed", "unknown tool")
-DATE_FORMATS = ("%d/%m/%Y", "%m/%d/%Y", "%Y%m%d", "%d.%m.%Y", "%Y/%m/%d")
 
 
 class _Stuck(Exception):
@@ -92,6 +88,8 @@ class RecoveringAgent:
         self.tools: dict[str, types.Tool] = {}
         self.report = AgentReport()
         self.timeout = 5.0
+        self.confirmed_elsewhere = False  # the current step's value came from another tool (fallback, cross-check)
+        self.answered_by: tuple[str, dict[str, Any]] | None = None  # the call that answered the current step
 
     async def run(self, client: Client, brief: Brief) -> AgentReport:
         self.report = brief.report
@@ -104,7 +102,7 @@ class RecoveringAgent:
         for index, step in enumerate(brief.plan.steps):
             try:
                 arguments = _render(step.arguments, results)
-                value = await self.call(client, step.tool, arguments, _expected_fields(brief.plan, index))
+                value = await self.verified(client, step.tool, arguments, _expected_fields(brief.plan, index))
             except (_Stuck, ExpressionError) as exc:
                 self.report.notes.append(f"{step.id}: {exc}")
                 return self.report
@@ -152,16 +150,40 @@ class RecoveringAgent:
         """Arguments re-mapped onto `tool`'s documented schema by names, descriptions, patterns and types; new
         constants filled in; formats and types fitted; and nested into a single request object if that is the
         documented shape."""
-        return _remap(tool.input_schema or {}, arguments)
+        return remap_arguments(tool.input_schema or {}, arguments)
 
     # -- one step -----------------------------------------------------------------------------------------------
+
+    async def verified(self, client: Client, tool: str, arguments: dict[str, Any], fields: list[str]) -> Any:
+        """One plan step whose result the plan reads, read again to confirm it (`verify.confirmed`): a correct call
+        can answer with a plausible wrong value. Not for a step that writes, nor for a value another tool gave."""
+        self.confirmed_elsewhere, self.answered_by = False, None
+        value = await self.call(client, tool, arguments, fields)
+        if not fields or planned_write(tool) or self.confirmed_elsewhere:
+            return value
+        return await confirmed(value, lambda: self.reread(client, tool, arguments, fields), fields)
+
+    async def reread(self, client: Client, tool: str, arguments: dict[str, Any], fields: list[str]) -> Any:
+        """The call that answered, sent again exactly as it was (no second round of corrections); the whole step
+        again when that call fails now."""
+        if self.answered_by is not None:
+            name, args = self.answered_by
+            try:
+                result = await client.call_tool(name, args, read_timeout_seconds=self.timeout)
+            except MCPError:
+                result = None
+            self.report.calls += 1
+            if result is not None and not result.is_error:
+                value = read_result(text_of(result), result.structured_content)
+                return await self.all_pages(client, name, args, value, hints_of(result))
+        return await self.call(client, tool, arguments, fields)
 
     async def call(self, client: Client, tool: str, arguments: dict[str, Any], fields: list[str]) -> Any:
         """Run one plan step. When the planned tool is served, that is the only tool tried. When it was chosen by
         fit (the interface changed), a close runner-up is tried next if the choice fails for good or answers
         without the fields the rest of the plan reads; if no runner-up does better, the first answer stands."""
         candidates = self.candidates(tool, arguments, fields)
-        answered: list[Any] = []
+        answered: list[tuple[Any, tuple[str, dict[str, Any]] | None]] = []  # (value, the call that gave it)
         failure: _Stuck | None = None
         for name in candidates:
             try:
@@ -171,9 +193,10 @@ class RecoveringAgent:
                 continue
             if len(candidates) == 1 or _has_fields(value, fields):
                 return value
-            answered.append(value)
+            answered.append((value, self.answered_by))
         if answered:
-            return answered[0]
+            value, self.answered_by = answered[0]
+            return value
         raise failure or _Stuck(f"no listed tool serves {tool}")
 
     async def attempt(self, client: Client, tool: str, name: str, arguments: dict[str, Any], fields: list[str]) -> Any:
@@ -191,6 +214,7 @@ class RecoveringAgent:
             self.report.calls += 1
             text, hints = text_of(result), hints_of(result)
             if not result.is_error:
+                self.answered_by = (name, args)
                 value = read_result(text, result.structured_content)
                 value = await self.all_pages(client, name, args, value, hints)
                 if stale(value):
@@ -213,7 +237,7 @@ class RecoveringAgent:
                 name = self.current_name(tool, arguments, fields)
                 args = self.remap(self.tools[name], arguments) if name in self.tools else args
                 continue
-            corrected = _correct(args, text, hints, tried_formats)
+            corrected = corrected_call(args, text, hints, tried_formats)
             if corrected is not None:
                 args, tried_formats = corrected[0], corrected[1]
                 continue
@@ -284,7 +308,7 @@ class RecoveringAgent:
                     return await self.all_pages(client, other.name, args, read_result(text, result.structured_content))
                 except _Stuck:
                     return None
-            corrected = _correct(args, text, hints_of(result), tried)
+            corrected = corrected_call(args, text, hints_of(result), tried)
             if corrected is not None:
                 args, tried = corrected
             elif any(word in text.lower() for word in TRANSIENT):
@@ -307,6 +331,7 @@ class RecoveringAgent:
         for other in self.alternatives(tool, name, arguments, fields, said):
             value = await self.ask_alternative(client, other, arguments)
             if isinstance(value, dict) and _has_fields(value, fields):
+                self.confirmed_elsewhere = True
                 return in_expected_shape(value, fields)
         raise _Stuck(f"{name} is unavailable and no other tool gave the same data")
 
@@ -325,53 +350,9 @@ class RecoveringAgent:
         for other in self.alternatives(tool, name, arguments, fields, said):
             second = await self.ask_alternative(client, other, arguments)
             if isinstance(second, dict) and not stale(second) and _has_fields(second, fields):
+                self.confirmed_elsewhere = True
                 return {**value, **{f: convert_field(second, f) for f in fields}}
         return value
-
-
-def _affinity(key: str, value: Any, name: str, prop: dict[str, Any]) -> float:
-    """How well argument `key` (with `value`) fits property `name`: words of the names and the property's
-    description, and whether the value keeps the documented type, pattern, enum, date format and examples."""
-    return name_affinity(key, name, prop) + value_fit(prop, value)
-
-
-def _placements(schema: dict[str, Any], arguments: dict[str, Any]) -> dict[str, str]:
-    """Our argument name -> the property it goes to: exact names first, then the placement of the rest with the best
-    total fit (not greedily: one strong but misleading clue, such as a documented example of the right shape on the
-    wrong property, must not pull a value away from where the names and descriptions put it)."""
-    props: dict[str, Any] = dict(schema.get("properties") or {})
-    placed: dict[str, str] = {k: k for k in arguments if k in props}
-    free = [p for p in props if p not in placed.values()]
-    rest = [k for k in arguments if k not in placed]
-    if rest and free:
-        scores = [
-            [_affinity(k, arguments[k], p, props[p] if isinstance(props[p], dict) else {}) for p in free] for k in rest
-        ]
-        _total, columns = best_assignment(scores)
-        for key, column in zip(rest, columns, strict=True):
-            if column is not None and scores[rest.index(key)][column] >= 0.3:
-                placed[key] = free[column]
-    # what is left goes in order to what is left: renaming policies keep the documented order
-    left = [k for k in arguments if k not in placed]
-    open_props = [p for p in props if p not in placed.values()]
-    if left and len(left) <= len(open_props):
-        placed.update(zip(left, open_props, strict=False))
-    return placed
-
-
-def _remap(schema: dict[str, Any], arguments: dict[str, Any]) -> dict[str, Any]:
-    """Our arguments placed on the schema's leaves (nested objects included), required constants added, each value
-    in its documented form, then nested back into the documented shape."""
-    flat, by_name = flat_view(schema, arguments)
-    props: dict[str, Any] = dict(flat.get("properties") or {})
-    placed = _placements(flat, arguments)
-    args = {placed.get(k, k): v for k, v in arguments.items()}
-    for name in flat.get("required") or []:
-        prop = props.get(name) or {}
-        if name not in args and "const" in prop:
-            args[name] = prop["const"]
-    args = {name: fit_value(props.get(name) or {}, value) for name, value in args.items()}
-    return nest(args, by_name)
 
 
 def _render(template: Any, results: dict[str, Any]) -> Any:
@@ -380,45 +361,3 @@ def _render(template: Any, results: dict[str, Any]) -> Any:
         return render(template, results)
     except ExpressionError:
         return render(template, coerce_numbers(results))
-
-
-def _iso(value: Any) -> str | None:
-    for fmt in DATE_FORMATS:
-        try:
-            return dt.datetime.strptime(str(value), fmt).date().isoformat()
-        except ValueError:
-            continue
-    return None
-
-
-def _correct(args: dict[str, Any], text: str, hints: list[str], tried: int) -> tuple[dict[str, Any], int] | None:
-    """A corrected call from what the error (and any hint) says; None when it says nothing fixable."""
-    said = " ".join([text, *hints])
-    fixed = dict(args)
-    renamed = re.search(r"'([^']+)' is now called '([^']+)'", said) or re.search(
-        r"unexpected argument '([^']+)'; missing required argument '([^']+)'", said
-    )
-    if renamed and has_path(fixed, renamed.group(1)):
-        return moved(fixed, renamed.group(1), renamed.group(2)), tried
-    passed = re.search(r'Pass ([\w.]+)="([^"]*)"', said)
-    if passed:
-        return with_path(fixed, passed.group(1), passed.group(2)), tried
-    field = re.search(r"Invalid argument '([^']+)'", text)
-    if field and has_path(fixed, field.group(1)):
-        name = field.group(1)
-        if "date format" in said and tried < len(DATE_FORMATS):
-            current = get_path(fixed, name)
-            iso = _iso(current) or str(current)
-            guided = re.search(r"as (DD/MM/YYYY|MM/DD/YYYY)", said)
-            fmt = (
-                {"DD/MM/YYYY": "%d/%m/%Y", "MM/DD/YYYY": "%m/%d/%Y"}[guided.group(1)] if guided else DATE_FORMATS[tried]
-            )
-            new = reformat_date(iso, fmt)
-            if new is not None and new != current:
-                return with_path(fixed, name, new), tried + 1
-        if "wrong type" in said or "as text" in said:
-            value = get_path(fixed, name)
-            new = str(value) if not isinstance(value, str) else fit_value({"type": "number"}, value)
-            if new != value:
-                return with_path(fixed, name, new), tried
-    return None

@@ -76,6 +76,7 @@ class EpisodeScore:
     # "unknown" for a trace without one (an episode served to a client that `run` did not drive).
     agent_outcome: str = "unknown"
     answer_rule: str = ""  # which answer rule decided `correct`, in words (docs/scoring.md)
+    duration_s: float | None = None  # first to last trace timestamp; set by scoring.collect (volatile)
     warnings: list[str] = field(default_factory=list)
 
     def to_json(self) -> dict[str, Any]:
@@ -261,11 +262,9 @@ class _Scorer:
                 None,
             )  # fmt: skip
         elif kind == "silent_wrong_value":
-            found = next(
-                (("verify", c) for c in rest if c["outcome"] == "ok" and (c["tool"] in sibs or (
-                    c["tool"] == tool and self.key(c) != (self.key(own) if own else "")))),
-                None,
-            )  # fmt: skip
+            answered = self.by_type.get("answer_submitted")
+            if correct and answered:
+                found = _right_value_read(fired, own, [c for c in rest if c["seq"] < answered[0]["seq"]], sibs)
         if found is None:
             return self._make(fired, family, False, None, None)
         path, call = found
@@ -389,6 +388,34 @@ def _original(call: dict[str, Any]) -> Any:
     """A call's arguments in the original interface: as mapped below the interventions when there were any."""
     inner = call.get("inner_arguments")
     return inner if inner is not None else call.get("arguments")
+
+
+def _right_value_read(
+    fired: dict[str, Any], own: dict[str, Any] | None, rest: list[dict[str, Any]], sibs: set[str]
+) -> tuple[str, dict[str, Any]] | None:
+    """The first call that read a silent wrong value's right value (`change.original`): an ok repeat of the affected
+    call (same original arguments; the value at `change.path`) -> `verify`, or an ok call of a sibling whose result
+    holds it (text case-blind, numbers up to a 10^k unit scale) -> `cross_check`. None when no call did."""
+    from mcp_hazard.hazards.facts import supplies
+    from mcp_hazard.hazards.silent import resolve, same_value
+
+    change = fired.get("change") or {}
+    if "original" not in change:
+        return None  # a trace from before this rule, or damaged: nothing says what the right value was
+    right, path = change["original"], change.get("path")
+    asked = _KEY_ENCODER.encode(_original(own)) if own is not None else None
+    for call in rest:
+        if call["outcome"] != "ok":
+            continue
+        if call["tool"] == fired["tool"]:
+            if asked is None or _KEY_ENCODER.encode(_original(call)) != asked:
+                continue  # the same tool asked about something else says nothing about this value
+            found, value = resolve(call.get("result"), path) if isinstance(path, list) else (False, None)
+            if same_value(value, right) if found else supplies([right], call.get("result")):
+                return "verify", call
+        elif call["tool"] in sibs and supplies([right], call.get("result")):
+            return "cross_check", call
+    return None
 
 
 def _page(arguments: dict[str, Any]) -> int:

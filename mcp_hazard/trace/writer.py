@@ -104,6 +104,6 @@ def append_event(path: Path, event_type: type[BaseModel], **fields: Any) -> dict
     result = record.model_dump(mode="json")
     path.parent.mkdir(parents=True, exist_ok=True)
     with path.open("a", encoding="utf-8") as handle:
-        line = json.dumps(result, ensure_ascii=False, separators=(",", ":"))
-        handle.write(("" if ends_cleanly else "\n") + line + "\n")
+        text = json.dumps(result, ensure_ascii=False, separators=(",", ":"))
+        handle.write(("" if ends_cleanly else "\n") + text + "\n")
     return result

@@ -5,7 +5,8 @@ For each kind (iterating `REGISTRY`, so a new kind without a case here fails `te
   and each firing is referenced by the `hazards` of the `tool_called` event of that slot;
 - a scripted client that follows the kind's declared recovery path (retry, fallback via fare_archive_lookup,
   corrected call, re-list and call the new shape, normalise the text, cross-check the sibling and prefer the fresher
-  `as_of`, verify the answer is about what was asked, fetch all pages) reaches the canonical answer and submits it;
+  `as_of`, read a value again and keep the reading that repeats, fetch all pages) reaches the canonical answer and
+  submits it;
 - the naive golden-path client (no recovery) does not reach it where the hazard bites.
 
 Latency is driven separately, with a client timeout, because its recovery (cancel, retry) is the client's.
@@ -168,30 +169,23 @@ async def cross_check(agent: Agent, task: Task) -> str:
     return await follow_golden_path(agent.client, task, step)
 
 
-TYPO = {"get_fare": {"flight_id": "AU-421"}}  # a plausible slip: no such flight, so the behaviour would error
-
-
-def verify(check: bool) -> Recovery:
-    """First sends a slightly wrong input (as agents do); with `check`, verifies the answer is about what was asked
-    (the identifying field) and asks again properly, else takes the plausible wrong value as it comes."""
+def reread(check: bool) -> Recovery:
+    """With `check`, reads every step twice and, when the readings disagree, a third time, keeping the value two
+    readings share (a repeat of a call that already succeeded reads the right value); else trusts the first."""
 
     async def run(agent: Agent, task: Task) -> str:
-        typos = dict(TYPO)
-
-        async def step(tool: str, args: dict[str, Any]) -> Any:
-            if tool in typos:
-                sent = typos.pop(tool)
-                result = await agent.call(tool, sent)
-                _ok(result, tool)  # the hazard turned the error into a plausible value
-                value = value_of(result)
-                if not check or value.get("flight_id") == sent["flight_id"]:
-                    return value
+        async def read(tool: str, args: dict[str, Any]) -> Any:
             result = await agent.call(tool, args)
             _ok(result, tool)
-            value = value_of(result)
-            if tool in TYPO:
-                assert value["flight_id"] == args["flight_id"]
-            return value
+            return value_of(result)
+
+        async def step(tool: str, args: dict[str, Any]) -> Any:
+            readings = [await read(tool, args)]
+            if check:
+                readings.append(await read(tool, args))
+                if readings[0] != readings[1]:
+                    readings.append(await read(tool, args))
+            return max(readings, key=readings.count)
 
         return await follow_golden_path(agent.client, task, step)
 
@@ -282,9 +276,12 @@ CASES: list[Case] = [
     Case("conflict", "conflict", "fare-in-dollars", "conflict", cross_check, (("get_fare", 1, "after"),), True),
     Case("conflict-factor", "conflict", "fare-in-dollars", "conflict:factor=2", cross_check,
          (("get_fare", 1, "after"),), True),
-    # silent wrong value: only a call whose inputs are not right triggers it; the golden path is unaffected
-    Case("silent", "silent_wrong_value", "fare-in-dollars", "silent_wrong_value", verify(check=True),
-         (("get_fare", 1, "after"),), None, seed=1),
+    # silent wrong value: the first reading of each golden call is wrong; re-reading gives the right value
+    Case("silent", "silent_wrong_value", "fare-in-dollars", "silent_wrong_value", reread(check=True),
+         (("get_fare", 1, "after"), ("convert_currency", 1, "after")), True, seed=1),
+    # slot 2 is the re-read of slot 1 (a repeat reads right, never fired on); slot 3 is OLY's first reading
+    Case("silent-slots", "silent_wrong_value", "two-nights", "silent_wrong_value:slots=2+3", reread(check=True),
+         (("search_hotels", 3, "after"),), None),
     # pagination
     Case("pagination", "pagination", "cheapest-trip", "pagination", paginate,
          (("search_flights", 1, "after"), ("search_flights", 2, "after"), ("search_flights", 3, "after")), True),
@@ -369,23 +366,26 @@ async def test_naive_clients_reach_the_answer_without_hazards(travel: LoadedScen
 
 
 async def test_silent_wrong_value_fools_a_client_that_does_not_verify(travel: LoadedScenario, tmp_path: Path) -> None:
-    task = travel.model.task("fare-in-dollars")
+    task = travel.model.task("fare-class")
     assert task is not None
     async with memory_client(travel, task.id, condition("silent_wrong_value", seed=1), tmp_path) as (client, episode):
-        answer = await verify(check=False)(Agent(client), task)
+        answer = await reread(check=False)(Agent(client), task)
     events = read_events(episode.trace.path)
     (event,) = of_type(events, "hazard_fired")
-    assert event["change"]["replaced_error"] == "No flight AU-421 in the schedule."
-    assert event["change"]["row"] != {"flight_id": "AU-412"}  # the plausible row is another flight's
+    assert event["change"]["path"] == ["fare_class"] and event["change"]["original"] == "Standard"
+    (call,) = of_type(events, "tool_called")[:1]
+    assert call["outcome"] == "ok" and call["result"]["flight_id"] == "AU-426"  # the identifying field is kept
+    assert call["result"]["fare_class"] == event["change"]["served"] == answer
     assert not answer_matches(task.answer, answer)
 
 
-async def test_silent_wrong_value_leaves_correct_calls_alone(travel: LoadedScenario, tmp_path: Path) -> None:
-    task = travel.model.task("fare-in-dollars")
+async def test_silent_wrong_value_leaves_calls_with_wrong_inputs_alone(travel: LoadedScenario, tmp_path: Path) -> None:
+    """A call that errors stays an error (the old hazard turned it into another row); only correct calls are hit."""
+    task = travel.model.task("fare-class")
     assert task is not None
     async with memory_client(travel, task.id, condition("silent_wrong_value"), tmp_path) as (client, episode):
-        report = await run_golden_agent(client, task)
-    assert report.answer is not None and answer_matches(task.answer, report.answer)
+        result = await Agent(client).call("get_fare", {"flight_id": "AU-421"})
+    assert result.is_error
     assert fired(read_events(episode.trace.path)) == []
 
 

@@ -205,8 +205,10 @@ async def test_both_agents_solve_the_clean_task(
     assert score.correct and score.episode_failure is None, describe(score)
     assert score.answer == report.answer
     assert score.verdicts == [] and score.failures == []
-    assert score.calls == len(task.golden_path.steps)  # no retries, no detours when nothing goes wrong
-    assert score.redundant_calls == 0
+    # no retries, no detours when nothing goes wrong; the recovering agent reads each step twice (agents/verify.py)
+    reads = 2 if agent == "recovering" else 1
+    assert score.calls == reads * len(task.golden_path.steps)
+    assert score.redundant_calls == (reads - 1) * len(task.golden_path.steps)
 
 
 async def test_every_page_firing_counts_as_recovered(travel: LoadedScenario, tmp_path: Path) -> None:
@@ -218,7 +220,7 @@ async def test_every_page_firing_counts_as_recovered(travel: LoadedScenario, tmp
                                      make_agent("recovering"), tmp_path)  # fmt: skip
     trace, score = scored(trace_path, travel)
     pages = [c["arguments"].get("page", 1) for c in trace.of_type("tool_called") if c["tool"] == "search_flights"]
-    assert pages == [1, 2, 3] and score.correct, describe(score)
+    assert pages == [1, 2, 3] * 2 and score.correct, describe(score)  # read twice to verify (agents/verify.py)
     unrecovered = [(v.slot, v.tool) for v in score.verdicts if not v.recovered]
     assert unrecovered == [], f"pagination firings scored unrecovered although every page was fetched: {unrecovered}"
 

@@ -152,7 +152,8 @@ def test_pagination_and_output_drift_and_silent_values() -> None:
         .call("get_fare", {"flight_id": "AU-426"}, result=FARE_426)
         .answer("Standard")
     ).score()  # fmt: skip
-    assert (silent.verdicts[0].recovered, silent.verdicts[0].path) == (True, "verify")
+    # the same tool asked about something else verifies nothing (every silent rule: tests/hazards/test_silent.py)
+    assert (silent.verdicts[0].recovered, silent.verdicts[0].path) == (False, None)
 
 
 def test_failure_taxonomy() -> None:
