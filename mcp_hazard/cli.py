@@ -127,10 +127,13 @@ def build_parser() -> argparse.ArgumentParser:
     hazards.add_argument("--json", action="store_true", help="print as JSON")
 
     score = commands.add_parser("score", help="score traces: answers, recovery, robustness; write reports")
-    score.add_argument("paths", nargs="+", help="trace files or directories of them")
-    score.add_argument("--format", choices=["table", "json", "markdown", "html"], default="table")
-    score.add_argument("--out", help="write the report to this file (format from --format, or from the suffix)")
-    score.add_argument("--scenarios", help="folder of scenario files to use instead of the paths in the traces")
+    score.add_argument("paths", nargs="+", help="run folders, trace files or directories of them")
+    score.add_argument("--format", choices=["table", "json", "markdown", "html"],
+                       help="report format (default: from --out's extension, else table)")  # fmt: skip
+    score.add_argument("--out", help="write the report to this file (format from its extension)")
+    score.add_argument("--per-episode", metavar="FILE.csv|FILE.jsonl", help="also write one row per episode here")
+    score.add_argument("--scenarios", action="append", default=[], metavar="DIR",
+                       help="where else to find the traces' scenario files, by SHA-256 or id (repeatable)")  # fmt: skip
     score.add_argument("--allow-python", action="store_true", help="allow `python` behaviours (runs their code)")
 
     run = commands.add_parser("run", help="run agents over a matrix of conditions and print the scorecard")

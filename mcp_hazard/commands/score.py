@@ -1,4 +1,8 @@
-"""`score`: score traces and write the report (table, JSON, Markdown or HTML)."""
+"""`score`: score traces and write the report (table, JSON, Markdown or HTML) and the per-episode table.
+
+File formats come from the file's extension. An extension that names no format is refused before anything is scored
+or written: a report silently written in another format than its name says is worse than none.
+"""
 
 from __future__ import annotations
 
@@ -6,31 +10,90 @@ import argparse
 import sys
 from pathlib import Path
 
-from mcp_hazard.commands import EXIT_INVALID
 from mcp_hazard.errors import UserError
 
 SUFFIX_FORMATS = {".json": "json", ".md": "markdown", ".html": "html", ".htm": "html", ".txt": "table"}
+EXIT_NOTHING = 2  # bad file names for the outputs, or nothing that could be scored
+
+
+class _Refused(Exception):
+    """A one-line refusal that exits with EXIT_NOTHING."""
+
+
+def _report_format(fmt: str | None, out: str | None) -> str:
+    """--format if given, else the format --out's extension names (table without --out)."""
+    if out is None:
+        return fmt or "table"
+    suffix = Path(out).suffix.lower()
+    named = SUFFIX_FORMATS.get(suffix)
+    if named is None and fmt is None:
+        raise _Refused(
+            f"--out {out}: unknown report extension {suffix or '(none)'}; use .txt, .md, .json or .html "
+            "(or name the format with --format)"
+        )
+    if named is not None and fmt is not None and named != fmt:
+        raise _Refused(f"--out {out}: the extension {suffix} means {named}, but --format is {fmt}")
+    return fmt or str(named)
+
+
+def _episode_format(path: str | None) -> str | None:
+    from mcp_hazard.scoring.report.episodes import EPISODE_FORMATS
+
+    if path is None:
+        return None
+    suffix = Path(path).suffix.lower()
+    if suffix not in EPISODE_FORMATS:
+        raise _Refused(f"--per-episode {path}: unknown extension {suffix or '(none)'}; use .csv or .jsonl")
+    return EPISODE_FORMATS[suffix]
+
+
+def _write(path: str, text: str, what: str) -> None:
+    try:
+        Path(path).write_text(text, encoding="utf-8")
+    except OSError as exc:
+        raise UserError(f"{path}: cannot write {what}: {exc.strerror or exc}") from None
 
 
 def score(args: argparse.Namespace) -> int:
+    try:
+        return _score(args)
+    except _Refused as exc:
+        print(f"mcp-hazard: error: {exc}", file=sys.stderr)
+        return EXIT_NOTHING
+
+
+def _score(args: argparse.Namespace) -> int:
     from mcp_hazard.scoring.aggregate import aggregate
     from mcp_hazard.scoring.collect import score_traces
     from mcp_hazard.scoring.report import render
+    from mcp_hazard.scoring.report.episodes import render_episodes
+
+    fmt = _report_format(args.format, args.out)
+    episodes_fmt = _episode_format(args.per_episode)
+    if args.out and args.per_episode and Path(args.out).resolve() == Path(args.per_episode).resolve():
+        raise _Refused(f"--out and --per-episode name the same file {args.out}")
 
     scored = score_traces(args.paths, scenarios=args.scenarios, allow_python=args.allow_python)
-    report = aggregate(scored.scores, scored.warnings)
-    fmt = args.format
-    if args.out and fmt == "table":
-        fmt = SUFFIX_FORMATS.get(Path(args.out).suffix.lower(), "table")
+    if not scored.scores:
+        for warning in scored.warnings:
+            print(f"mcp-hazard: warning: {warning}", file=sys.stderr)
+        where = ", ".join(args.paths)
+        if scored.traces == 0:
+            raise _Refused(
+                f"nothing to score: no traces in {where} (a trace is a .jsonl file whose first line is an "
+                "episode_started event)"
+            )
+        raise _Refused(f"nothing to score: none of the {scored.traces} traces in {where} could be scored (see above)")
+    report = aggregate(scored.scores, scored.warnings, scored.unscorable)
     text = render(report, fmt)
     if args.out:
-        try:
-            Path(args.out).write_text(text, encoding="utf-8")
-        except OSError as exc:
-            raise UserError(f"{args.out}: cannot write report: {exc.strerror or exc}") from None
+        _write(args.out, text, "report")
         print(f"mcp-hazard: wrote {fmt} report of {report['episodes']} episodes to {args.out}", file=sys.stderr)
     else:
         print(text)
+    if args.per_episode and episodes_fmt:
+        _write(args.per_episode, render_episodes(report["per_episode"], episodes_fmt), "per-episode table")
+        print(f"mcp-hazard: wrote {len(report['per_episode'])} episodes to {args.per_episode}", file=sys.stderr)
     for warning in scored.warnings:
         print(f"mcp-hazard: warning: {warning}", file=sys.stderr)
-    return 0 if scored.scores else EXIT_INVALID
+    return 0

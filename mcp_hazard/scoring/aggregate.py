@@ -1,6 +1,11 @@
 """Aggregate episode scores into the report: rates with intervals, recovery per hazard kind, robustness and paired
-accuracy (to hazards and to interface interventions), hint gain, pass@k / pass^k and error compounding.
-docs/scoring.md defines each number."""
+accuracy (to hazards and to interface interventions), hint gain, pass@k / pass^k, error compounding, how each agent's
+runs ended, and one row per episode. docs/scoring.md defines each number.
+
+Every scored episode is in every denominator, including those whose agent crashed, lost its model endpoint or timed
+out: those are failures of the agent under test, not missing data. A hazard that fired in no episode of a group has
+no recovery rate (None, with `fired: 0`), never 0% or 100%.
+"""
 
 from __future__ import annotations
 
@@ -13,7 +18,10 @@ from mcp_hazard import __version__
 from mcp_hazard.scoring.episode import EpisodeScore
 from mcp_hazard.scoring.stats import pass_at_k, pass_hat_k, wilson
 
-REPORT_SCHEMA_VERSION = 1
+REPORT_SCHEMA_VERSION = 2
+# 2: `per_episode`, `agent_outcomes`, `recovery_by_condition`, `unscorable`; `fired` in recovery, robustness and in
+#    the condition and hazard-kind groups; recovery has an entry (rate and ci95 None) for each kind set, never fired.
+AGENT_OUTCOMES = ("finished", "agent_crashed", "endpoint_error", "timeout")
 DIMENSIONS: dict[str, Callable[[EpisodeScore], str]] = {
     "agent": lambda s: s.agent,
     "scenario": lambda s: s.scenario,
@@ -41,6 +49,12 @@ def _groups(scores: list[EpisodeScore]) -> dict[str, dict[str, Any]]:
     for name, key in DIMENSIONS.items():
         keys = list(map(key, scores))
         out[name] = _rates(Counter(keys), Counter(compress(keys, correct)))
+    # Firings per condition: a hazard condition where nothing fired says nothing about recovery.
+    fired_in: Counter[str] = Counter()
+    for s in scores:
+        fired_in[s.condition] += len(s.verdicts)
+    for condition, entry in out["condition"].items():
+        entry["fired"] = None if condition == "clean" else fired_in[condition]
     episodes: Counter[str] = Counter()
     successes: Counter[str] = Counter()
     # Each distinct list of hazard kinds once, with how many episodes had it and succeeded.
@@ -50,25 +64,102 @@ def _groups(scores: list[EpisodeScore]) -> dict[str, dict[str, Any]]:
             if ok:
                 successes[kind] += n
     out["hazard_kind"] = _rates(episodes, successes)
+    fired = Counter(v.kind for s in scores for v in s.verdicts)
+    for kind, entry in out["hazard_kind"].items():
+        entry["fired"] = None if kind == "clean" else fired[kind]
     return out
 
 
+def _family(kind: str) -> str:
+    from mcp_hazard.hazards import REGISTRY
+
+    found = REGISTRY.get(kind)
+    return str(found.family) if found is not None else kind
+
+
 def _recovery(scores: list[EpisodeScore]) -> dict[str, Any]:
+    """Per hazard kind set in any episode: firings, recoveries, the rate (None when the kind never fired)."""
     per_kind: dict[str, list[Any]] = defaultdict(list)
     for score in scores:
+        for kind in score.hazard_kinds:
+            per_kind.setdefault(kind, [])  # a kind that was set counts even if it never fired
         for verdict in score.verdicts:
             per_kind[verdict.kind].append(verdict)
     out = {}
     for kind, verdicts in sorted(per_kind.items()):
         recovered = [v for v in verdicts if v.recovered]
         steps = [v.calls_to_recover for v in recovered if v.calls_to_recover is not None]
+        entry = rate(len(recovered), len(verdicts))
+        if not verdicts:
+            entry["ci95"] = None  # did not fire: no interval either
         out[kind] = {
-            **rate(len(recovered), len(verdicts)),
-            "family": verdicts[0].family,
+            **entry,
+            "fired": len(verdicts),
+            "family": verdicts[0].family if verdicts else _family(kind),
             "paths": dict(Counter(v.path for v in recovered)),
             "mean_calls_to_recover": sum(steps) / len(steps) if steps else None,
         }
     return out
+
+
+def _recovery_by_condition(scores: list[EpisodeScore]) -> list[dict[str, Any]]:
+    """Firings and recoveries per agent and hazard condition; rate and ci95 None where nothing fired."""
+    groups: dict[tuple[str, str], list[EpisodeScore]] = defaultdict(list)
+    for s in scores:
+        if s.hazard_kinds:
+            groups[(s.agent, s.condition)].append(s)
+    rows = []
+    for (agent, condition), members in sorted(groups.items()):
+        verdicts = [v for s in members for v in s.verdicts]
+        entry = rate(sum(v.recovered for v in verdicts), len(verdicts))
+        rows.append({
+            "agent": agent, "condition": condition, "episodes": len(members), "fired": len(verdicts),
+            "recovered": entry["successes"], "rate": entry["rate"], "ci95": entry["ci95"] if verdicts else None,
+        })  # fmt: skip
+    return rows
+
+
+def _agent_outcomes(scores: list[EpisodeScore]) -> dict[str, dict[str, int]]:
+    """How each agent's runs ended, every outcome of AGENT_OUTCOMES present (0 when none), others as they come."""
+    counts: dict[str, Counter[str]] = defaultdict(Counter)
+    for s in scores:
+        counts[s.agent][s.agent_outcome] += 1
+    out = {}
+    for agent, seen in sorted(counts.items()):
+        row = {outcome: seen[outcome] for outcome in AGENT_OUTCOMES}
+        row.update(sorted((k, n) for k, n in seen.items() if k not in AGENT_OUTCOMES))
+        out[agent] = {"episodes": sum(seen.values()), **row}
+    return out
+
+
+EPISODE_COLUMNS = (
+    "episode_id", "agent", "scenario", "task", "condition", "interventions", "profile", "seed", "repeat", "answered",
+    "answer", "correct", "answer_rule", "episode_failure", "agent_outcome", "hazards_fired", "hazards_recovered",
+    "calls", "duration_s", "trace",
+)  # fmt: skip
+"""The columns of the per-episode table (`score --per-episode`, `per_episode` in the JSON report), in order."""
+
+
+def episode_rows(scores: list[EpisodeScore], trials: Trials | None = None) -> list[dict[str, Any]]:
+    """One row per episode (EPISODE_COLUMNS), sorted by agent, scenario, task, condition, seed, then the rest, so the
+    order does not depend on file names. `repeat` numbers the runs of one item with the same seed (0, 1, ...).
+    `hazards_fired` lists each firing's kind in firing order, `hazards_recovered` those recovered from."""
+    index = _trials(scores) if trials is None else trials
+    repeat = {id(s): n for (_, n), s in index.items()}
+    rows = []
+    for s in scores:
+        rows.append({
+            "episode_id": s.episode_id, "agent": s.agent, "scenario": s.scenario, "task": s.task,
+            "condition": s.condition, "interventions": s.intervention, "profile": s.profile, "seed": s.seed,
+            "repeat": repeat.get(id(s), 0), "answered": s.answered, "answer": s.answer, "correct": s.correct,
+            "answer_rule": s.answer_rule, "episode_failure": s.episode_failure or "",
+            "agent_outcome": s.agent_outcome, "hazards_fired": [v.kind for v in s.verdicts],
+            "hazards_recovered": [v.kind for v in s.verdicts if v.recovered], "calls": s.calls,
+            "duration_s": s.duration_s, "trace": s.trace,
+        })  # fmt: skip
+    rows.sort(key=lambda r: (r["agent"], r["scenario"], r["task"], r["condition"], r["seed"], r["interventions"],
+                             r["profile"], r["repeat"], r["trace"]))  # fmt: skip
+    return rows
 
 
 Trials = dict[tuple[tuple[str, str, str, int, str, str, str], int], EpisodeScore]
@@ -92,12 +183,14 @@ def _robustness(scores: list[EpisodeScore], trials: Trials | None = None) -> lis
     """Acc(condition)/Acc(clean) and paired accuracy, per agent, profile and condition, over items run both ways."""
     index = _trials(scores) if trials is None else trials
     groups: dict[tuple[str, str, str], list[tuple[bool, bool]]] = defaultdict(list)
+    fired: Counter[tuple[str, str, str]] = Counter()  # firings in the paired episodes under the condition
     for ((agent, scenario, task, seed, intervention, profile, condition), n), score in index.items():
         if condition == "clean":
             continue
         clean = index.get(((agent, scenario, task, seed, intervention, profile, "clean"), n))
         if clean is not None:
             groups[(agent, profile, condition)].append((clean.correct, score.correct))
+            fired[(agent, profile, condition)] += len(score.verdicts)
     rows = []
     for (agent, profile, condition), pairs in sorted(groups.items()):
         clean_acc = sum(c for c, _ in pairs) / len(pairs)
@@ -105,7 +198,7 @@ def _robustness(scores: list[EpisodeScore], trials: Trials | None = None) -> lis
         both = sum(1 for c, h in pairs if c and h)
         rows.append({
             "agent": agent, "profile": profile, "condition": condition, "pairs": len(pairs),
-            "accuracy_clean": clean_acc, "accuracy_condition": cond_acc,
+            "fired": fired[(agent, profile, condition)], "accuracy_clean": clean_acc, "accuracy_condition": cond_acc,
             "robustness_ratio": cond_acc / clean_acc if clean_acc else None,
             "paired_accuracy": both / len(pairs),
         })  # fmt: skip
@@ -200,8 +293,11 @@ def _compounding(scores: list[EpisodeScore]) -> list[dict[str, Any]]:
     return rows
 
 
-def aggregate(scores: Iterable[EpisodeScore], warnings: list[str] | None = None) -> dict[str, Any]:
-    """The whole report as JSON-ready data (schema: docs/scoring.md, `report_schema_version`)."""
+def aggregate(
+    scores: Iterable[EpisodeScore], warnings: list[str] | None = None, unscorable: list[dict[str, str]] | None = None
+) -> dict[str, Any]:
+    """The whole report as JSON-ready data (schema: docs/scoring.md, `report_schema_version`). `unscorable`: the
+    traces found but not scored (`Scored.unscorable`), listed so that they are not silently missing."""
     scores = list(scores)
     failures = Counter(f.failure for s in scores for f in s.failures)
     episode_failures = Counter(s.episode_failure or "solved" for s in scores)
@@ -216,6 +312,8 @@ def aggregate(scores: Iterable[EpisodeScore], warnings: list[str] | None = None)
         "premature": rate(sum(s.premature for s in scores), len(scores)),
         "groups": _groups(scores),
         "recovery": _recovery(scores),
+        "recovery_by_condition": _recovery_by_condition(scores),
+        "agent_outcomes": _agent_outcomes(scores),
         "robustness": _robustness(scores, trials),
         "intervention_robustness": _intervention_robustness(scores, trials),
         "hint_gain": _hint_gain(scores, trials),
@@ -228,5 +326,7 @@ def aggregate(scores: Iterable[EpisodeScore], warnings: list[str] | None = None)
             "calls_per_golden_call": calls / golden if golden else None,
             "redundant_calls": sum(s.redundant_calls for s in scores),
         },
+        "per_episode": episode_rows(scores, trials),
+        "unscorable": unscorable or [],
         "warnings": warnings or [],
     }

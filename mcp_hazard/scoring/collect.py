@@ -1,18 +1,34 @@
 """Find traces, find the scenario each one ran, and score them all; damage becomes a warning, never a stop.
 
-A trace names its scenario by path and content hash. `--scenarios DIR` points at another folder, matched by scenario
-id. A scenario file whose hash differs from the trace's is still used (the task may be unchanged) but every score
-from it carries a warning saying so, and the report lists it.
+A trace is a `.jsonl` file whose first line is an `episode_started` event, so a run folder can be scored whole: its
+`run.jsonl` log and any other JSONL are passed over without a word. A `.jsonl` whose first line is not JSON may be a
+damaged trace, so it gets a warning.
+
+A trace names its scenario by path and SHA-256. The path may be relative to where the run was started, and the file
+may have moved or changed since, so the scorer looks in this order (the first hit wins):
+
+1. the recorded path, if the file there has the recorded SHA-256: as recorded (absolute), else relative to the
+   trace's folder or any folder above it, else to the working directory;
+2. any `*.yaml`/`*.yml` file with the recorded SHA-256 in a `--scenarios` folder, or in a `scenarios/` folder next
+   to the trace or above it (`mcp-hazard run` keeps a copy of each scenario in `RUNDIR/scenarios/`);
+3. a file in `--scenarios` with the recorded scenario id, and then the recorded path itself, even though the
+   SHA-256 differs: the task may be unchanged, so it is scored, with a warning on each such score.
+
+A scenario found nowhere is one warning (not one per trace), and its traces are listed as unscorable.
 """
 
 from __future__ import annotations
 
 import gc
+import hashlib
+import json
 from dataclasses import dataclass, field
+from datetime import datetime
 from pathlib import Path
+from typing import Any
 
 from mcp_hazard.errors import ScenarioError, UserError
-from mcp_hazard.scenario.load import LoadedScenario, load_scenario, scenario_files
+from mcp_hazard.scenario.load import SCENARIO_SUFFIXES, LoadedScenario, load_scenario
 from mcp_hazard.scoring.episode import EpisodeScore, score_episode
 from mcp_hazard.trace.reader import read_trace
 
@@ -21,9 +37,22 @@ from mcp_hazard.trace.reader import read_trace
 class Scored:
     scores: list[EpisodeScore] = field(default_factory=list)
     warnings: list[str] = field(default_factory=list)
+    # Traces that were recognised but could not be scored: {trace, episode_id, agent, scenario, task, reason}.
+    unscorable: list[dict[str, str]] = field(default_factory=list)
+    traces: int = 0  # files recognised as traces
 
 
 def trace_files(paths: list[str]) -> list[Path]:
+    """Every `.jsonl` file under `paths` (directories searched recursively, sorted), whether a trace or not; a user
+    error when there is none."""
+    files = jsonl_files(paths)
+    if not files:
+        raise UserError(f"no trace files (*.jsonl) in {', '.join(paths)}")
+    return files
+
+
+def jsonl_files(paths: list[str]) -> list[Path]:
+    """`trace_files` that may come back empty: a path that does not exist is still a user error."""
     files: list[Path] = []
     for item in paths:
         path = Path(item)
@@ -33,50 +62,165 @@ def trace_files(paths: list[str]) -> list[Path]:
             files.append(path)
         else:
             raise UserError(f"{item}: no such file or directory")
-    if not files:
-        raise UserError(f"no trace files (*.jsonl) in {', '.join(paths)}")
-    return files
+    seen: set[Path] = set()
+    unique = []
+    for file in files:  # a file named and also inside a named folder is read once
+        key = file.resolve()
+        if key not in seen:
+            seen.add(key)
+            unique.append(file)
+    return unique
 
 
-class ScenarioCache:
-    """Scenarios by path (as the trace recorded it) or by id from an override folder; each loaded once."""
-
-    def __init__(self, override: str | None, allow_python: bool = False) -> None:
-        self.allow_python = allow_python
-        self.by_path: dict[str, LoadedScenario | str] = {}
-        self.by_id: dict[str, LoadedScenario] = {}
-        if override is not None:
-            for file in scenario_files([override]):
+def sniff(file: Path) -> tuple[dict[str, Any] | None, str | None]:
+    """(the episode_started event, None) for a trace; (None, None) for other JSONL; (None, warning) for a file
+    whose first line cannot be read. Reads the first non-blank line only."""
+    try:
+        with open(file, encoding="utf-8") as handle:
+            for number, line in enumerate(handle, start=1):
+                if not line.strip():
+                    continue
                 try:
-                    loaded = load_scenario(file, allow_python=allow_python)
-                except ScenarioError as exc:
-                    raise UserError(f"--scenarios: {exc.problems[0]}") from None
-                self.by_id[loaded.id] = loaded
+                    event = json.loads(line)
+                except json.JSONDecodeError as exc:
+                    return None, f"{file}:{number}: first line is not JSON ({exc.msg}); file skipped"
+                if isinstance(event, dict) and event.get("type") == "episode_started":
+                    return event, None
+                return None, None
+    except UnicodeDecodeError as exc:
+        return None, f"{file}: not UTF-8 text (byte {exc.start}); file skipped"
+    except OSError as exc:
+        return None, f"{file}: cannot read: {exc.strerror or exc}; file skipped"
+    return None, f"{file}: empty file; skipped"
 
-    def get(self, scenario_id: str, path: str) -> LoadedScenario | str:
-        """The scenario, or a one-line reason it cannot be had."""
-        if self.by_id:
-            found = self.by_id.get(scenario_id)
-            return found if found is not None else f"scenario {scenario_id!r} is not in --scenarios"
-        if path not in self.by_path:
+
+def _sha256(path: Path) -> str | None:
+    try:
+        return hashlib.sha256(path.read_bytes()).hexdigest()
+    except OSError:
+        return None
+
+
+class ScenarioFinder:
+    """Finds and loads the scenario a trace ran (module docstring: the order), each file hashed and loaded once."""
+
+    def __init__(self, folders: list[str], allow_python: bool = False, cwd: Path | None = None) -> None:
+        self.allow_python = allow_python
+        self.cwd = cwd or Path.cwd()
+        self.folders: list[Path] = []
+        for item in folders:
+            path = Path(item)
+            if not path.exists():
+                raise UserError(f"--scenarios {item}: no such file or directory")
+            self.folders.append(path)
+        self._hashes: dict[Path, str | None] = {}
+        self._listing: dict[Path, list[Path]] = {}
+        self._loaded: dict[Path, LoadedScenario | str] = {}
+        self._found: dict[tuple[str, str, str, Path], tuple[LoadedScenario | None, str]] = {}
+
+    def _hash(self, file: Path) -> str | None:
+        key = file.resolve()
+        if key not in self._hashes:
+            self._hashes[key] = _sha256(key)
+        return self._hashes[key]
+
+    def _files(self, folder: Path) -> list[Path]:
+        """Scenario files in a folder (not below it), or the file itself."""
+        key = folder.resolve()
+        if key not in self._listing:
+            if key.is_file():
+                self._listing[key] = [key] if key.suffix in SCENARIO_SUFFIXES else []
+            elif key.is_dir():
+                self._listing[key] = sorted(p for p in key.iterdir() if p.suffix in SCENARIO_SUFFIXES and p.is_file())
+            else:
+                self._listing[key] = []
+        return self._listing[key]
+
+    def _load(self, file: Path) -> LoadedScenario | str:
+        key = file.resolve()
+        if key not in self._loaded:
             try:
-                self.by_path[path] = load_scenario(path, allow_python=self.allow_python)
+                self._loaded[key] = load_scenario(file, allow_python=self.allow_python)
             except ScenarioError as exc:
-                self.by_path[path] = f"scenario file {path} cannot be used: {exc.problems[0]}"
-        return self.by_path[path]
+                self._loaded[key] = f"scenario file {file} cannot be used: {exc.problems[0]}"
+        return self._loaded[key]
+
+    def _recorded(self, path: str, where: Path) -> list[Path]:
+        """Where the recorded path may be now: itself if absolute, else below the trace's folder or one above it,
+        then below the working directory."""
+        recorded = Path(path)
+        if recorded.is_absolute():
+            return [recorded] if recorded.is_file() else []
+        bases = [where, *where.parents, self.cwd]
+        out: list[Path] = []
+        for base in bases:
+            candidate = base / recorded
+            if candidate.is_file() and candidate.resolve() not in {c.resolve() for c in out}:
+                out.append(candidate)
+        return out
+
+    def find(self, scenario_id: str, path: str, sha: str, trace: Path) -> tuple[LoadedScenario | None, str]:
+        """(the scenario, "") when the exact file is found; (scenario, note) when a changed one is used; (None,
+        reason) when none can be used."""
+        where = trace.resolve().parent
+        key = (scenario_id, path, sha, where)
+        if key not in self._found:
+            self._found[key] = self._find(scenario_id, path, sha, where)
+        return self._found[key]
+
+    def _find(self, scenario_id: str, path: str, sha: str, where: Path) -> tuple[LoadedScenario | None, str]:
+        problems: list[str] = []
+        recorded = self._recorded(path, where) if path else []
+        searched = [*self.folders, *(folder / "scenarios" for folder in [where, *where.parents])]
+
+        def usable(file: Path) -> LoadedScenario | None:
+            loaded = self._load(file)
+            if isinstance(loaded, str):
+                problems.append(loaded)
+                return None
+            if loaded.id != scenario_id:
+                problems.append(f"scenario file {file} holds scenario {loaded.id!r}, not {scenario_id!r}")
+                return None
+            return loaded
+
+        if not sha:  # a trace that recorded no hash: the recorded path is all there is
+            for file in recorded:
+                found = usable(file)
+                if found is not None:
+                    return found, ""
+        else:
+            for file in [*recorded, *(f for folder in searched for f in self._files(folder))]:
+                if self._hash(file) == sha and (found := usable(file)) is not None:
+                    return found, ""
+            # No exact copy: a file of the same id named in --scenarios, then the recorded path, changed.
+            by_id = [f for folder in self.folders for f in self._files(folder) if f not in recorded]
+            for file in [*by_id, *recorded]:
+                loaded = self._load(file)
+                if not isinstance(loaded, str) and loaded.id == scenario_id:
+                    return loaded, f"scenario {loaded.path} changed since this trace was recorded (sha256 differs)"
+                if file in recorded:
+                    usable(file)  # only to record why it cannot be used
+        if problems:
+            return None, problems[0]
+        places = "in --scenarios and in the" if self.folders else "in the"
+        return None, (
+            f"scenario {scenario_id!r} (recorded path {path}, sha256 {sha or 'not recorded'}) not found at the "
+            f"recorded path or by sha256 {places} scenarios/ folders next to and above the trace (pass --scenarios DIR)"
+        )
 
 
-def score_traces(paths: list[str], *, scenarios: str | None = None, allow_python: bool = False) -> Scored:
+def score_traces(paths: list[str], *, scenarios: str | list[str] | None = None, allow_python: bool = False) -> Scored:
     # The cyclic garbage collector is off for the run. With it on, every score kept alive is traversed again and
     # again by ever larger collections (about 3 s at 100,000 episodes), although traces and scores hold no reference
     # cycles. Afterwards (if it was on) the objects made during the run go to the oldest generation, where a
     # collection would have put these long-lived objects, without a traversal: see _promote.
+    folders = [scenarios] if isinstance(scenarios, str) else list(scenarios or [])
     collecting = gc.isenabled()
     if collecting:
         gc.collect()  # while the heap is small; it also restarts the count that triggers full collections
     gc.disable()
     try:
-        return _score_traces(paths, scenarios=scenarios, allow_python=allow_python)
+        return _score_traces(paths, folders=folders, allow_python=allow_python)
     finally:
         if collecting:
             _promote()
@@ -93,35 +237,85 @@ def _promote() -> None:
         gc.unfreeze()
 
 
-def _score_traces(paths: list[str], *, scenarios: str | None, allow_python: bool) -> Scored:
-    cache = ScenarioCache(scenarios, allow_python)
+def _timestamp(event: dict[str, Any]) -> datetime | None:
+    value = event.get("ts")
+    if not isinstance(value, str):
+        return None
+    try:
+        return datetime.fromisoformat(value)
+    except ValueError:
+        return None
+
+
+def duration_s(events: list[dict[str, Any]]) -> float | None:
+    """Seconds from the first event's timestamp to the last one's (None without two readable timestamps)."""
+    if len(events) < 2:
+        return None
+    first, last = _timestamp(events[0]), _timestamp(events[-1])
+    if first is None or last is None:
+        return None
+    try:
+        return round((last - first).total_seconds(), 3)
+    except TypeError:  # one timestamp with a time zone, one without
+        return None
+
+
+def _mapping(value: Any) -> dict[str, Any]:
+    return value if isinstance(value, dict) else {}
+
+
+def _unscorable(file: Path, started: dict[str, Any], reason: str) -> dict[str, str]:
+    run, ref = _mapping(started.get("run")), _mapping(started.get("scenario"))
+    return {
+        "trace": str(file), "episode_id": str(run.get("episode_id") or ""), "agent": str(run.get("agent") or ""),
+        "scenario": str(ref.get("id") or ""), "task": str(started.get("task") or ""), "reason": reason,
+    }  # fmt: skip
+
+
+def _score_traces(paths: list[str], *, folders: list[str], allow_python: bool) -> Scored:
+    finder = ScenarioFinder(folders, allow_python)
     scored = Scored()
-    for file in trace_files(paths):
+    named = {Path(p) for p in paths}
+    # A scenario that cannot be had: one warning, at the place of its first trace, counting all of them.
+    missing: dict[str, tuple[int, int]] = {}  # reason -> (index in warnings, traces)
+    for file in jsonl_files(paths):
+        first, problem = sniff(file)
+        if first is None:
+            if problem is not None:
+                scored.warnings.append(problem)
+            elif file in named:  # named on purpose, so say why nothing came of it
+                scored.warnings.append(f"{file}: not a trace (its first line is not an episode_started event); skipped")
+            continue
+        scored.traces += 1
         try:
             trace = read_trace(file)
         except UserError as exc:
             scored.warnings.append(str(exc) + "; trace not scored")
+            scored.unscorable.append(_unscorable(file, first, str(exc)))
             continue
         scored.warnings.extend(trace.warnings)
-        started = trace.started
-        if started is None:
-            scored.warnings.append(f"{file}: no episode_started event; trace not scored")
-            continue
-        ref = started.get("scenario") or {}
-        loaded = cache.get(str(ref.get("id")), str(ref.get("path")))
-        if isinstance(loaded, str):
-            scored.warnings.append(f"{file}: {loaded}; trace not scored")
+        started = trace.started or first
+        ref = _mapping(started.get("scenario"))
+        loaded, note = finder.find(str(ref.get("id")), str(ref.get("path") or ""), str(ref.get("sha256") or ""), file)
+        if loaded is None:
+            index, count = missing.get(note, (len(scored.warnings), 0))
+            if count == 0:
+                scored.warnings.append(note)
+            missing[note] = (index, count + 1)
+            scored.unscorable.append(_unscorable(file, started, note))
             continue
         try:
             score = score_episode(trace, loaded.model)
         except (ValueError, KeyError, TypeError) as exc:
             scored.warnings.append(f"{file}: cannot score: {exc}")
+            scored.unscorable.append(_unscorable(file, started, f"cannot score: {exc}"))
             continue
-        if ref.get("sha256") and ref["sha256"] != loaded.sha256:
-            score.warnings.append(
-                f"{file}: scenario {loaded.path} changed since this trace was recorded (sha256 differs)"
-            )
+        score.duration_s = duration_s(trace.events)
+        if note:
+            score.warnings.append(f"{file}: {note}")
         if score.warnings:
             scored.warnings.extend(w for w in score.warnings if w not in trace.warnings)
         scored.scores.append(score)
+    for note, (index, count) in missing.items():
+        scored.warnings[index] = f"{note}; {count} trace{'' if count == 1 else 's'} not scored"
     return scored

@@ -97,11 +97,14 @@ def test_damaged_traces_become_one_line_warnings_and_the_rest_is_scored(traces: 
         truncated: "truncated last line; skipped",
         unknown: "unknown event type 'mystery_event'; skipped",
         future: "trace schema_version 99 is newer than this mcp-hazard reads",
-        orphan: f"scenario file {tmp_path / 'gone' / 'travel.yaml'} cannot be used",
     }
     for path, message in expected.items():
         hits = [line for line in warnings if str(path) in line and message in line]
         assert len(hits) == 1, (message, warnings)
+    # a scenario found nowhere is one warning naming it; its trace is listed as unscorable
+    gone = f"scenario 'travel' (recorded path {tmp_path / 'gone' / 'travel.yaml'}, sha256 "
+    assert len([line for line in warnings if gone in line and line.endswith("; 1 trace not scored")]) == 1, warnings
+    assert str(orphan) in done.stdout.split("## Unscorable traces", 1)[1].split("## ", 1)[0].replace("\\", "")
     # everything else is scored: only the future and the orphaned trace are left out
     headline = dict((row[0], row[1]) for row in markdown_rows(done.stdout)["Headline"][1:])
     assert headline["episodes"] == str(episodes(traces) - 2)

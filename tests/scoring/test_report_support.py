@@ -149,6 +149,8 @@ def expected_rows(report: dict[str, Any]) -> dict[str, list[list[str]]]:
         ],
         "Recovery per hazard kind": [
             [k, v["family"], str(v["n"]), str(v["successes"]), pct(v["rate"]), ci(v["ci95"])]
+            if v["fired"]
+            else [k, v["family"], "0", "–", "did not fire", "–"]  # never a rate
             for k, v in report["recovery"].items()
         ],
         "Robustness": [

@@ -1,7 +1,7 @@
 """How every number in a report is written, the same in every format.
 
 Rates are percentages with one decimal, intervals `[low–high]` (in percent), ratios two decimals, and a missing
-value (None) is an en dash.
+value (None) is an en dash. A hazard that never fired has no recovery rate: it reads "did not fire", never 0% or 100%.
 """
 
 from __future__ import annotations
@@ -10,6 +10,7 @@ import math
 from typing import Any
 
 MISSING = "–"
+DID_NOT_FIRE = "did not fire"
 
 
 def _number(value: Any) -> float | None:
@@ -82,3 +83,16 @@ def text(value: Any) -> str:
     if value is None:
         return MISSING
     return " ".join(str(value).split()) or MISSING
+
+
+def fired(value: Any) -> str:
+    """Firings of a hazard: 3 -> '3', 0 -> 'did not fire', None (no hazard, e.g. clean) -> '–'."""
+    number = _number(value)
+    if number is None:
+        return MISSING
+    return DID_NOT_FIRE if number == 0 else str(int(number))
+
+
+def outcome(value: Any) -> str:
+    """An episode's failure class, or 'solved' for none: the taxonomy word shown in tables."""
+    return text(value) if value else "solved"

@@ -10,7 +10,7 @@ import html
 from typing import Any
 
 from mcp_hazard.scoring.report.plots import all_plots
-from mcp_hazard.scoring.report.sections import Section, build
+from mcp_hazard.scoring.report.sections import Section, build, per_episode
 
 MAX_OPEN_WARNINGS = 20
 
@@ -105,6 +105,8 @@ def _section(section: Section, plot: str | None) -> str:
         out.append(f'<p class="empty">{_e(section.empty)}</p>')
     elif section.kind == "list":
         out.append(_warnings(section))
+    elif section.fold is not None and len(section.rows) > section.fold:
+        out.append(f"<details><summary>Show all {len(section.rows)} rows</summary>\n{_table(section)}\n</details>")
     else:
         out.append(_table(section))
     out.append("</section>")
@@ -139,16 +141,17 @@ def render_html(report: dict[str, Any]) -> str:
     plots = all_plots(report)
     generated = _e(report.get("generated_by", "mcp-hazard"))
     version = _e(report.get("report_schema_version"))
-    nav = " ".join(f'<a href="#{_e(s.key)}">{_e(s.title)}</a>' for s in sections if not s.detail)
-    main = [s for s in sections if not s.detail and s.key != "warnings"]
+    # Last but for the lists (unscorable traces, warnings): the per-episode table, long, and only in HTML and JSON.
+    tail = [per_episode(report), *(s for s in sections if s.kind == "list")]
+    main = [s for s in sections if not s.detail and s.kind != "list"]
     detail = [s for s in sections if s.detail]
-    warnings = [s for s in sections if s.key == "warnings"]
+    nav = " ".join(f'<a href="#{_e(s.key)}">{_e(s.title)}</a>' for s in [*main, *tail])
     body = [_section(s, plots.get(s.key)) for s in main]
     if detail:
         inner = "\n".join(_section(s, None) for s in detail)
         titles = ", ".join(s.title.removeprefix("Success by ") for s in detail)
         body.append(f'<details class="detail"><summary>Success by {_e(titles)}</summary>\n{inner}\n</details>')
-    body += [_section(s, None) for s in warnings]
+    body += [_section(s, None) for s in tail]
     episodes = _e(report.get("episodes", 0))
     return "\n".join([
         "<!DOCTYPE html>",

@@ -6,6 +6,7 @@ wording. Every cell is already formatted text (see `_format`); escaping for the 
 
 from __future__ import annotations
 
+import json
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
@@ -25,6 +26,7 @@ class Section:
     kind: SectionKind = "table"
     numeric: set[int] = field(default_factory=set)  # right-aligned column indices
     detail: bool = False  # left out of the terminal table (long, and in the Markdown/HTML reports)
+    fold: int | None = None  # HTML: fold the table into <details> above this many rows
 
 
 GROUP_TITLES = {
@@ -44,6 +46,8 @@ GROUP_TITLES = {
 ALWAYS_SHOWN = ("condition", "hazard_kind")
 DETAIL = ("scenario", "workflow", "golden_length", "task")
 RATE_COLUMNS = ["episodes", "successes", "success", "95% CI"]
+FIRED_GROUPS = ("condition", "hazard_kind")  # groups that also show how often their hazards fired
+FOLD_EPISODES = 50
 
 
 def _dict(value: Any) -> dict[str, Any]:
@@ -69,6 +73,9 @@ def headline(report: dict[str, Any]) -> Section:
         ["agents", ", ".join(f.text(a) for a in agents) if 0 < len(agents) <= 6 else str(len(agents))],
         ["conditions", str(len(conditions))],
     ]
+    unscorable = report.get("unscorable")
+    if isinstance(unscorable, list) and unscorable:
+        rows.append(["unscorable traces", f"{len(unscorable)} (not in any number above; listed below)"])
     return Section(
         "headline", "Headline",
         "Success = the submitted answer matches the task's canonical answer. Premature = answered although a "
@@ -87,24 +94,68 @@ def group_sections(report: dict[str, Any], *, detail: bool) -> list[Section]:
             continue
         keys = sorted(entries, key=lambda k: (int(k), k) if k.isdigit() else (10**9, k))
         rows = [[f.text(key), *f.rate_cells(entries[key])] for key in keys]
-        label = name.replace("_", " ")
-        out.append(Section(f"by-{name.replace('_', '-')}", title, blurb, [label, *RATE_COLUMNS], rows,
+        columns = [name.replace("_", " "), *RATE_COLUMNS]
+        if name in FIRED_GROUPS:
+            columns.append("hazard fired")
+            for row, key in zip(rows, keys, strict=True):
+                row.append(f.fired(_dict(entries[key]).get("fired")))
+            blurb += ' "did not fire": no hazard of this group fired in any of its episodes.'
+        out.append(Section(f"by-{name.replace('_', '-')}", title, blurb, columns, rows,
                            "No episodes.", numeric={1, 2, 3}, detail=name in DETAIL))  # fmt: skip
     return out
+
+
+def agent_outcomes(report: dict[str, Any]) -> Section:
+    data = _dict(report.get("agent_outcomes"))
+    outcomes: list[str] = []
+    for entry in data.values():
+        outcomes += [k for k in _dict(entry) if k != "episodes" and k not in outcomes]
+    rows = [[f.text(agent), f.count(_dict(entry).get("episodes")), *(f.count(_dict(entry).get(k, 0)) for k in outcomes)]
+            for agent, entry in sorted(data.items())]  # fmt: skip
+    return Section(
+        "agent-outcomes", "Agent outcomes",
+        "How each agent's runs ended: finished, or stopped early (agent_crashed, endpoint_error, timeout). Stopped "
+        "episodes count as failures in every success rate.",
+        ["agent", "episodes", *outcomes], rows, "No episodes.", numeric=set(range(1, len(outcomes) + 2)),
+    )  # fmt: skip
+
+
+def _fired_cells(fired: Any, recovered: Any, rate: Any, bounds: Any) -> list[str]:
+    """[fired, recovered, rate, CI]; a hazard that never fired has no rate, only "did not fire"."""
+    if fired == 0 and not isinstance(fired, bool):
+        return ["0", f.MISSING, f.DID_NOT_FIRE, f.MISSING]
+    return [f.count(fired), f.count(recovered), f.pct(rate), f.ci(bounds)]
 
 
 def recovery(report: dict[str, Any]) -> Section:
     rows = []
     for kind, entry in sorted(_dict(report.get("recovery")).items()):
         entry = _dict(entry)
-        rows.append([f.text(kind), f.text(entry.get("family")), *f.rate_cells(entry), f.paths(entry.get("paths")),
+        cells = _fired_cells(entry.get("n"), entry.get("successes"), entry.get("rate"), entry.get("ci95"))
+        rows.append([f.text(kind), f.text(entry.get("family")), *cells, f.paths(entry.get("paths")),
                      f.ratio(entry.get("mean_calls_to_recover"), 1)])  # fmt: skip
     return Section(
         "recovery", "Recovery per hazard kind",
         "Share of injected hazard instances the agent recovered from by the kind's recovery path, the paths taken, "
-        "and the mean tool calls after the affected call up to the recovering one.",
+        "and the mean tool calls after the affected call up to the recovering one. A kind set in some condition "
+        "that never fired reads \"did not fire\": it has no recovery rate.",
         ["hazard kind", "family", "fired", "recovered", "rate", "95% CI", "paths", "mean calls"], rows,
         "No hazard firings.", numeric={2, 3, 4, 7},
+    )  # fmt: skip
+
+
+def recovery_by_condition(report: dict[str, Any]) -> Section:
+    rows = [
+        [f.text(r.get("agent")), f.text(r.get("condition")), f.count(r.get("episodes")),
+         *_fired_cells(r.get("fired"), r.get("recovered"), r.get("rate"), r.get("ci95"))]
+        for r in _rows(report.get("recovery_by_condition"))
+    ]  # fmt: skip
+    return Section(
+        "recovery-by-condition", "Recovery per agent and condition",
+        "Hazard firings in each agent's episodes under each hazard condition and the share recovered from; "
+        "\"did not fire\" when the condition's hazards fired in none of them (no rate).",
+        ["agent", "condition", "episodes", "fired", "recovered", "rate", "95% CI"], rows,
+        "No hazard conditions.", numeric={2, 3, 4, 5, 6},
     )  # fmt: skip
 
 
@@ -118,12 +169,17 @@ def _ratio_rows(rows: Any, dimension: str, base: str, changed: str) -> list[list
 
 
 def robustness(report: dict[str, Any]) -> Section:
+    entries = _rows(report.get("robustness"))
+    rows = _ratio_rows(entries, "condition", "accuracy_clean", "accuracy_condition")
+    for row, entry in zip(rows, entries, strict=True):
+        row.append(f.fired(entry.get("fired")))
     return Section(
         "robustness", "Robustness",
         "Robustness ratio = Acc(condition)/Acc(clean) over items run both ways (1.00 = no loss; – when clean "
-        "accuracy is 0). Paired accuracy = share of items solved both clean and under the condition.",
-        ["agent", "profile", "condition", "items", "acc. clean", "acc. condition", "ratio", "paired acc."],
-        _ratio_rows(report.get("robustness"), "condition", "accuracy_clean", "accuracy_condition"),
+        "accuracy is 0). Paired accuracy = share of items solved both clean and under the condition. Hazard fired: "
+        "firings in those items under the condition (\"did not fire\": the ratio measures no hazard).",
+        ["agent", "profile", "condition", "items", "acc. clean", "acc. condition", "ratio", "paired acc.",
+         "hazard fired"], rows,
         "No item was run both clean and under a condition.", numeric={3, 4, 5, 6, 7},
     )  # fmt: skip
 
@@ -196,8 +252,8 @@ def failures(report: dict[str, Any]) -> Section:
     rows += [["episode", f.text(k), f.count(v), f.pct(int(v or 0) / total_episodes)] for k, v in episodes.items()]
     return Section(
         "failures", "Failure taxonomy",
-        "Each failed tool call gets one class and each episode one outcome (solved, no_answer, gave_up, invented, "
-        "wrong_answer); shares are of all failed calls and of all episodes.",
+        "Each failed tool call gets one class and each episode one outcome (solved, agent_crashed, endpoint_error, "
+        "timeout, no_answer, gave_up, invented, wrong_answer); shares are of all failed calls and of all episodes.",
         ["level", "class", "count", "share"], rows, "No calls and no episodes.", numeric={2, 3},
     )  # fmt: skip
 
@@ -218,6 +274,49 @@ def efficiency(report: dict[str, Any]) -> Section:
     )  # fmt: skip
 
 
+def unscorable(report: dict[str, Any]) -> Section:
+    items = report.get("unscorable")
+    rows = [[f"{f.text(_dict(u).get('trace'))}: {f.text(_dict(u).get('reason'))}"] for u in _rows(items)]
+    return Section("unscorable", "Unscorable traces",
+                   "Traces that were found but could not be scored; they are in no number of this report.",
+                   ["trace"], rows, "None.", kind="list")  # fmt: skip
+
+
+def per_episode(report: dict[str, Any]) -> Section:
+    """One row per episode (the HTML report's table; `score --per-episode` writes the same rows as CSV or JSONL)."""
+    rows = []
+    for r in _rows(report.get("per_episode")):
+        answer = r.get("answer")
+        given = f.text(answer if isinstance(answer, str) else json.dumps(answer)) if r.get("answered") else "(none)"
+        rows.append([
+            f.text(r.get("agent")), f.text(r.get("scenario")), f.text(r.get("task")), f.text(r.get("condition")),
+            f.text(r.get("interventions")), f.text(r.get("profile")), f.count(r.get("seed")), given,
+            "yes" if r.get("correct") else "no", f.text(r.get("answer_rule") or None),
+            f.outcome(r.get("episode_failure")),
+            f.text(r.get("agent_outcome")), _kinds(r.get("hazards_fired")), _kinds(r.get("hazards_recovered")),
+            f.count(r.get("calls")), f.ratio(r.get("duration_s"), 2), f.text(r.get("trace")),
+        ])  # fmt: skip
+    return Section(
+        "episodes", "Episodes",
+        "Every scored episode: the answer given and its verdict, the failure class, how the agent's run ended, the "
+        "hazards that fired and those recovered from, tool calls, duration in seconds (from the trace's "
+        "timestamps) and the trace file.",
+        ["agent", "scenario", "task", "condition", "interventions", "profile", "seed", "answer", "correct",
+         "answer rule", "class", "agent outcome", "hazards fired", "recovered", "calls", "seconds", "trace"],
+        rows, "No episodes.", numeric={6, 14, 15}, fold=FOLD_EPISODES,
+    )  # fmt: skip
+
+
+def _kinds(value: Any) -> str:
+    """['transient_error', 'transient_error'] -> 'transient_error ×2'; [] -> '–'."""
+    if not isinstance(value, list) or not value:
+        return f.MISSING
+    counts: dict[str, int] = {}
+    for kind in value:
+        counts[str(kind)] = counts.get(str(kind), 0) + 1
+    return ", ".join(k if n == 1 else f"{k} ×{n}" for k, n in counts.items())
+
+
 def warnings(report: dict[str, Any]) -> Section:
     items = report.get("warnings")
     rows = [[f.text(w)] for w in items] if isinstance(items, list) else []
@@ -230,7 +329,9 @@ def build(report: dict[str, Any]) -> list[Section]:
     return [
         headline(report),
         *group_sections(report, detail=False),
+        agent_outcomes(report),
         recovery(report),
+        recovery_by_condition(report),
         robustness(report),
         intervention_robustness(report),
         hint_gain(report),
@@ -239,5 +340,6 @@ def build(report: dict[str, Any]) -> list[Section]:
         failures(report),
         efficiency(report),
         *group_sections(report, detail=True),
+        unscorable(report),
         warnings(report),
     ]
