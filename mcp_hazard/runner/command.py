@@ -87,9 +87,10 @@ def run_command(args: argparse.Namespace) -> int:
     for command in commands.values():
         check_program(command)
     if "llm" in agents:
-        from mcp_hazard.agents.llm import LlmAgent
+        from mcp_hazard.agents.llm import LlmAgent, check_endpoint
 
-        LlmAgent()  # the endpoint settings fail here, before any episode runs
+        # Bad settings, an unreachable endpoint or a refused key fail here, in one line, before any episode runs.
+        check_endpoint(LlmAgent().config)
     from mcp_hazard.interventions.build import parse_composition
 
     interventions = [parse_composition(text) for text in args.intervention or []]
@@ -109,7 +110,8 @@ def run_command(args: argparse.Namespace) -> int:
     scored = score_traces([str(out / "traces")], allow_python=args.allow_python)
     mine = {cell.episode_id for cell in cells}
     scores = [s for s in scored.scores if s.episode_id in mine]
-    report = aggregate(scores, scored.warnings)
+    unscorable = [u for u in scored.unscorable if u.get("episode_id") in mine]
+    report = aggregate(scores, scored.warnings, unscorable)
     for fmt, name in (("json", "report.json"), ("markdown", "report.md"), ("html", "report.html")):
         (out / name).write_text(render(report, fmt), encoding="utf-8")
     print(render(report, "table"))

@@ -1,43 +1,23 @@
-"""The LLM agent against a fake OpenAI-compatible endpoint over real HTTP, driving the real mcp-hazard server (in
-memory) on the travel scenario: what the model is sent, what reaches the trace, and every failure a user can meet.
+"""The LLM agent against the STRICT fake OpenAI-compatible endpoint over real HTTP, driving the real mcp-hazard
+server (in memory) on the travel scenario: what the model is sent (every request must pass the fake's checks, which
+are those of llama.cpp, vLLM and OpenAI), what reaches the trace and the report, and every failure a user can meet.
 """
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+import re
 from pathlib import Path
 from typing import Any
 
-import anyio
 import pytest
 
-from mcp_hazard.agents.base import AgentReport, Brief
-from mcp_hazard.agents.llm import (
-    ENV_API_KEY,
-    ENV_BASE_URL,
-    ENV_MAX_TURNS,
-    ENV_MODEL,
-    ENV_TEMPERATURE,
-    ENV_TIMEOUT_S,
-    LlmAgent,
-    LlmEndpointError,
-)
-from mcp_hazard.condition import Condition
-from mcp_hazard.errors import UserError
-from mcp_hazard.hazards import parse_hazard_option
-from mcp_hazard.runner.transports import free_port, open_episode
-from mcp_hazard.scenario.hazard_spec import HazardSpec
+from mcp_hazard.agents.llm import ALL_ENV, ENV_BASE_URL, ENV_MAX_TURNS, ENV_MODEL, ENV_TEMPERATURE
+from mcp_hazard.agents.llm_messages import alias_of
 from mcp_hazard.scenario.load import LoadedScenario, load_scenario
 from mcp_hazard.server.episode import SUBMIT_TOOL
-from mcp_hazard.trace.reader import Trace, read_trace
 
-from .fake_llm import FakeLlm, Turn, call, http_reply, reply, tool_calls
-
-TRAVEL = Path(__file__).resolve().parents[2] / "scenarios" / "travel.yaml"
-TASK = "fare-class"  # "Which fare class is flight AU-426 sold in?" -> Standard (get_fare)
-MODEL = "fake-model"
-DEADLINE_S = 30.0  # a hang guard, not a speed assertion
-ALL_ENV = (ENV_BASE_URL, ENV_MODEL, ENV_API_KEY, ENV_MAX_TURNS, ENV_TEMPERATURE, ENV_TIMEOUT_S)
+from .fake_llm import call, reply, tool_calls
+from .llm_support import MODEL, TRAVEL, run_agent, task_prompt, tool_messages
 
 pytestmark = pytest.mark.anyio
 
@@ -54,71 +34,7 @@ def travel() -> LoadedScenario:
     return load_scenario(TRAVEL)
 
 
-def condition(*hazards: str) -> Condition:
-    specs: list[HazardSpec | str] = []
-    for text in hazards:
-        parsed = parse_hazard_option(text)
-        specs.extend(parsed if isinstance(parsed, list) else [parsed])
-    return Condition(hazards=specs)  # type: ignore[arg-type]
-
-
-@dataclass
-class Run:
-    report: AgentReport
-    fake: FakeLlm
-    trace: Trace
-
-    def calls(self, tool: str) -> list[dict[str, Any]]:
-        return [e for e in self.trace.of_type("tool_called") if e["tool"] == tool]
-
-    def answers(self) -> list[str]:
-        return [e["answer"] for e in self.trace.of_type("answer_submitted")]
-
-
-def task_prompt(travel: LoadedScenario) -> str:
-    task = travel.model.task(TASK)
-    assert task is not None
-    return task.prompt
-
-
-async def run_agent(
-    travel: LoadedScenario,
-    tmp_path: Path,
-    script: list[Turn],
-    *hazards: str,
-    prompt: str | None = None,
-    call_timeout_s: float = 5.0,
-    **agent_options: Any,
-) -> Run:
-    """One episode: the fake endpoint plays `script`, the agent drives the real server in memory.
-
-    An `LlmEndpointError` is caught inside the client's block and raised after it: raised through the block, the
-    SDK client's task group would wrap it in an ExceptionGroup.
-    """
-    fake = FakeLlm(script)
-    failure: LlmEndpointError | None = None
-    with anyio.fail_after(DEADLINE_S):
-        async with fake.running():
-            options = {"base_url": fake.base_url, "model": MODEL, **agent_options}
-            agent = LlmAgent(**options)
-            brief = Brief(prompt=task_prompt(travel) if prompt is None else prompt, call_timeout_s=call_timeout_s)
-            async with open_episode("memory", travel, TASK, condition(*hazards), tmp_path, agent="llm") as connected:
-                try:
-                    report = await agent.run(connected.client, brief)
-                except LlmEndpointError as exc:
-                    failure = exc
-    assert fake.problems == []
-    if failure is not None:
-        raise failure
-    return Run(report, fake, read_trace(connected.trace_path))
-
-
-def tool_messages(request: dict[str, Any]) -> dict[str, str]:
-    """tool_call_id -> content of every tool message in one request."""
-    return {m["tool_call_id"]: m["content"] for m in request["messages"] if m["role"] == "tool"}
-
-
-# -- 1. the happy path ----------------------------------------------------------------------------------------------
+# -- 1. the happy path, and what a strict server needs ----------------------------------------------------------------
 
 
 async def test_tool_call_then_submit(travel: LoadedScenario, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
@@ -134,36 +50,76 @@ async def test_tool_call_then_submit(travel: LoadedScenario, tmp_path: Path, mon
 
     assert run.report.answer == "Standard"
     assert run.report.calls == 2
+    assert run.report.events == []
     assert run.report.notes == ["usage: 2 model turns, 20 prompt + 10 completion tokens"]
     assert [(e["arguments"], e["outcome"]) for e in run.calls("get_fare")] == [({"flight_id": "AU-426"}, "ok")]
     assert run.answers() == ["Standard"]
     assert len(run.trace.of_type("tools_listed")) == 2  # re-listed before every model turn
 
     first, second = run.fake.requests
-    assert first["model"] == MODEL
-    assert first["temperature"] == 0.5
-    assert first["tool_choice"] == "auto"
+    assert set(first) == {"model", "messages", "tools", "tool_choice", "temperature", "max_tokens"}  # no seed unset
+    assert (first["model"], first["temperature"], first["tool_choice"], first["max_tokens"]) == (
+        MODEL, 0.5, "auto", 1024,
+    )  # fmt: skip
     assert [m["role"] for m in first["messages"]] == ["system", "user"]
     assert first["messages"][1]["content"] == task_prompt(travel)
     tools = {t["function"]["name"]: t for t in first["tools"]}
     assert {"get_fare", "fare_archive_lookup", SUBMIT_TOOL} <= set(tools)
-    assert tools["get_fare"]["type"] == "function"
     assert tools["get_fare"]["function"]["description"].startswith("Current fare")
     parameters = tools["get_fare"]["function"]["parameters"]
     assert parameters["required"] == ["flight_id"]
-    assert parameters["properties"]["flight_id"]["pattern"] == "^AU-[0-9]{3}$"
     assert run.fake.headers[0]["authorization"] == "Bearer sk-test"
 
+    # The regression of the issue: the model's null content is echoed as "", never null.
     assistant = second["messages"][2]
-    assert assistant["role"] == "assistant"
-    assert assistant["tool_calls"][0]["id"] == "c1"
-    assert assistant["tool_calls"][0]["function"]["name"] == "get_fare"
+    assert assistant == {
+        "role": "assistant", "content": "",
+        "tool_calls": [{"id": "c1", "type": "function",
+                        "function": {"name": "get_fare", "arguments": '{"flight_id": "AU-426"}'}}],
+    }  # fmt: skip
     result = tool_messages(second)["c1"]
     assert "Standard" in result and "167" in result
     assert not result.startswith("Tool error")
 
 
-# -- 2. a transient error the model retries -------------------------------------------------------------------------
+async def test_missing_and_repeated_call_ids_get_stable_ones(travel: LoadedScenario, tmp_path: Path) -> None:
+    script = [
+        tool_calls(call("get_fare", {"flight_id": "AU-426"}), call("get_fare", {"flight_id": "AU-412"}, "same")),
+        tool_calls(call("get_fare", {"flight_id": "AU-426"}, "same"), content="Checking again."),
+        tool_calls(call(SUBMIT_TOOL, {"answer": "Standard"})),
+    ]
+    run = await run_agent(travel, tmp_path, script, seed=7, max_tokens=300)
+
+    last = run.fake.requests[2]
+    echoed = [[c["id"] for c in m["tool_calls"]] for m in last["messages"] if m.get("tool_calls")]
+    assert echoed == [["call_1_0", "same"], ["call_2_0"]]  # none given -> call_TURN_INDEX; a reused id is replaced
+    assert list(tool_messages(last)) == ["call_1_0", "same", "call_2_0"]  # one reply per call, in order
+    assert (last["seed"], last["max_tokens"]) == (7, 300)
+    assert "turn 2: model said: Checking again." in run.report.notes
+    assert run.report.answer == "Standard"
+
+
+async def test_invalid_tool_names_get_a_stable_alias(tmp_path: Path) -> None:
+    # Scenario tool names may hold dots (a renaming intervention can serve one); OpenAI's rule forbids them.
+    text = re.sub(r"\bget_fare\b", "fares.get", TRAVEL.read_text(encoding="utf-8"))
+    (tmp_path / "dotted.yaml").write_text(text, encoding="utf-8")
+    dotted = load_scenario(tmp_path / "dotted.yaml")
+    alias = alias_of("fares.get")
+    assert re.fullmatch(r"fares_get_[0-9a-f]{8}", alias)
+    assert alias == alias_of("fares.get")  # stable across calls and processes (blake2b)
+    script = [
+        tool_calls(call(alias, {"flight_id": "AU-426"}, "c1")),
+        tool_calls(call(SUBMIT_TOOL, {"answer": "Standard"}, "c2")),
+    ]
+    run = await run_agent(dotted, tmp_path / "run", script)
+
+    names = [t["function"]["name"] for t in run.fake.requests[0]["tools"]]
+    assert alias in names and "fares.get" not in names
+    assert [e["outcome"] for e in run.calls("fares.get")] == ["ok"]  # mapped back to the served name
+    assert "Standard" in tool_messages(run.fake.requests[1])["c1"]
+
+
+# -- 2. tool-side trouble the model sees ----------------------------------------------------------------------------
 
 
 async def test_transient_error_is_shown_to_the_model(travel: LoadedScenario, tmp_path: Path) -> None:
@@ -176,14 +132,9 @@ async def test_transient_error_is_shown_to_the_model(travel: LoadedScenario, tmp
 
     calls = run.calls("get_fare")
     assert [c["outcome"] for c in calls] == ["rejected", "ok"]
-    assert [e["kind"] for e in run.trace.of_type("hazard_fired")] == ["transient_error"]
-    error = calls[0]["error"]
-    assert error
     failed = tool_messages(run.fake.requests[1])["c1"]
     assert failed.startswith("Tool error: ")
-    assert error in failed
-    assert "Standard" in tool_messages(run.fake.requests[2])["c2"]
-    assert run.report.answer == "Standard"
+    assert calls[0]["error"] in failed
     assert run.answers() == ["Standard"]
 
 
@@ -198,8 +149,6 @@ async def test_call_timeout_is_shown_to_the_model(travel: LoadedScenario, tmp_pa
     timed_out = tool_messages(run.fake.requests[1])["c1"]
     assert timed_out.startswith("Tool error: the call failed:")
     assert "MCP error -32001" in timed_out
-    assert any("MCP error -32001" in note for note in run.report.notes)
-    assert "Standard" in tool_messages(run.fake.requests[2])["c2"]
     assert run.report.answer == "Standard"
 
 
@@ -216,13 +165,24 @@ async def test_tools_are_relisted_after_a_drift(travel: LoadedScenario, tmp_path
         return sorted(tool["function"]["parameters"]["properties"])
 
     assert get_fare_fields(run.fake.requests[0]) == ["flight_id"]
-    assert get_fare_fields(run.fake.requests[1]) == ["flight_identifier"]  # the model sees the drifted schema
+    assert get_fare_fields(run.fake.requests[1]) == ["flight_identifier"]
     assert [c["outcome"] for c in run.calls("get_fare")] == ["rejected", "ok"]
-    assert tool_messages(run.fake.requests[1])["c1"].startswith("Tool error: ")
     assert run.report.answer == "Standard"
 
 
-# -- 3. malformed arguments from the model --------------------------------------------------------------------------
+async def test_unknown_tool_goes_to_the_server(travel: LoadedScenario, tmp_path: Path) -> None:
+    script = [
+        tool_calls(call("get_fare_v2", {"flight_id": "AU-426"}, "c1")),
+        tool_calls(call(SUBMIT_TOOL, {"answer": "Standard"}, "c2")),
+    ]
+    run = await run_agent(travel, tmp_path, script)
+
+    assert [e["outcome"] for e in run.calls("get_fare_v2")] == ["unknown_tool"]
+    assert tool_messages(run.fake.requests[1])["c1"].startswith("Tool error: ")
+    assert run.events() == []
+
+
+# -- 3. model-side trouble ------------------------------------------------------------------------------------------
 
 
 async def test_malformed_arguments_become_a_tool_message(travel: LoadedScenario, tmp_path: Path) -> None:
@@ -241,36 +201,66 @@ async def test_malformed_arguments_become_a_tool_message(travel: LoadedScenario,
     assert "not valid JSON" in answered["bad-json"]
     assert "must be a JSON object, got list" in answered["not-an-object"]
     assert all("The tool was not called" in text for text in answered.values())
+    # Echoed with {} arguments: vLLM and llama.cpp parse echoed arguments and would refuse the whole request.
+    echoed = run.fake.requests[1]["messages"][2]["tool_calls"]
+    assert [c["function"]["arguments"] for c in echoed] == ["{}", "{}"]
     assert len(run.calls("get_fare")) == 1  # malformed calls never reach the server
-    assert sum("malformed arguments" in note for note in run.report.notes) == 2
+    malformed = run.events("malformed_call")
+    assert [(e["turn"], e["tool"], e["after_calls"]) for e in malformed] == [(1, "get_fare", 0), (1, "get_fare", 0)]
+    assert "not valid JSON" in malformed[0]["detail"]
     assert run.report.answer == "Standard"
     assert run.report.calls == 2
 
 
-# -- 4. a plain answer without a tool call --------------------------------------------------------------------------
+async def test_text_reply_gets_one_reminder_then_is_submitted(travel: LoadedScenario, tmp_path: Path) -> None:
+    refusal = "I cannot determine the fare class without more information."
+    run = await run_agent(travel, tmp_path, [reply(refusal, reasoning="The user wants a fare."), reply(refusal)])
+
+    assert run.report.answer == refusal
+    assert run.answers() == [refusal]  # the scorer judges it
+    assert [e["kind"] for e in run.events()] == ["text_reply", "text_reply"]
+    reminder = run.fake.requests[1]["messages"][-1]
+    assert reminder["role"] == "user" and SUBMIT_TOOL in reminder["content"]
+    assert "turn 1: model reasoning: The user wants a fare." in run.report.notes
+    assert f"turn 1: model said: {refusal}" in run.report.notes
 
 
-async def test_plain_content_is_submitted_as_the_answer(travel: LoadedScenario, tmp_path: Path) -> None:
+async def test_text_then_tool_call_is_only_reminded(travel: LoadedScenario, tmp_path: Path) -> None:
     # An empty brief prompt makes the agent read the task from the server's `task` prompt.
-    run = await run_agent(travel, tmp_path, [reply("  Standard\n")], prompt="")
+    script = [reply("Let me think."), tool_calls(call(SUBMIT_TOOL, {"answer": "Standard"}, "c1"))]
+    run = await run_agent(travel, tmp_path, script, prompt="")
 
-    assert run.report.answer == "Standard"
     assert run.answers() == ["Standard"]
-    assert [e["tool"] for e in run.trace.of_type("tool_called")] == []
+    assert [e["kind"] for e in run.events()] == ["text_reply"]
     assert len(run.trace.of_type("task_read")) == 1
-    (request,) = run.fake.requests
-    assert task_prompt(travel).strip() in request["messages"][1]["content"]
+    assert task_prompt(travel).strip() in run.fake.requests[0]["messages"][1]["content"]
 
 
-async def test_empty_reply_gets_a_nudge(travel: LoadedScenario, tmp_path: Path) -> None:
-    run = await run_agent(travel, tmp_path, [reply(""), reply("Standard")])
-
+async def test_empty_replies(travel: LoadedScenario, tmp_path: Path) -> None:
+    run = await run_agent(travel, tmp_path, [reply(""), tool_calls(call(SUBMIT_TOOL, {"answer": "Standard"}))])
     assert run.report.answer == "Standard"
+    assert [e["kind"] for e in run.events()] == ["empty_reply"]
     assert run.fake.requests[1]["messages"][-1]["role"] == "user"
-    assert any("neither text nor tool calls" in note for note in run.report.notes)
+
+    stopped = await run_agent(travel, tmp_path / "two", [reply(""), reply("  ")])
+    assert stopped.report.answer is None
+    assert stopped.answers() == []
+    assert [e["kind"] for e in stopped.events()] == ["empty_reply", "empty_reply"]
+    assert len(stopped.fake.requests) == 2
 
 
-# -- 5. out of turns ------------------------------------------------------------------------------------------------
+async def test_truncated_replies(travel: LoadedScenario, tmp_path: Path) -> None:
+    rambling = " ".join(["word"] * 50)
+    cut_call = call("get_fare", '{"flight_id": "AU-426", "note": "a b c d e f g h"}', "cut")
+    script = [reply(rambling), tool_calls(cut_call), tool_calls(call(SUBMIT_TOOL, {"answer": "Standard"}, "ok"))]
+    run = await run_agent(travel, tmp_path, script, max_tokens=5)
+
+    assert [(e["kind"], e["turn"]) for e in run.events()] == [
+        ("truncated", 1), ("text_reply", 1), ("truncated", 2), ("malformed_call", 2),
+    ]  # fmt: skip
+    assert run.fake.requests[1]["messages"][2]["content"] == "word word word word word"
+    assert run.calls("get_fare") == []
+    assert run.answers() == ["Standard"]
 
 
 async def test_max_turns_without_an_answer(
@@ -282,92 +272,6 @@ async def test_max_turns_without_an_answer(
 
     assert run.report.answer is None
     assert "no answer after 3 model turns (MCP_HAZARD_LLM_MAX_TURNS)" in run.report.notes
+    assert [(e["kind"], e["turn"], e["after_calls"]) for e in run.events()] == [("turn_limit", 3, 3)]
     assert len(run.fake.requests) == 3
-    assert len(run.calls("get_fare")) == 3
     assert run.answers() == []
-
-
-# -- 6. a broken endpoint -------------------------------------------------------------------------------------------
-
-
-@pytest.mark.parametrize(
-    ("turn", "expected"),
-    [
-        (http_reply(500, "internal error\nTraceback: boom " + "x" * 2000), "HTTP 500: internal error Traceback: boom"),
-        (http_reply(200, "<html>not json</html>"), "HTTP 200 but the body is not JSON: <html>"),
-        (http_reply(200, '{"object": "error"}'), "not a chat completion"),
-    ],
-    ids=["status-500", "not-json", "not-a-completion"],
-)
-async def test_endpoint_failure_is_one_line(travel: LoadedScenario, tmp_path: Path, turn: Turn, expected: str) -> None:
-    with pytest.raises(LlmEndpointError) as caught:
-        await run_agent(travel, tmp_path, [turn], api_key="sk-secret")
-    message = str(caught.value)
-    assert isinstance(caught.value, UserError)
-    assert "\n" not in message
-    assert expected in message
-    assert "/v1/chat/completions" in message
-    assert len(message) < 400
-    assert "sk-secret" not in message
-
-
-async def test_unreachable_endpoint_is_one_line(travel: LoadedScenario, tmp_path: Path) -> None:
-    agent = LlmAgent(base_url=f"http://127.0.0.1:{free_port()}/v1", model=MODEL)
-    with anyio.fail_after(DEADLINE_S):
-        async with open_episode("memory", travel, TASK, Condition(), tmp_path) as connected:
-            with pytest.raises(LlmEndpointError, match=r"cannot connect") as caught:
-                await agent.run(connected.client, Brief(prompt=task_prompt(travel)))
-    assert "\n" not in str(caught.value)
-
-
-# -- 7. configuration errors ----------------------------------------------------------------------------------------
-
-
-def test_missing_model_names_the_variable(monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setenv(ENV_BASE_URL, "http://127.0.0.1:11434/v1")
-    with pytest.raises(UserError) as caught:
-        LlmAgent()
-    message = str(caught.value)
-    assert message.startswith("MCP_HAZARD_LLM_MODEL is not set")
-    assert "\n" not in message
-
-
-def test_missing_base_url_names_the_variable(monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setenv(ENV_MODEL, "qwen2.5:7b")
-    monkeypatch.setenv(ENV_BASE_URL, "  ")  # blank counts as unset
-    with pytest.raises(UserError, match=r"^MCP_HAZARD_LLM_BASE_URL is not set"):
-        LlmAgent()
-
-
-@pytest.mark.parametrize(
-    ("variable", "value", "expected"),
-    [
-        (ENV_MAX_TURNS, "zero", "MCP_HAZARD_LLM_MAX_TURNS must be a whole number >= 1, got 'zero'"),
-        (ENV_MAX_TURNS, "0", "MCP_HAZARD_LLM_MAX_TURNS must be a whole number >= 1, got '0'"),
-        (ENV_TEMPERATURE, "-1", "MCP_HAZARD_LLM_TEMPERATURE must be a number >= 0, got '-1'"),
-        (ENV_TIMEOUT_S, "0", "MCP_HAZARD_LLM_TIMEOUT_S must be a number > 0, got '0'"),
-        (ENV_BASE_URL, "127.0.0.1:11434/v1", "MCP_HAZARD_LLM_BASE_URL must start with http:// or https://"),
-    ],
-)
-def test_bad_setting_names_the_variable(
-    monkeypatch: pytest.MonkeyPatch, variable: str, value: str, expected: str
-) -> None:
-    monkeypatch.setenv(ENV_BASE_URL, "http://127.0.0.1:11434/v1")
-    monkeypatch.setenv(ENV_MODEL, "qwen2.5:7b")
-    monkeypatch.setenv(variable, value)
-    with pytest.raises(UserError) as caught:
-        LlmAgent()
-    assert str(caught.value).startswith(expected)
-
-
-def test_settings_from_the_environment(monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setenv(ENV_BASE_URL, "http://127.0.0.1:11434/v1/chat/completions/")
-    monkeypatch.setenv(ENV_MODEL, "qwen2.5:7b")
-    monkeypatch.setenv(ENV_API_KEY, "sk-env")
-    config = LlmAgent().config
-    assert config.url == "http://127.0.0.1:11434/v1/chat/completions"
-    assert (config.model, config.api_key, config.max_turns, config.temperature, config.timeout_s) == (
-        "qwen2.5:7b", "sk-env", 20, 0.0, 60.0,
-    )  # fmt: skip
-    assert "sk-env" not in repr(config)
-    assert LlmAgent(max_turns=5, timeout_s=2.5).config.max_turns == 5

@@ -1,0 +1,112 @@
+"""The LLM agent's model endpoint in an episode: retries with their waits (recorded, not slept), Retry-After, and
+the one-line `LlmEndpointError` for a refusal or an endpoint that stays down."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import anyio
+import pytest
+
+from mcp_hazard.agents.base import Brief
+from mcp_hazard.agents.llm import ALL_ENV, LlmAgent, LlmEndpointError
+from mcp_hazard.condition import Condition
+from mcp_hazard.errors import UserError
+from mcp_hazard.runner.transports import free_port, open_episode
+from mcp_hazard.scenario.load import LoadedScenario, load_scenario
+from mcp_hazard.server.episode import SUBMIT_TOOL
+
+from .fake_llm import FakeLlm, Turn, call, flaky, http_reply, tool_calls
+from .llm_support import DEADLINE_S, MODEL, TASK, TRAVEL, run_agent, task_prompt
+
+pytestmark = pytest.mark.anyio
+
+
+@pytest.fixture(autouse=True)
+def clean_env(monkeypatch: pytest.MonkeyPatch) -> None:
+    """The developer's own MCP_HAZARD_LLM_* settings must not leak into the tests."""
+    for name in ALL_ENV:
+        monkeypatch.delenv(name, raising=False)
+
+
+@pytest.fixture(scope="module")
+def travel() -> LoadedScenario:
+    return load_scenario(TRAVEL)
+
+
+# -- retries and failures ------------------------------------------------------------------------------------------
+
+SUBMIT = tool_calls(call(SUBMIT_TOOL, {"answer": "Standard"}, "c1"))
+
+
+async def test_retries_back_off_and_succeed(travel: LoadedScenario, tmp_path: Path) -> None:
+    turn = flaky(SUBMIT, http_reply(500, "boom"), http_reply(503, "loading model"), http_reply(502, "bad gateway"))
+    run = await run_agent(travel, tmp_path, [turn])
+
+    assert run.waits == [1, 2, 4]
+    assert run.report.answer == "Standard"
+    retries = [n for n in run.report.notes if "retry" in n]
+    assert retries[0] == "turn 1: model endpoint HTTP 500: boom; retry 1/4 in 1s"
+    assert len(retries) == 3
+
+
+async def test_retry_after_is_honoured_and_capped(travel: LoadedScenario, tmp_path: Path) -> None:
+    turn = flaky(SUBMIT, http_reply(429, "slow down", retry_after="3"), http_reply(429, "later", retry_after="600"))
+    run = await run_agent(travel, tmp_path, [turn], backoff_s=0.5)
+    assert run.waits == [3, 30]
+    assert run.report.answer == "Standard"
+
+
+async def test_backoff_is_capped_and_gives_up(travel: LoadedScenario, tmp_path: Path) -> None:
+    fake = FakeLlm([http_reply(500, "internal error\nTraceback: boom " + "x" * 2000)])
+    waits: list[float] = []
+
+    async def sleep(seconds: float) -> None:
+        waits.append(seconds)
+
+    with pytest.raises(LlmEndpointError) as caught:
+        await run_agent(travel, tmp_path, [], fake=fake, retries=6, api_key="sk-secret", sleep=sleep)
+    assert waits == [1, 2, 4, 8, 8, 8]
+    assert len(fake.requests) == 7
+    message = str(caught.value)
+    assert "HTTP 500: internal error Traceback: boom" in message
+    assert "(after 6 retries, MCP_HAZARD_LLM_RETRIES)" in message
+    assert "\n" not in message and len(message) < 400 and "sk-secret" not in message
+
+
+@pytest.mark.parametrize(
+    ("turn", "expected"),
+    [
+        (http_reply(400, '{"error": "bad request"}'), 'HTTP 400: {"error": "bad request"}'),
+        (http_reply(404, "model 'fake-model' not found"), "HTTP 404: model 'fake-model' not found"),
+        (http_reply(422, ""), "HTTP 422: (empty body)"),
+        (http_reply(200, "<html>not json</html>"), "HTTP 200 but the body is not JSON: <html>"),
+        (http_reply(200, '{"object": "error"}'), "not a chat completion"),
+    ],
+    ids=["400", "404", "422", "not-json", "not-a-completion"],
+)
+async def test_refusals_fail_at_once(travel: LoadedScenario, tmp_path: Path, turn: Turn, expected: str) -> None:
+    fake = FakeLlm([turn])
+    with pytest.raises(LlmEndpointError) as caught:
+        await run_agent(travel, tmp_path, [], fake=fake)
+    assert len(fake.requests) == 1  # never retried
+    message = str(caught.value)
+    assert isinstance(caught.value, UserError)
+    assert expected in message and "/v1/chat/completions" in message and "\n" not in message
+
+
+async def test_unreachable_endpoint_is_retried_then_one_line(travel: LoadedScenario, tmp_path: Path) -> None:
+    waits: list[float] = []
+
+    async def sleep(seconds: float) -> None:
+        waits.append(seconds)
+
+    agent = LlmAgent(base_url=f"http://127.0.0.1:{free_port()}/v1", model=MODEL, retries=2, sleep=sleep)
+    brief = Brief(prompt=task_prompt(travel))
+    with anyio.fail_after(DEADLINE_S):
+        async with open_episode("memory", travel, TASK, Condition(), tmp_path) as connected:
+            with pytest.raises(LlmEndpointError, match=r"cannot connect.*\(after 2 retries") as caught:
+                await agent.run(connected.client, brief)
+    assert "\n" not in str(caught.value)
+    assert waits == [1, 2]
+    assert brief.report.notes[-1] == "usage: 1 model turns, 0 prompt + 0 completion tokens"  # kept on failure
