@@ -11,9 +11,17 @@ from sys import intern
 from typing import Any
 
 from mcp_hazard.hazards.base import siblings
-from mcp_hazard.scenario.answers import answer_matches, canonical_text, parse_number
+from mcp_hazard.scenario.answers import (
+    AnswerVerdict,
+    answer_fields,
+    answer_vocabulary,
+    canonical_text,
+    field_values,
+    judge_answer,
+    parse_number,
+)
 from mcp_hazard.scenario.models import Scenario, Task
-from mcp_hazard.scoring.rules import AGENT_STOPS, GAVE_UP_PHRASES
+from mcp_hazard.scoring.rules import AGENT_STOPS
 from mcp_hazard.trace.reader import Trace
 
 BEFORE_PATHS = {
@@ -333,6 +341,17 @@ class _Scorer:
                 missing.append(step.tool)
         return sorted(set(missing))
 
+    def judge(self, answer: Any) -> AnswerVerdict:
+        """The answer under docs/scoring.md "Final answers": the scenario's vocabulary plus what this episode's
+        results held under the answer's fields (a drifted or silently wrong value is a value the agent could name)."""
+        found = set(answer_vocabulary(self.scenario, self.task))
+        fields = answer_fields(self.task)
+        if fields:
+            for call in self.calls:
+                if call["outcome"] == "ok":
+                    field_values(call.get("result"), fields, found)
+        return judge_answer(self.task.answer, answer, prompt=self.task.prompt, vocabulary=frozenset(found))
+
     def supported(self, answer: Any) -> bool:
         known = self.known_text(10**12)
         text = canonical_text(answer).casefold()
@@ -460,7 +479,8 @@ def score_episode(trace: Trace, scenario: Scenario) -> EpisodeScore:
     condition = started.get("condition", {})
     submitted = by_type.get("answer_submitted", [])
     answer = submitted[0]["answer"] if submitted else None
-    correct = answer_matches(task.answer, answer) if submitted else False
+    judged = scorer.judge(answer) if submitted else None
+    correct = judged.correct if judged is not None else False
     verdicts = [scorer.verdict(e, correct) for e in by_type.get("hazard_fired", [])]
     failures = [
         CallFailure(
@@ -482,11 +502,13 @@ def score_episode(trace: Trace, scenario: Scenario) -> EpisodeScore:
             reasons.append("conflict not cross-checked: " + ", ".join(sorted(set(unresolved))))
     if not submitted:
         episode_failure: str | None = outcome if outcome in AGENT_STOPS else "no_answer"
-    elif correct:
+    elif judged is None or judged.correct:
         episode_failure = None
-    elif not canonical_text(answer) or canonical_text(answer).casefold().strip(". ") in GAVE_UP_PHRASES:
+    elif judged.gave_up:
         episode_failure = "gave_up"
-    elif not scorer.supported(answer):
+    elif not any(
+        scorer.supported(v) for v in judged.named or [answer if judged.extracted is None else judged.extracted]
+    ):
         episode_failure = "invented"
     else:
         episode_failure = "wrong_answer"
@@ -522,5 +544,6 @@ def score_episode(trace: Trace, scenario: Scenario) -> EpisodeScore:
         redundant_calls=redundant,
         ended=_label(ended[0].get("reason")) if ended else None,
         agent_outcome=_label(outcome),
+        answer_rule=_label(judged.rule) if judged is not None else "no_answer",
         warnings=warnings,
     )

@@ -5,11 +5,6 @@ Kept as data, next to docs/scoring.md, because users misread rules that live onl
 
 from __future__ import annotations
 
-GAVE_UP_PHRASES = (
-    "i don't know", "i do not know", "unknown", "cannot determine", "can't determine", "unable to", "n/a", "none",
-    "no answer", "not available", "i cannot", "i can't",
-)  # fmt: skip
-
 FAILURE_CLASSES = (
     "malformed_call",
     "non_existent_tool",

@@ -53,7 +53,9 @@ def test_exact_compares_numbers_and_booleans_by_their_text() -> None:
     assert not answer_matches(spec(182), "182.5")
     assert answer_matches(spec(True), "true")
     assert answer_matches(spec(False), False)
-    assert not answer_matches(spec(True), "True")
+    assert answer_matches(spec(True), "True")  # a boolean is judged by its value, as a careful reader would
+    assert answer_matches(spec(True), "Yes.")
+    assert not answer_matches(spec(True), "false")
 
 
 def test_exact_on_structured_values_ignores_key_order() -> None:
@@ -150,7 +152,14 @@ def test_numeric(canonical: float, tolerance: float, given: Any, ok: bool) -> No
 
 @pytest.mark.parametrize(
     ("given", "ok"),
-    [("AU-418", True), ("au-426", True), (" AU-426 ", True), ("AU-412", False), ("AU-418, AU-426", False)],
+    [
+        ("AU-418", True),
+        ("au-426", True),
+        (" AU-426 ", True),
+        ("AU-412", False),
+        ("AU-418, AU-426", True),
+        ("AU-418 or AU-412", False),
+    ],
 )
 def test_one_of(given: str, ok: bool) -> None:
     assert answer_matches(spec(["AU-418", "AU-426"], "one_of"), given) is ok
@@ -178,7 +187,8 @@ def test_one_of_with_numbers() -> None:
         ("Velmora", False),
         ("Velmora, Castrane, Olyndra", False),
         (["Velmora", "Velmora"], False),
-        ("Velmora Castrane", False),
+        ("Velmora Castrane", True),  # both names, nothing else: read as a list in a sentence
+        ("Velmora and Castrane have rooms.", True),
         (42, False),
         ({"a": "Velmora", "b": "Castrane"}, False),
     ],

@@ -189,6 +189,35 @@ def test_known_value_error_and_wrong_supported_answer_and_no_answer() -> None:
     assert any("episode_ended" in w for w in silent.warnings)
 
 
+@pytest.mark.parametrize(
+    ("answer", "correct", "failure", "rule"),
+    [
+        ("The fare class is Standard.", True, None, "extracted-from-sentence"),
+        ("Standard", True, None, "case_insensitive"),
+        ("The fare class is Flex.", False, "wrong_answer", "extracted-from-sentence"),  # Flex was served: wrong
+        ("The fare class is Premium.", False, "invented", "no_candidate"),  # read nowhere: invented
+        ("Standard or Flex", False, "wrong_answer", "ambiguous"),
+        ("I could not retrieve the fare class; the tool kept failing.", False, "gave_up", "gave_up"),
+        ("No data.", False, "gave_up", "gave_up"),
+    ],
+)
+def test_answers_in_sentences_are_judged_on_the_value_they_assert(
+    answer: str, correct: bool, failure: str | None, rule: str
+) -> None:
+    flex = {**FARE_426, "fare_class": "Flex"}  # what an output-drifting or silently wrong reply could serve
+    score = (
+        Builder("fare-class")
+        .call("get_fare", {"flight_id": "AU-426"}, result=flex)
+        .call("get_fare", {"flight_id": "AU-426"}, result=FARE_426)
+        .answer(answer)
+    ).score()
+    assert (score.correct, score.episode_failure, score.answer_rule) == (correct, failure, rule)
+
+
+def test_an_unsubmitted_answer_has_the_no_answer_rule() -> None:
+    assert Builder("fare-class").score().answer_rule == "no_answer"
+
+
 def _episode(task: str, correct: bool, *, hazards: list[str] = (), seed: int = 0, profile: str = "strict"):  # type: ignore[no-untyped-def]
     answer = {"fare-class": "Standard", "cheapest-trip": "AU-418"}[task] if correct else "nope"
     return Builder(task, hazards=hazards, seed=seed, profile=profile).answer(answer).score()
