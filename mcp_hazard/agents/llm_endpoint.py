@@ -1,11 +1,12 @@
 """The model endpoint over HTTP: one chat completion with retries, and the preflight a run makes before its first
 episode.
 
-Retries are for what a busy or restarting server does (HTTP 408, 429, 5xx, a lost connection, a timeout); a request
-the server refuses (any other 4xx) would be refused again, so it fails at once. The waits are a fixed sequence
-(backoff_s x 1, 2, 4, 8, capped) or the server's own `Retry-After` in seconds (capped): no jitter, so two runs of
-the same episode against the same server wait the same. Giving up raises `LlmEndpointError`, one line with the
-status and the start of the body, never the API key.
+Retries are for what a busy or restarting server does (HTTP 408, 429, 5xx, a lost connection, a connect timeout); a
+request the server refuses (any other 4xx) would be refused again, and one it took but did not answer in time is
+still being worked on (a single-slot server such as llama.cpp would queue the copy behind it), so both fail at once.
+The waits are a fixed sequence (backoff_s x 1, 2, 4, 8, capped) or the server's own `Retry-After` in seconds
+(capped): no jitter, so two runs of the same episode against the same server wait the same. Giving up raises
+`LlmEndpointError`, one line with the status and the start of the body, never the API key.
 """
 
 from __future__ import annotations
@@ -94,8 +95,11 @@ class Endpoint:
             retry_after: float | None = None
             try:
                 response = await self._http.post(config.url, json=payload)
+            except httpx.ReadTimeout:
+                # The server took the request and is still working on it: a second copy would queue behind it.
+                raise LlmEndpointError(f"{where}: no response within {config.timeout_s:g}s ({ENV_TIMEOUT_S})") from None
             except httpx.TimeoutException:
-                problem = f"no response within {config.timeout_s:g}s ({ENV_TIMEOUT_S})"
+                problem = f"no connection within {config.timeout_s:g}s ({ENV_TIMEOUT_S})"
             except httpx.HTTPError as exc:
                 problem = f"cannot connect: {one_line(str(exc)) or type(exc).__name__}"
             else:

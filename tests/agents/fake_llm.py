@@ -57,6 +57,7 @@ class Turn:
     headers: dict[str, str] = field(default_factory=dict)
     before: tuple[Turn, ...] = ()
     finish_reason: str | None = None
+    stall_s: float = 0.0  # seconds to think before answering, as a busy single-slot server does
 
 
 def call(name: str, arguments: dict[str, Any] | str, call_id: str | None = None) -> dict[str, Any]:
@@ -84,7 +85,12 @@ def http_reply(status: int, body: str, retry_after: str | None = None) -> Turn:
 
 def flaky(turn: Turn, *failures: Turn) -> Turn:
     """`turn`, after `failures` on the first tries of the same request."""
-    return Turn(turn.message, turn.status, turn.raw, turn.headers, tuple(failures), turn.finish_reason)
+    return Turn(turn.message, turn.status, turn.raw, turn.headers, tuple(failures), turn.finish_reason, turn.stall_s)
+
+
+def slow(turn: Turn, seconds: float) -> Turn:
+    """`turn`, answered only after `seconds`."""
+    return Turn(turn.message, turn.status, turn.raw, turn.headers, turn.before, turn.finish_reason, seconds)
 
 
 class Refused(Exception):
@@ -275,6 +281,8 @@ class FakeLlm:
         self.attempts[key] = attempt + 1
         if attempt < len(turn.before):
             turn = turn.before[attempt]
+        if turn.stall_s:
+            await anyio.sleep(turn.stall_s)
         if turn.raw is not None:
             return Response(turn.raw, status_code=turn.status, headers=turn.headers, media_type="text/plain")
         message, cut = _cut(turn.message or {"role": "assistant", "content": ""}, body["max_tokens"])

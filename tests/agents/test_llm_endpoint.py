@@ -16,7 +16,7 @@ from mcp_hazard.runner.transports import free_port, open_episode
 from mcp_hazard.scenario.load import LoadedScenario, load_scenario
 from mcp_hazard.server.episode import SUBMIT_TOOL
 
-from .fake_llm import FakeLlm, Turn, call, flaky, http_reply, tool_calls
+from .fake_llm import FakeLlm, Turn, call, flaky, http_reply, slow, tool_calls
 from .llm_support import DEADLINE_S, MODEL, TASK, TRAVEL, run_agent, task_prompt
 
 pytestmark = pytest.mark.anyio
@@ -93,6 +93,15 @@ async def test_refusals_fail_at_once(travel: LoadedScenario, tmp_path: Path, tur
     message = str(caught.value)
     assert isinstance(caught.value, UserError)
     assert expected in message and "/v1/chat/completions" in message and "\n" not in message
+
+
+async def test_a_slow_answer_is_not_asked_again(travel: LoadedScenario, tmp_path: Path) -> None:
+    """A server that took the request but answers too late is still working on it (llama.cpp serves one request at
+    a time): sending it again would queue a second copy behind the first. One line, no retry."""
+    fake = FakeLlm([slow(SUBMIT, 3.0)])
+    with pytest.raises(LlmEndpointError, match=r"no response within 0.5s \(MCP_HAZARD_LLM_TIMEOUT_S\)$"):
+        await run_agent(travel, tmp_path, [], fake=fake, timeout_s=0.5)
+    assert len(fake.requests) == 1
 
 
 async def test_unreachable_endpoint_is_retried_then_one_line(travel: LoadedScenario, tmp_path: Path) -> None:
