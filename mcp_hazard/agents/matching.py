@@ -20,7 +20,6 @@ plain function of its inputs (no randomness, no `hash()`), and ties go to listin
 
 from __future__ import annotations
 
-import contextlib
 import datetime as dt
 import math
 import re
@@ -31,6 +30,7 @@ from typing import Any
 import mcp_types as types
 
 from mcp_hazard.agents.normalise import similarity, words
+from mcp_hazard.scenario.patterns import pattern_problem, search
 
 # First words of tool names and descriptions that announce a side effect (the verb of a write).
 WRITE_VERBS = frozenset(
@@ -262,11 +262,11 @@ def _type_fit(kind: Any, value: Any) -> float:
 
 
 def _pattern_fit(pattern: Any, value: Any) -> float:
-    if not isinstance(pattern, str) or not isinstance(value, str):
+    """Served patterns come from whatever server the agent talks to: matched with RE2 (linear time), and a pattern
+    RE2 cannot compile says nothing either way."""
+    if not isinstance(pattern, str) or not isinstance(value, str) or pattern_problem(pattern):
         return 0.0
-    with contextlib.suppress(re.error):
-        return 1.5 if re.search(pattern, value) else BROKEN
-    return 0.0
+    return 1.5 if search(pattern, value) else BROKEN
 
 
 def _documented_example(description: str, value: Any) -> float:

@@ -1,4 +1,9 @@
-"""Check tool arguments against a JSON Schema and say what is wrong in one short line, naming the field."""
+"""Check tool arguments against a JSON Schema and say what is wrong in one short line, naming the field.
+
+Two guards keep one hostile call from stalling a server that plays many episodes: `bounds_problem` refuses arguments
+over fixed size limits before anything looks inside them, and the validator matches every regex with RE2 (linear
+time) instead of Python's backtracking `re` (patterns.py says why).
+"""
 
 from __future__ import annotations
 
@@ -7,10 +12,20 @@ from collections import OrderedDict
 from typing import Any
 
 import jsonschema
-from jsonschema import Draft202012Validator
-from jsonschema.exceptions import best_match
+from jsonschema import Draft202012Validator, FormatChecker, validators
+from jsonschema.exceptions import ValidationError, best_match
+
+from mcp_hazard.scenario.patterns import PatternError, compile_pattern, search
 
 MAX_MESSAGE_CHARS = 240
+
+# Limits on one call's arguments, checked before validation, hazards or behaviours see them. Generous for any real
+# tool call (the shipped scenarios use well under 1 KiB), small enough that validating, tracing and matching a call
+# costs little. docs: /tmp/security-patterns.md, later docs/security.md.
+MAX_ARGUMENT_BYTES = 64 * 1024  # the arguments as compact JSON, UTF-8
+MAX_STRING_CHARS = 16 * 1024  # any one string, keys included
+MAX_NESTING_DEPTH = 32  # objects and arrays inside each other, the arguments object itself counted
+MAX_ITEMS = 10_000  # values in all objects and arrays together
 
 
 def _short(text: str, limit: int = MAX_MESSAGE_CHARS) -> str:
@@ -26,6 +41,123 @@ def describe_value(value: Any, limit: int = 60) -> str:
     return _short(text, limit)
 
 
+def _re2_pattern(validator: Any, pattern: str, instance: Any, schema: dict[str, Any]) -> Any:
+    if validator.is_type(instance, "string") and not search(pattern, instance):
+        yield ValidationError(f"{instance!r} does not match {pattern!r}")
+
+
+def _re2_pattern_properties(validator: Any, patterns: dict[str, Any], instance: Any, schema: dict[str, Any]) -> Any:
+    if not validator.is_type(instance, "object"):
+        return
+    for pattern, subschema in patterns.items():
+        for key, value in instance.items():
+            if search(pattern, key):
+                yield from validator.descend(value, subschema, path=key, schema_path=pattern)
+
+
+def _re2_additional_properties(validator: Any, extra: Any, instance: Any, schema: dict[str, Any]) -> Any:
+    """jsonschema's own, with the `patternProperties` exemption matched by RE2 (the library uses `re.search`)."""
+    if not validator.is_type(instance, "object"):
+        return
+    properties = schema.get("properties", {})
+    patterns = list(schema.get("patternProperties", {}))
+    extras = [
+        key for key in instance if key not in properties and not any(search(pattern, key) for pattern in patterns)
+    ]
+    if validator.is_type(extra, "object"):
+        for key in extras:
+            yield from validator.descend(instance[key], extra, path=key)
+    elif not extra and extras:
+        if patterns:
+            joined = ", ".join(repr(key) for key in sorted(extras))
+            listed = ", ".join(repr(pattern) for pattern in sorted(patterns))
+            yield ValidationError(
+                f"{joined} {'does' if len(extras) == 1 else 'do'} not match any of the regexes: {listed}"
+            )
+        else:
+            names = ", ".join(repr(key) for key in sorted(extras, key=str))
+            verb = "was" if len(extras) == 1 else "were"
+            yield ValidationError(f"Additional properties are not allowed ({names} {verb} unexpected)")
+
+
+def _re2_is_regex(instance: object) -> bool:
+    if isinstance(instance, str):
+        compile_pattern(instance)
+    return True
+
+
+def _format_checker() -> FormatChecker:
+    """Draft 2020-12's format checks, with `format: regex` judged by what RE2 compiles (the library compiles the
+    agent's string with Python's `re`)."""
+    checker = FormatChecker(Draft202012Validator.FORMAT_CHECKER.checkers)
+    checker.checkers = dict(checker.checkers)
+    checker.checks("regex", raises=PatternError)(_re2_is_regex)
+    return checker
+
+
+# Draft 2020-12 with every keyword that runs a regex on instance data rewired to RE2. `unevaluatedProperties` still
+# evaluates `patternProperties` with `re` inside jsonschema, so load.py refuses schemas that combine the two.
+Re2Validator = validators.extend(
+    Draft202012Validator,
+    {
+        "pattern": _re2_pattern,
+        "patternProperties": _re2_pattern_properties,
+        "additionalProperties": _re2_additional_properties,
+    },
+)
+FORMAT_CHECKER = _format_checker()
+
+
+def _named(path: tuple[str | int, ...]) -> str:
+    return f"argument '{_short('.'.join(str(part) for part in path), 80)}'" if path else "arguments"
+
+
+def bounds_problem(arguments: Any) -> str | None:
+    """None when `arguments` are within the limits above, else one line naming the limit (and the argument, when one
+    is to blame), such as "argument 'city': 20000 characters exceed the limit of 16384 characters per string".
+    Iterative and stops at the first excess, so its own cost is bounded by the limits, not by the input."""
+    stack: list[tuple[Any, tuple[str | int, ...]]] = [(arguments, ())]
+    items = chars = 0
+    too_large = f"arguments: more than the limit of {MAX_ARGUMENT_BYTES} bytes in all (as JSON)"
+    while stack:
+        value, path = stack.pop()
+        if isinstance(value, str):
+            if len(value) > MAX_STRING_CHARS:
+                return f"{_named(path)}: {len(value)} characters exceed the limit of {MAX_STRING_CHARS} per string"
+            chars += len(value)
+            if chars > MAX_ARGUMENT_BYTES:  # a lower bound on the JSON size: no need to serialise a huge call
+                return too_large
+            continue
+        if not isinstance(value, dict | list):
+            continue
+        if len(path) >= MAX_NESTING_DEPTH:
+            return f"{_named(path)}: nested deeper than the limit of {MAX_NESTING_DEPTH} levels"
+        items += len(value)
+        if items > MAX_ITEMS:
+            return f"arguments: more than the limit of {MAX_ITEMS} values in all"
+        if isinstance(value, dict):
+            for key, item in value.items():
+                if len(str(key)) > MAX_STRING_CHARS:
+                    return (
+                        f"{_named(path)}: a key of {len(str(key))} characters exceeds the limit of {MAX_STRING_CHARS}"
+                    )
+                chars += len(str(key))
+                stack.append((item, (*path, key)))
+        else:
+            stack.extend((item, (*path, i)) for i, item in enumerate(value))
+        if chars > MAX_ARGUMENT_BYTES:
+            return too_large
+    try:
+        size = len(json.dumps(arguments, ensure_ascii=False, separators=(",", ":")).encode("utf-8"))
+    except UnicodeEncodeError:
+        return "arguments: a lone surrogate (\\ud800 to \\udfff) is not valid Unicode text"
+    except (TypeError, ValueError):
+        return "arguments: not JSON data"
+    if size > MAX_ARGUMENT_BYTES:
+        return too_large
+    return None
+
+
 class SchemaCache:
     """Validators built once per schema; schemas are identified by the id of the dict that holds them.
 
@@ -34,13 +166,13 @@ class SchemaCache:
 
     def __init__(self, size: int = 1024) -> None:
         self.size = size
-        self._validators: OrderedDict[int, tuple[dict[str, Any], Draft202012Validator]] = OrderedDict()
+        self._validators: OrderedDict[int, tuple[dict[str, Any], Any]] = OrderedDict()
 
-    def validator(self, schema: dict[str, Any]) -> Draft202012Validator:
+    def validator(self, schema: dict[str, Any]) -> Any:
         key = id(schema)
         cached = self._validators.get(key)
         if cached is None or cached[0] is not schema:
-            cached = (schema, Draft202012Validator(schema, format_checker=Draft202012Validator.FORMAT_CHECKER))
+            cached = (schema, Re2Validator(schema, format_checker=FORMAT_CHECKER))
             self._validators[key] = cached
             if len(self._validators) > self.size:
                 self._validators.popitem(last=False)

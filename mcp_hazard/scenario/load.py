@@ -32,6 +32,7 @@ from mcp_hazard.scenario.models import (
     Task,
     ToolSpec,
 )
+from mcp_hazard.scenario.patterns import pattern_problem, schema_patterns, uses_keyword
 from mcp_hazard.scenario.replacement import replacement_problems
 from mcp_hazard.scenario.yaml_source import MAX_FILE_BYTES, Path, Positions, format_path, parse_yaml
 
@@ -139,6 +140,8 @@ def _check_tool(scenario: Scenario, tool: ToolSpec, path: Path, problems: _Probl
             problems.add((*path, key), problem)
         elif schema.get("type") != "object":
             problems.add((*path, key), "the schema's type must be 'object'")
+        else:
+            _check_patterns(schema, (*path, key), problems)
     for i, fallback in enumerate(tool.fallbacks):
         fpath = (*path, "fallbacks", i)
         other = scenario.tool(fallback.tool)
@@ -190,6 +193,21 @@ def _check_tool(scenario: Scenario, tool: ToolSpec, path: Path, problems: _Probl
                 load_python_function(behaviour.function)
             except UserError as exc:
                 problems.add((*bpath, "function"), str(exc).split(": ", 1)[-1])
+
+
+def _check_patterns(schema: Any, path: Path, problems: _Problems) -> None:
+    """Every regex in a schema must compile with RE2, which matches in linear time (patterns.py): a pattern Python's
+    `re` would accept but RE2 refuses (a backreference, a lookaround) is an error here, not a stall at call time."""
+    for where, pattern, is_key in schema_patterns(schema, path):
+        problem = pattern_problem(pattern)
+        if problem:
+            problems.add(where, problem, at_key=is_key)
+    if uses_keyword(schema, "unevaluatedProperties") and uses_keyword(schema, "patternProperties"):
+        problems.add(
+            path,
+            "unevaluatedProperties together with patternProperties is not supported: the validator would match "
+            "those patterns with a backtracking regex engine; use additionalProperties instead",
+        )
 
 
 def _check_static_result(tool: ToolSpec, result: Any, error: str | None, path: Path, problems: _Problems) -> None:
@@ -329,6 +347,8 @@ def parse_scenario(text: str, file: str, *, allow_python: bool = False) -> Scena
     for i, tool in enumerate(scenario.tools):
         for where, message, at_key in replacement_problems(tool, taken):
             problems.add(("tools", i, "replacement", *where), message, at_key=at_key)
+        if tool.replacement is not None and isinstance(tool.replacement.input_schema, dict):
+            _check_patterns(tool.replacement.input_schema, ("tools", i, "replacement", "input_schema"), problems)
         if tool.replacement is not None:
             taken.add(tool.replacement.name)
     seen_tasks: set[str] = set()

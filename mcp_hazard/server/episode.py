@@ -24,7 +24,7 @@ from mcp_hazard.hazards.base import Hazard
 from mcp_hazard.interventions import Surface, build_interventions
 from mcp_hazard.interventions.base import in_served_terms
 from mcp_hazard.logs import log
-from mcp_hazard.scenario.arguments import argument_problem
+from mcp_hazard.scenario.arguments import argument_problem, bounds_problem
 from mcp_hazard.scenario.behaviours import BehaviourFault, ToolOutcome, run_behaviour
 from mcp_hazard.scenario.load import LoadedScenario
 from mcp_hazard.scenario.models import Task, ToolSpec
@@ -63,6 +63,26 @@ def _text(result: Any) -> str:
 
 
 Notifier = Callable[[], Awaitable[bool]]
+
+MAX_TOOL_NAME_CHARS = 128
+PREVIEW_CHARS = 200
+
+
+def _preview(value: Any) -> str:
+    """What the trace keeps of arguments refused for their size: a short JSON preview with every non-ASCII character
+    escaped, so a huge or invalid call cannot bloat the trace or break its UTF-8."""
+    try:
+        text = json.dumps(value, ensure_ascii=True, separators=(",", ":"))
+    except (TypeError, ValueError):
+        text = repr(value)
+    return text if len(text) <= PREVIEW_CHARS else text[: PREVIEW_CHARS - 3] + "..."
+
+
+def _traceable_name(name: str) -> str:
+    """A tool name as the trace can hold it: a lone surrogate escaped, an absurd length cut (such a name is unknown
+    anyway, and the trace must stay small and valid UTF-8)."""
+    safe = name.encode("utf-8", "backslashreplace").decode("utf-8")
+    return safe if len(safe) <= MAX_TOOL_NAME_CHARS else safe[: MAX_TOOL_NAME_CHARS - 3] + "..."
 
 
 def error_result(message: str, hint: str | None = None) -> types.CallToolResult:
@@ -252,11 +272,20 @@ class Episode:
 
     async def call_tool(self, name: str, arguments: Any, notify: Notifier | None = None) -> types.CallToolResult:
         """Serve one `tools/call`. Never raises (except cancellation): every failure is an isError result + trace."""
+        name = _traceable_name(name)
+        oversized = bounds_problem(arguments)  # before anything looks inside them: validation, hazards, behaviours
         if self.ended:
-            self.trace.write(ev.CallRefused, tool=name, arguments=arguments, reason=str(self.end_reason))
+            kept = _preview(arguments) if oversized else arguments
+            self.trace.write(ev.CallRefused, tool=name, arguments=kept, reason=str(self.end_reason))
             why = "an answer was already submitted" if self.end_reason == "answered" else "it was closed"
             return error_result(f"This episode has ended: {why}. No more calls are accepted.")
         began = time.perf_counter()
+        if oversized:
+            resolved = self._resolve(name) if name != SUBMIT_TOOL else None
+            tool = resolved[0].name if resolved is not None else name
+            slot = self._next_slot(tool)
+            return self._record(tool, slot, _preview(arguments), began, "invalid_arguments",
+                                error=f"Invalid {oversized}")  # fmt: skip
         if name == SUBMIT_TOOL:
             return self._submit(arguments, self._next_slot(name))
         resolved = self._resolve(name)
