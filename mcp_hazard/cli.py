@@ -68,6 +68,16 @@ def _positive_float(text: str) -> float:
     return value
 
 
+def _ttl(text: str) -> float:
+    try:
+        value = float(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"expected a number of seconds, got {text!r}") from None
+    if not 0 < value <= 365 * 24 * 3600:
+        raise argparse.ArgumentTypeError(f"TTL must be more than 0 and at most a year, got {text!r}")
+    return value
+
+
 def _host_port(text: str) -> tuple[str, int]:
     host, sep, port = text.rpartition(":")
     if not sep:
@@ -120,6 +130,11 @@ def build_parser() -> argparse.ArgumentParser:
     _condition_options(serve)
     serve.add_argument("--http", type=_host_port, metavar="HOST:PORT", help="serve Streamable HTTP instead of stdio")
     serve.add_argument("--allow-python", action="store_true", help="allow `python` behaviours (runs their code)")
+    serve.add_argument("--token", help="HTTP: every request must send 'Authorization: Bearer TOKEN' "
+                       "(default: $MCP_HAZARD_TOKEN; unset: no token); also enables ?detail=operator")  # fmt: skip
+    serve.add_argument("--episode-ttl", type=_ttl, default=600.0, metavar="SECONDS",
+                       help="HTTP: release an episode idle this long (ended ones after min(TTL, 60 s)); "
+                       "traces stay on disk (default 600)")  # fmt: skip
 
     commands.add_parser("schema", help="print the JSON Schema of the scenario format")
 

@@ -23,15 +23,21 @@ def serve(args: argparse.Namespace) -> int:
         import uvicorn
 
         from mcp_hazard.logs import log
+        from mcp_hazard.server.access import token_from_env
         from mcp_hazard.server.http import LOOPBACK, build_http_app
 
         host, port = args.http
-        if host not in LOOPBACK:
-            log.warning("serving beyond loopback: anyone who reaches this address can run episodes", host=host)
-        registry = EpisodeRegistry(scenarios, trace_dir, transport="http", allow_python=args.allow_python)
+        token = token_from_env(args.token)
+        if host not in LOOPBACK and token is None:
+            log.warning("serving beyond loopback without --token: anyone who reaches this address can run episodes",
+                        host=host)  # fmt: skip
+        registry = EpisodeRegistry(
+            scenarios, trace_dir, transport="http", allow_python=args.allow_python, ttl=args.episode_ttl
+        )
+        needs = "; requests need 'Authorization: Bearer <token>'" if token else ""
         print(f"mcp-hazard: serving {len(scenarios)} scenario(s) on http://{host}:{port}; "
-              f"create an episode with POST /episodes", file=sys.stderr)  # fmt: skip
-        uvicorn.run(build_http_app(registry, host=host), host=host, port=port, log_level="warning")
+              f"create an episode with POST /episodes{needs}", file=sys.stderr)  # fmt: skip
+        uvicorn.run(build_http_app(registry, host=host, token=token), host=host, port=port, log_level="warning")
         return 0
     from mcp_hazard.server.stdio import serve_stdio
 

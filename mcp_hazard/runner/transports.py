@@ -141,10 +141,14 @@ async def open_episode(
         if http_host is None:
             raise ValueError("the http transport needs a running HttpHost")
         created = await http_host.create_episode(scenario.id, task, condition, agent, episode_id)
+        # The public answer names no trace path; the host runs in this process and knows where the trace goes.
+        served = http_host.registry.get(created["episode_id"])
+        trace = served.trace.path if served is not None else None
         try:
             async with Client(created["mcp_url"], mode=mode) as client:
-                yield Connected(client, Path(created["trace"]), created["episode_id"])
+                yield Connected(
+                    client, trace or http_host.registry.trace_path(created["episode_id"]), created["episode_id"]
+                )
         finally:
-            served = http_host.registry.get(created["episode_id"])
             if served is not None:
                 served.end("disconnected")

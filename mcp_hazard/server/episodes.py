@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import re
 import secrets
+import time
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -14,7 +16,24 @@ from mcp_hazard.errors import UserError
 from mcp_hazard.scenario.load import LoadedScenario
 from mcp_hazard.server.episode import Episode
 
-EPISODE_ID = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.-]{0,127}$")
+EPISODE_ID = re.compile(r"[A-Za-z0-9][A-Za-z0-9_.-]{0,127}", re.ASCII)
+"""Used with fullmatch only: `$` would let a trailing newline through, and the id names a file on disk."""
+
+DEFAULT_EPISODE_TTL = 600.0
+"""Seconds an open episode may go without a request before it is released (far longer than any hazard delay)."""
+ENDED_TTL_CAP = 60.0
+"""Ended episodes are released after min(TTL, this): the agent and the operator get a minute to read the outcome."""
+SWEEP_INTERVAL = 1.0
+"""A sweep walks every episode, so it runs at most this often (seconds) however many requests arrive."""
+
+
+class EpisodeConflict(UserError):
+    """The id is taken, here or on disk: HTTP answers 409 rather than 400."""
+
+
+def valid_id(text: object) -> bool:
+    """An episode or agent name: 1-128 ASCII letters, digits, '.', '_' or '-', starting with a letter or digit."""
+    return isinstance(text, str) and EPISODE_ID.fullmatch(text) is not None
 
 
 def new_episode_id(scenario: str, task: str, seed: int) -> str:
@@ -51,13 +70,37 @@ class EpisodeRegistry:
     """The scenarios a server offers and the episodes it has created."""
 
     def __init__(
-        self, scenarios: list[LoadedScenario], trace_dir: Path, *, transport: str, allow_python: bool = False
+        self,
+        scenarios: list[LoadedScenario],
+        trace_dir: Path,
+        *,
+        transport: str,
+        allow_python: bool = False,
+        ttl: float | None = None,
+        clock: Callable[[], float] = time.monotonic,
     ) -> None:
+        """`ttl=None` never releases an episode (one run's in-process host); a server passes --episode-ttl.
+
+        `clock` decides only when an episode is released from memory, never anything a trace records as a
+        decision (DESIGN.md section 4): it is monotonic so a wall-clock jump cannot release everything at once.
+        """
         self.scenarios = {scenario.id: scenario for scenario in scenarios}
         self.trace_dir = trace_dir
         self.transport = transport
         self.allow_python = allow_python
+        self.ttl = ttl
+        self.clock = clock
         self.episodes: dict[str, Episode] = {}
+        self.last_seen: dict[str, float] = {}
+        self.order: dict[str, int] = {}
+        self.created = 0
+        self.released = 0
+        self.on_release: list[Callable[[str], None]] = []
+        self._last_sweep = clock()
+
+    def trace_path(self, episode_id: str) -> Path:
+        """Where an episode's trace goes; the id was checked with fullmatch, so it is one plain file name."""
+        return self.trace_dir / f"{episode_id}.jsonl"
 
     def create(
         self,
@@ -82,12 +125,19 @@ class EpisodeRegistry:
         condition = condition or Condition()
         if episode_id is None:
             episode_id = new_episode_id(scenario.id, task.id, condition.seed)
-        elif not EPISODE_ID.match(episode_id):
-            raise UserError(f"episode id {episode_id!r} must be 1-128 letters, digits, '.', '_' or '-'")
-        if agent is not None and not EPISODE_ID.match(agent):
-            raise UserError(f"agent name {agent!r} must be 1-128 letters, digits, '.', '_' or '-'")
+            while episode_id in self.episodes or self.trace_path(episode_id).exists():
+                episode_id = new_episode_id(scenario.id, task.id, condition.seed)
+        elif not valid_id(episode_id):
+            raise UserError(f"episode id {_shown(episode_id)} must be 1-128 letters, digits, '.', '_' or '-'")
+        if agent is not None and not valid_id(agent):
+            raise UserError(f"agent name {_shown(agent)} must be 1-128 letters, digits, '.', '_' or '-'")
         if episode_id in self.episodes:
-            raise UserError(f"episode {episode_id!r} already exists")
+            raise EpisodeConflict(f"episode {episode_id!r} already exists")
+        if self.trace_path(episode_id).exists():
+            raise EpisodeConflict(
+                f"episode {episode_id!r} already has a trace at {self.trace_path(episode_id)}; "
+                "traces are never appended to or overwritten: pick another id"
+            )
         episode = Episode(
             episode_id=episode_id,
             scenario=scenario,
@@ -98,12 +148,72 @@ class EpisodeRegistry:
             allow_python=self.allow_python,
             agent=agent,
         )
+        self.sweep()
         self.episodes[episode_id] = episode
+        self.last_seen[episode_id] = self.clock()
+        self.order[episode_id] = self.created
+        self.created += 1
         return episode
 
     def get(self, episode_id: str) -> Episode | None:
+        """The live episode; a lookup counts as activity, so an episode in use is never released under its agent."""
+        episode = self.episodes.get(episode_id)
+        if episode is not None:
+            self.last_seen[episode_id] = self.clock()
+        return episode
+
+    def peek(self, episode_id: str) -> Episode | None:
+        """The live episode, without counting as activity (listings must not keep everything alive)."""
         return self.episodes.get(episode_id)
+
+    def release(self, episode_id: str) -> None:
+        """Forget an episode (its trace stays on disk). An open one is ended first as `disconnected`: its agent went
+        quiet for the whole TTL, which is what a client that left looks like; its file handle is closed either way."""
+        episode = self.episodes.pop(episode_id, None)
+        self.last_seen.pop(episode_id, None)
+        self.order.pop(episode_id, None)
+        if episode is None:
+            return
+        episode.end("disconnected")
+        self.released += 1
+        for hook in self.on_release:
+            hook(episode_id)
+
+    def sweep(self, *, force: bool = False) -> int:
+        """Release ended episodes idle for min(TTL, 60 s) and open ones idle for the TTL; how many were released."""
+        if self.ttl is None:
+            return 0
+        now = self.clock()
+        if not force and now - self._last_sweep < SWEEP_INTERVAL:
+            return 0
+        self._last_sweep = now
+        ended_ttl = min(self.ttl, ENDED_TTL_CAP)
+        stale = [
+            episode_id
+            for episode_id, seen in self.last_seen.items()
+            if now - seen >= (ended_ttl if self.episodes[episode_id].ended else self.ttl)
+        ]
+        for episode_id in stale:
+            self.release(episode_id)
+        return len(stale)
+
+    def page(self, limit: int, after: int | None) -> tuple[list[Episode], int | None]:
+        """Episodes in creation order after the cursor `after` (a creation number), and the next cursor or None."""
+        found: list[Episode] = []
+        for episode_id, number in self.order.items():
+            if after is not None and number <= after:
+                continue
+            if len(found) == limit:
+                return found, self.order[found[-1].id]
+            found.append(self.episodes[episode_id])
+        return found, None
 
     def close_all(self, reason: str) -> None:
         for episode in self.episodes.values():
             episode.end(reason)
+
+
+def _shown(value: object) -> str:
+    """A refused name in a one-line message: repr escapes newlines and NULs; a 10 kB name is cut to its start."""
+    text = repr(value)
+    return text if len(text) <= 66 else f"{text[:40]}... ({len(text)} characters)"

@@ -4,6 +4,10 @@ Identity: each episode has its own MCP endpoint, `/episodes/{episode_id}/mcp`. T
 (the 2026-07-28 era has no session id at all) and with any client that only takes a URL. Episodes are created by
 `POST /episodes` (JSON: scenario, task, seed) which returns the URL, or on first use of a path with the condition in
 the query string: `/episodes/my-run-1/mcp?scenario=travel&task=cheapest-trip&seed=7`.
+
+Everything here may be read by the agent under test, so what a route returns without operator rights never names the
+condition (hazards, schedule), the trace path, the answer or the golden path. Every route sits behind the Host/Origin
+rule and the optional bearer token (access.py). Episodes are released from memory after a TTL (episodes.py).
 """
 
 from __future__ import annotations
@@ -12,42 +16,75 @@ import json
 from contextlib import asynccontextmanager
 from typing import Any
 
+import anyio
 from mcp.server.streamable_http_manager import StreamableHTTPASGIApp, StreamableHTTPSessionManager
-from mcp.server.transport_security import TransportSecuritySettings
 from starlette.applications import Starlette
 from starlette.requests import Request
 from starlette.responses import JSONResponse
 from starlette.routing import Route
-from starlette.types import Receive, Scope, Send
+from starlette.types import ASGIApp, Receive, Scope, Send
 
 from mcp_hazard.errors import UserError
+from mcp_hazard.server.access import LOOPBACK, AccessGuard, problem, security_for
 from mcp_hazard.server.app import EpisodeNotFound, build_server
 from mcp_hazard.server.episode import Episode
-from mcp_hazard.server.episodes import EpisodeRegistry, parse_condition
+from mcp_hazard.server.episodes import EpisodeConflict, EpisodeRegistry, parse_condition, valid_id
+from mcp_hazard.server.frames import FrameGuard, episode_recorder
 
-LOOPBACK = ("127.0.0.1", "localhost", "::1")
+__all__ = ["LOOPBACK", "build_http_app"]
+
 MAX_BODY_BYTES = 4 * 1024 * 1024
+DEFAULT_PAGE = 100
+"""Episodes per `GET /episodes` page when no limit is given."""
+MAX_PAGE = 1000
+"""Largest page: 1,000 public entries are about 250 kB of JSON."""
+
+_problem = problem
 
 
-def _problem(status: int, message: str) -> JSONResponse:
-    return JSONResponse({"error": message}, status_code=status)
+def _bound_url(scope: Scope) -> str:
+    """The address the connection reached, from the socket, never from the Host header an attacker controls."""
+    server = scope.get("server")
+    if not server:
+        return "http://127.0.0.1"
+    host, port = server[0], server[1]
+    host = f"[{host}]" if ":" in str(host) else str(host)
+    return f"http://{host}" if port is None else f"http://{host}:{port}"
 
 
-def _describe(episode: Episode, base_url: str) -> dict[str, Any]:
-    return {
+def _describe(episode: Episode, base_url: str, *, operator: bool = False, trace: str | None = None) -> dict[str, Any]:
+    """What anyone past the guard may see; the condition and the trace path only with operator rights."""
+    shown: dict[str, Any] = {
         "episode_id": episode.id,
-        "mcp_url": f"{base_url.rstrip('/')}/episodes/{episode.id}/mcp",
+        "mcp_url": f"{base_url}/episodes/{episode.id}/mcp",
         "scenario": episode.scenario.id,
         "task": episode.task.id,
-        "condition": episode.condition.model_dump(mode="json"),
         "ended": episode.ended,
         "answered": episode.answer is not None,
-        "trace": str(episode.trace.path),
     }
+    if operator:
+        shown["condition"] = episode.condition.model_dump(mode="json")
+        shown["end_reason"] = episode.end_reason
+        shown["trace"] = trace
+    return shown
 
 
 def _condition_fields(source: dict[str, Any]) -> dict[str, Any]:
     return {key: value for key, value in source.items() if key not in ("scenario", "task", "episode_id", "agent")}
+
+
+def _missing(registry: EpisodeRegistry, episode_id: str) -> JSONResponse:
+    """404 for an id never seen; 410 when its trace is on disk (it ended or went idle and was released)."""
+    if registry.trace_path(episode_id).exists():
+        return _problem(410, f"episode {episode_id!r} was released (ended, or idle past the TTL); its trace is kept")
+    return _problem(404, f"no episode {episode_id!r}; create it with POST /episodes or add ?scenario=...&task=...")
+
+
+def _bad_id(episode_id: str) -> JSONResponse | None:
+    if valid_id(episode_id):
+        return None
+    shown = repr(episode_id) if len(episode_id) <= 64 else f"{episode_id[:40]!r}... ({len(episode_id)} characters)"
+    return _problem(400, f"episode id {shown} must be 1-128 letters, digits, '.', '_' or '-'")
 
 
 class _EpisodeGate:
@@ -57,16 +94,26 @@ class _EpisodeGate:
         self.registry = registry
         self.mcp_app = mcp_app
         self.sessions: dict[str, str] = {}
+        self.by_episode: dict[str, set[str]] = {}
+        registry.on_release.append(self.forget)
+
+    def forget(self, episode_id: str) -> None:
+        """Drop the sessions bound to a released episode, so the map shrinks with the registry."""
+        for session in self.by_episode.pop(episode_id, set()):
+            self.sessions.pop(session, None)
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
         request = Request(scope)
         episode_id = request.path_params["episode_id"]
+        refused = _bad_id(episode_id)
+        if refused is not None:
+            await refused(scope, receive, send)
+            return
         if self.registry.get(episode_id) is None:
             query = dict(request.query_params)
             names_condition = any(key in query for key in ("scenario", "task", "seed"))
             if request.method != "POST" or not names_condition:
-                message = f"no episode {episode_id!r}; create it with POST /episodes or add ?scenario=...&task=..."
-                await _problem(404, message)(scope, receive, send)
+                await _missing(self.registry, episode_id)(scope, receive, send)
                 return
             try:
                 fields = _condition_fields(query)
@@ -82,20 +129,39 @@ class _EpisodeGate:
                 self.registry.create(
                     query.get("scenario"), query.get("task"), condition, episode_id, query.get("agent")
                 )
+            except EpisodeConflict as exc:
+                await _problem(409, str(exc))(scope, receive, send)
+                return
             except UserError as exc:
                 await _problem(400, str(exc))(scope, receive, send)
                 return
         session = request.headers.get("mcp-session-id")
         if session is not None:
-            bound = self.sessions.setdefault(session, episode_id)
-            if bound != episode_id:
+            bound = self.sessions.get(session)
+            if bound is None and len(session) <= 128:
+                bound = self.sessions[session] = episode_id
+                self.by_episode.setdefault(episode_id, set()).add(session)
+            if bound is not None and bound != episode_id:
                 await _problem(400, f"session belongs to episode {bound!r}, not {episode_id!r}")(scope, receive, send)
                 return
         await self.mcp_app(scope, receive, send)
+        closed = session is not None and request.method == "DELETE"  # the client closed its session: forget it
+        if closed and self.sessions.pop(str(session), None) is not None:
+            self.by_episode.get(episode_id, set()).discard(str(session))
 
 
-def build_http_app(registry: EpisodeRegistry, *, host: str = "127.0.0.1") -> Starlette:
-    """The Starlette app: the episode API plus one MCP endpoint per episode."""
+def _page_args(request: Request) -> tuple[int, int | None] | JSONResponse:
+    limit_text = request.query_params.get("limit", str(DEFAULT_PAGE))
+    cursor_text = request.query_params.get("cursor")
+    if not (limit_text.isascii() and limit_text.isdigit() and len(limit_text) <= 6) or int(limit_text) < 1:
+        return _problem(400, f"limit must be a whole number of at least 1 (a page holds at most {MAX_PAGE})")
+    if cursor_text is not None and not (cursor_text.isascii() and cursor_text.isdigit() and len(cursor_text) <= 18):
+        return _problem(400, "cursor must be the next_cursor of an earlier page")
+    return min(int(limit_text), MAX_PAGE), int(cursor_text) if cursor_text is not None else None
+
+
+def build_http_app(registry: EpisodeRegistry, *, host: str = "127.0.0.1", token: str | None = None) -> ASGIApp:
+    """The episode API plus one MCP endpoint per episode, behind the Host/Origin rule and the optional token."""
 
     def resolve(ctx: Any) -> Episode:
         request = ctx.request
@@ -106,17 +172,36 @@ def build_http_app(registry: EpisodeRegistry, *, host: str = "127.0.0.1") -> Sta
         return episode
 
     server = build_server(resolve)
-    security = None
-    if host in LOOPBACK:
-        security = TransportSecuritySettings(
-            enable_dns_rebinding_protection=True,
-            allowed_hosts=["127.0.0.1:*", "localhost:*", "[::1]:*"],
-            allowed_origins=["http://127.0.0.1:*", "http://localhost:*", "http://[::1]:*"],
-        )
-    manager = StreamableHTTPSessionManager(app=server, security_settings=security)
-    gate = _EpisodeGate(registry, StreamableHTTPASGIApp(manager))
+    security = security_for(host)
+    # The SDK reaps its own idle sessions after the same TTL, so a client that vanished without DELETE is freed too.
+    manager = StreamableHTTPSessionManager(
+        app=server, security_settings=security, session_idle_timeout=registry.ttl or None
+    )
+    gate = _EpisodeGate(registry, FrameGuard(StreamableHTTPASGIApp(manager), episode_recorder(registry.get)))
+
+    def operator(request: Request) -> bool | JSONResponse:
+        """`?detail=operator` shows the condition and trace path; it needs a configured token (the guard has
+        already checked the caller presented it)."""
+        detail = request.query_params.get("detail")
+        if detail is None:
+            return False
+        if detail != "operator":
+            return _problem(400, "detail must be 'operator'")
+        if token is None:
+            return _problem(403, "operator detail needs the server started with --token (or MCP_HAZARD_TOKEN)")
+        return True
+
+    def describe(episode: Episode, scope: Scope, rights: bool) -> dict[str, Any]:
+        trace = str(episode.trace.path) if rights else None
+        return _describe(episode, _bound_url(scope), operator=rights, trace=trace)
 
     async def create_episode(request: Request) -> JSONResponse:
+        rights = operator(request)
+        if isinstance(rights, JSONResponse):
+            return rights
+        if not request.headers.get("content-type", "").lower().startswith("application/json"):
+            # A browser can send a cross-site form or text/plain POST without asking first; never JSON.
+            return _problem(415, "POST /episodes takes a JSON body: send Content-Type: application/json")
         body = await request.body()
         if len(body) > MAX_BODY_BYTES:
             return _problem(413, "request body too large")
@@ -124,6 +209,8 @@ def build_http_app(registry: EpisodeRegistry, *, host: str = "127.0.0.1") -> Sta
             payload = json.loads(body or b"{}")
         except json.JSONDecodeError as exc:
             return _problem(400, f"body is not JSON: {exc.msg} at line {exc.lineno} column {exc.colno}")
+        except UnicodeDecodeError:
+            return _problem(400, "body is not JSON: it is not UTF-8 text")
         if not isinstance(payload, dict):
             return _problem(400, "body must be a JSON object with scenario, task and condition fields such as seed")
         try:
@@ -131,20 +218,42 @@ def build_http_app(registry: EpisodeRegistry, *, host: str = "127.0.0.1") -> Sta
             episode = registry.create(
                 payload.get("scenario"), payload.get("task"), condition, payload.get("episode_id"), payload.get("agent")
             )
+        except EpisodeConflict as exc:
+            return _problem(409, str(exc))
         except UserError as exc:
             return _problem(400, str(exc))
-        return JSONResponse(_describe(episode, str(request.base_url)), status_code=201)
+        return JSONResponse(describe(episode, request.scope, rights), status_code=201)
 
     async def list_episodes(request: Request) -> JSONResponse:
-        return JSONResponse([_describe(e, str(request.base_url)) for e in registry.episodes.values()])
+        rights = operator(request)
+        if isinstance(rights, JSONResponse):
+            return rights
+        args = _page_args(request)
+        if isinstance(args, JSONResponse):
+            return args
+        registry.sweep()
+        episodes, next_cursor = registry.page(*args)
+        return JSONResponse(
+            {
+                "episodes": [describe(e, request.scope, rights) for e in episodes],
+                "next_cursor": None if next_cursor is None else str(next_cursor),
+            }
+        )
 
     async def show_episode(request: Request) -> JSONResponse:
-        episode = registry.get(request.path_params["episode_id"])
+        rights = operator(request)
+        if isinstance(rights, JSONResponse):
+            return rights
+        episode_id = request.path_params["episode_id"]
+        refused = _bad_id(episode_id)
+        if refused is not None:
+            return refused
+        episode = registry.peek(episode_id)
         if episode is None:
-            return _problem(404, f"no episode {request.path_params['episode_id']!r}")
+            return _missing(registry, episode_id)
         if request.method == "DELETE":
             episode.end("closed")
-        return JSONResponse(_describe(episode, str(request.base_url)))
+        return JSONResponse(describe(episode, request.scope, rights))
 
     async def list_scenarios(request: Request) -> JSONResponse:
         return JSONResponse(
@@ -154,21 +263,40 @@ def build_http_app(registry: EpisodeRegistry, *, host: str = "127.0.0.1") -> Sta
             ]
         )
 
+    async def not_found(request: Request, exc: Exception) -> JSONResponse:
+        return _problem(404, "no such route; the routes are /episodes, /episodes/{id}, /episodes/{id}/mcp, /scenarios")
+
+    async def not_allowed(request: Request, exc: Exception) -> JSONResponse:
+        return _problem(405, f"{request.method} is not allowed on {request.url.path}")
+
+    async def sweeper() -> None:
+        """Release stale episodes even when no request arrives to trigger a sweep."""
+        assert registry.ttl is not None
+        interval = max(0.05, min(registry.ttl / 4, 5.0))
+        while True:
+            await anyio.sleep(interval)
+            registry.sweep(force=True)
+
     @asynccontextmanager
     async def lifespan(app: Starlette):
-        async with manager.run():
+        async with manager.run(), anyio.create_task_group() as group:
+            if registry.ttl is not None:
+                group.start_soon(sweeper)
             try:
                 yield
             finally:
+                group.cancel_scope.cancel()
                 registry.close_all("server_stopped")
 
-    return Starlette(
+    app = Starlette(
         routes=[
             Route("/episodes", create_episode, methods=["POST"]),
             Route("/episodes", list_episodes, methods=["GET"]),
-            Route("/episodes/{episode_id}", show_episode, methods=["GET", "DELETE"]),
+            Route("/episodes/{episode_id:path}/mcp", gate, methods=["GET", "POST", "DELETE"]),
+            Route("/episodes/{episode_id:path}", show_episode, methods=["GET", "DELETE"]),
             Route("/scenarios", list_scenarios, methods=["GET"]),
-            Route("/episodes/{episode_id}/mcp", gate, methods=["GET", "POST", "DELETE"]),
         ],
+        exception_handlers={404: not_found, 405: not_allowed},
         lifespan=lifespan,
     )
+    return AccessGuard(app, security=security, token=token)

@@ -35,6 +35,10 @@ class TraceWriter:
     The file is created on the first event (an episode nobody connected to leaves no file) and stays open until
     `close()`. An event written after `close()` (a call refused after the episode ended) reopens the file in
     append mode for that one line, so nothing the agent does is lost.
+
+    An existing trace is never appended to or overwritten: the file is created exclusively. The registry refuses a
+    taken id before an episode exists; should another process create the same file in between, this episode writes
+    to the first free `NAME-2.jsonl`, `NAME-3.jsonl`... instead (and `path` says where).
     """
 
     def __init__(self, path: Path | None) -> None:
@@ -44,6 +48,7 @@ class TraceWriter:
         self._file: IO[str] | None = None
         self._closed = False
         self._seq = 0
+        self._created = False
         self._lock = threading.Lock()
 
     @property
@@ -54,8 +59,7 @@ class TraceWriter:
         if self.path is None:
             return
         if self._file is None:
-            self.path.parent.mkdir(parents=True, exist_ok=True)
-            handle = self.path.open("a", encoding="utf-8")
+            handle = self.path.open("a", encoding="utf-8") if self._created else self._claim(self.path)
             if self._closed:
                 with handle:
                     handle.write(line)
@@ -63,6 +67,20 @@ class TraceWriter:
             self._file = handle
         self._file.write(line)
         self._file.flush()
+
+    def _claim(self, path: Path) -> IO[str]:
+        """Create this episode's file, never opening one that exists (a trace from before a restart)."""
+        path.parent.mkdir(parents=True, exist_ok=True)
+        for number in range(1, 10_000):
+            candidate = path if number == 1 else path.with_name(f"{path.stem}-{number}{path.suffix}")
+            try:
+                handle = candidate.open("x", encoding="utf-8")
+            except FileExistsError:
+                continue
+            self.path = candidate
+            self._created = True
+            return handle
+        raise FileExistsError(f"{path} and 9,998 numbered alternatives already exist")
 
     def write(self, event_type: type[BaseModel], **fields: Any) -> dict[str, Any]:
         with self._lock:

@@ -94,7 +94,7 @@ async def _served_episode(server: HttpServer, scenario: LoadedScenario, task: Ta
     created = response.json()
     async with Client(created["mcp_url"], mode=mode) as client:
         await _act(client, task)
-    return _read(Path(created["trace"]))
+    return _read(server.trace_dir / f"{created['episode_id']}.jsonl")
 
 
 async def _runs(

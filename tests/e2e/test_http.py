@@ -51,11 +51,14 @@ def scenarios() -> list[LoadedScenario]:
     return load_scenarios([SCENARIOS_DIR])
 
 
-async def create_episode(base_url: str, **payload: Any) -> dict[str, Any]:
+async def create_episode(server: HttpServer, **payload: Any) -> dict[str, Any]:
+    """POST /episodes; the answer is agent-facing (no trace path), so the trace path is added from the trace dir."""
     async with httpx.AsyncClient(timeout=30) as http:
-        response = await http.post(f"{base_url}/episodes", json=payload)
+        response = await http.post(f"{server.base_url}/episodes", json=payload)
     assert response.status_code == 201, response.text
-    return dict(response.json())
+    created = dict(response.json())
+    assert "trace" not in created and "condition" not in created
+    return {**created, "trace": str(server.trace_dir / f"{created['episode_id']}.jsonl")}
 
 
 # -- many concurrent episodes in both eras ----------------------------------------------------------------------------
@@ -84,7 +87,7 @@ async def test_concurrent_episodes_in_both_eras_stay_isolated(
     async def one(index: int, mode: str) -> None:
         scenario, task = tasks[index % len(tasks)]
         seed = 1000 + index
-        created = await create_episode(http_server.base_url, scenario=scenario.id, task=task.id, seed=seed)
+        created = await create_episode(http_server, scenario=scenario.id, task=task.id, seed=seed)
         async with Client(created["mcp_url"], mode=mode) as client:
             report = await run_golden_agent(client, task)
             protocol = client.protocol_version
@@ -120,7 +123,7 @@ async def test_concurrent_episodes_in_both_eras_stay_isolated(
 
 
 async def test_one_megabyte_argument_over_http_is_answered_and_the_episode_goes_on(http_server: HttpServer) -> None:
-    created = await create_episode(http_server.base_url, scenario="travel", task="fare-class", seed=0)
+    created = await create_episode(http_server, scenario="travel", task="fare-class", seed=0)
     with anyio.fail_after(DEADLINE):
         async with Client(created["mcp_url"], mode="legacy") as client:
             big = await client.call_tool("get_fare", {"flight_id": "AU-" + "4" * 1_000_000})
@@ -181,7 +184,7 @@ async def test_post_episodes_rejects_a_body_that_is_not_json(http_server: HttpSe
 
 
 async def test_post_episodes_rejects_a_duplicate_episode_id(http_server: HttpServer) -> None:
-    await create_episode(http_server.base_url, scenario="travel", task="fare-class", episode_id="dup-1")
+    await create_episode(http_server, scenario="travel", task="fare-class", episode_id="dup-1")
     async with httpx.AsyncClient(timeout=30) as http:
         response = await http.post(
             f"{http_server.base_url}/episodes", json={"scenario": "travel", "task": "fare-class", "episode_id": "dup-1"}
@@ -231,7 +234,8 @@ async def test_episode_is_created_lazily_from_the_query_string(
     async with httpx.AsyncClient(timeout=30) as http:
         shown = (await http.get(f"{http_server.base_url}/episodes/{episode_id}")).json()
     assert shown["episode_id"] == episode_id
-    assert (shown["scenario"], shown["task"], shown["condition"]["seed"]) == ("travel", "two-nights", 9)
+    assert (shown["scenario"], shown["task"]) == ("travel", "two-nights")
+    assert "condition" not in shown and "trace" not in shown
     assert shown["answered"] is True and shown["ended"] is True
     assert shown["mcp_url"].endswith(f"/episodes/{episode_id}/mcp")
     events = wait_for_trace_end(http_server.trace_dir / f"{episode_id}.jsonl")
@@ -263,20 +267,21 @@ async def test_lazy_creation_with_a_bad_query_is_400(
 
 
 async def test_get_episodes_lists_created_episodes(http_server: HttpServer) -> None:
-    first = await create_episode(http_server.base_url, scenario="travel", task="fare-class", seed=3)
-    second = await create_episode(http_server.base_url, scenario="travel", task="cheapest-trip", seed=4)
+    first = await create_episode(http_server, scenario="travel", task="fare-class", seed=3)
+    second = await create_episode(http_server, scenario="travel", task="cheapest-trip", seed=4)
     async with Client(first["mcp_url"], mode="legacy") as client:
         await client.call_tool(SUBMIT_TOOL, {"answer": "Standard"})
     async with httpx.AsyncClient(timeout=30) as http:
         response = await http.get(f"{http_server.base_url}/episodes")
         scenarios = await http.get(f"{http_server.base_url}/scenarios")
     assert response.status_code == 200
-    listed = {e["episode_id"]: e for e in response.json()}
+    listed = {e["episode_id"]: e for e in response.json()["episodes"]}
     assert {first["episode_id"], second["episode_id"]} <= set(listed)
     one, two = listed[first["episode_id"]], listed[second["episode_id"]]
-    assert (one["task"], one["condition"]["seed"], one["answered"], one["ended"]) == ("fare-class", 3, True, True)
-    assert (two["task"], two["condition"]["seed"], two["answered"], two["ended"]) == ("cheapest-trip", 4, False, False)
-    assert one["mcp_url"] == first["mcp_url"] and one["trace"] == first["trace"]
+    assert (one["task"], one["answered"], one["ended"]) == ("fare-class", True, True)
+    assert (two["task"], two["answered"], two["ended"]) == ("cheapest-trip", False, False)
+    assert one["mcp_url"] == first["mcp_url"]
+    assert set(one) == {"episode_id", "mcp_url", "scenario", "task", "ended", "answered"}
     assert scenarios.status_code == 200
     assert "travel" in {s["id"] for s in scenarios.json()}
 
@@ -289,10 +294,9 @@ async def test_stopping_the_server_ends_open_episodes_as_server_stopped(
     own_http_server: HttpServer, sig: signal.Signals
 ) -> None:
     server = own_http_server
-    base = server.base_url
-    legacy = await create_episode(base, scenario="travel", task="fare-class", seed=1)
-    modern = await create_episode(base, scenario="travel", task="cheapest-trip", seed=2)
-    answered = await create_episode(base, scenario="travel", task="fare-class", seed=3)
+    legacy = await create_episode(server, scenario="travel", task="fare-class", seed=1)
+    modern = await create_episode(server, scenario="travel", task="cheapest-trip", seed=2)
+    answered = await create_episode(server, scenario="travel", task="fare-class", seed=3)
     async with Client(answered["mcp_url"], mode="legacy") as client:
         await client.call_tool(SUBMIT_TOOL, {"answer": "Standard"})
 
@@ -325,8 +329,8 @@ async def test_stopping_the_server_ends_open_episodes_as_server_stopped(
 
 
 async def test_a_legacy_session_cannot_be_used_on_another_episode(http_server: HttpServer) -> None:
-    first = await create_episode(http_server.base_url, scenario="travel", task="fare-class", seed=31)
-    second = await create_episode(http_server.base_url, scenario="travel", task="fare-class", seed=32)
+    first = await create_episode(http_server, scenario="travel", task="fare-class", seed=31)
+    second = await create_episode(http_server, scenario="travel", task="fare-class", seed=32)
     call = {
         "jsonrpc": "2.0",
         "id": 2,
@@ -351,7 +355,7 @@ async def test_a_legacy_session_cannot_be_used_on_another_episode(http_server: H
 
 
 async def test_delete_closes_an_episode_and_later_calls_are_refused(http_server: HttpServer) -> None:
-    created = await create_episode(http_server.base_url, scenario="travel", task="fare-class", seed=41)
+    created = await create_episode(http_server, scenario="travel", task="fare-class", seed=41)
     with anyio.fail_after(DEADLINE):
         async with Client(created["mcp_url"], mode="legacy") as client:
             before = await client.call_tool("get_fare", {"flight_id": "AU-426"})
@@ -369,7 +373,7 @@ async def test_delete_closes_an_episode_and_later_calls_are_refused(http_server:
 
 async def test_refusal_after_delete_does_not_claim_an_answer_was_submitted(http_server: HttpServer) -> None:
     """The agent is told why its call is refused; no answer was submitted here, so it must not be told one was."""
-    created = await create_episode(http_server.base_url, scenario="travel", task="fare-class", seed=42)
+    created = await create_episode(http_server, scenario="travel", task="fare-class", seed=42)
     with anyio.fail_after(DEADLINE):
         async with Client(created["mcp_url"], mode="legacy") as client:
             async with httpx.AsyncClient(timeout=30) as http:

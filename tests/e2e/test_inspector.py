@@ -209,7 +209,9 @@ def test_inspector_reads_the_task_and_submits_an_answer_over_stdio(
 def _create(server: HttpServer, task: str, seed: int) -> dict[str, Any]:
     response = httpx.post(f"{server.base_url}/episodes", json={"scenario": "travel", "task": task, "seed": seed})
     assert response.status_code == 201, response.text
-    return dict(response.json())
+    created = dict(response.json())
+    assert "trace" not in created and "condition" not in created  # agent-facing: no trace path, no condition
+    return {**created, "trace": str(server.trace_dir / f"{created['episode_id']}.jsonl")}
 
 
 @pytest.mark.parametrize("era", ["legacy", "modern"])
@@ -297,7 +299,9 @@ def test_inspector_creates_an_episode_lazily_from_the_url(
     assert run.code == EXIT_OK, run.stderr
     assert run.result["structuredContent"] == {"amount": 204.59, "currency": "USD"}
     shown = httpx.get(f"{http_server.base_url}/episodes/{episode_id}").json()
-    assert (shown["task"], shown["condition"]["seed"]) == ("fare-in-dollars", 8)
+    assert shown["task"] == "fare-in-dollars" and "condition" not in shown
+    started, *_ = json_lines(http_server.trace_dir / f"{episode_id}.jsonl")
+    assert started["condition"]["seed"] == 8
     [call] = calls(json_lines(http_server.trace_dir / f"{episode_id}.jsonl"))
     assert call["outcome"] == "ok"
 

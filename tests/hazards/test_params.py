@@ -158,7 +158,8 @@ async def test_http_episode_with_hostile_hazards_is_a_400_and_the_server_keeps_s
             }
             response = await http.post(f"{host.base_url}/episodes", json=good)
             assert response.status_code == 201, response.text
-            assert response.json()["condition"]["profile"] == "guided"
+            served = host.registry.get(response.json()["episode_id"])
+            assert served is not None and served.condition.profile == "guided"
 
 
 # -- hazards declared in a scenario file ----------------------------------------------------------------------------

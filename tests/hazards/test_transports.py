@@ -138,7 +138,7 @@ async def run_http(host: HttpHost, mode: str) -> tuple[Trace, Inbox]:
     episode = host.registry.get(created["episode_id"])
     assert episode is not None
     episode.end("disconnected")
-    return wait_for_end(Path(created["trace"])), inbox
+    return wait_for_end(host.registry.trace_path(created["episode_id"])), inbox
 
 
 async def test_same_condition_same_trace_on_every_transport(travel: LoadedScenario, tmp_path: Path) -> None:
@@ -247,7 +247,7 @@ async def test_list_changed_modern_over_http(travel: LoadedScenario, tmp_path: P
             episode = host.registry.get(created["episode_id"])
             assert episode is not None
             episode.end("disconnected")
-    events = read_trace(Path(created["trace"])).events
+    events = read_trace(host.registry.trace_path(created["episode_id"])).events
     assert events[0]["protocol_version"] == MODERN
     assert [e["delivered"] for e in of_type(events, "list_changed")] == [True]
     assert fired(events) == [("spec_drift", "get_fare", 1, "before")]
