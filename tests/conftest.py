@@ -119,7 +119,13 @@ def _accepts(port: int) -> bool:
 
 
 def start_http_server(
-    trace_dir: Path, log_dir: Path, scenario_path: Path = SCENARIOS_DIR, *, attempts: int = 3
+    trace_dir: Path,
+    log_dir: Path,
+    scenario_path: Path = SCENARIOS_DIR,
+    *,
+    attempts: int = 3,
+    extra: tuple[str, ...] = (),
+    env: dict[str, str] | None = None,
 ) -> HttpServer:
     """Start the server on a free port and wait (bounded) until it accepts connections.
 
@@ -134,9 +140,10 @@ def start_http_server(
         with stderr_path.open("wb") as stderr:
             process = subprocess.Popen(
                 hazard_command(
-                    "serve", str(scenario_path), "--http", f"127.0.0.1:{port}", "--trace-dir", str(trace_dir)
+                    "serve", str(scenario_path), "--http", f"127.0.0.1:{port}", "--trace-dir", str(trace_dir), *extra
                 ),
                 cwd=REPO_ROOT,
+                env=env,
                 stdin=subprocess.DEVNULL,
                 stdout=subprocess.DEVNULL,
                 stderr=stderr,
