@@ -95,7 +95,9 @@ class EpisodeRegistry:
         self.order: dict[str, int] = {}
         self.created = 0
         self.released = 0
-        self.on_release: list[Callable[[str], None]] = []
+        self.sessions: dict[str, str] = {}
+        """Legacy-era MCP session id -> the episode it was opened on (so a session cannot cross episodes)."""
+        self.sessions_of: dict[str, set[str]] = {}
         self._last_sweep = clock()
 
     def trace_path(self, episode_id: str) -> Path:
@@ -174,10 +176,23 @@ class EpisodeRegistry:
         self.order.pop(episode_id, None)
         if episode is None:
             return
+        for session in self.sessions_of.pop(episode_id, set()):
+            self.sessions.pop(session, None)
         episode.end("disconnected")
         self.released += 1
-        for hook in self.on_release:
-            hook(episode_id)
+
+    def bind_session(self, session: str, episode_id: str) -> str:
+        """The episode a session belongs to, binding it to `episode_id` on first sight."""
+        bound = self.sessions.setdefault(session, episode_id)
+        if bound == episode_id:
+            self.sessions_of.setdefault(episode_id, set()).add(session)
+        return bound
+
+    def unbind_session(self, session: str) -> None:
+        """The client closed its session (DELETE): forget it now rather than with the episode."""
+        episode_id = self.sessions.pop(session, None)
+        if episode_id is not None:
+            self.sessions_of.get(episode_id, set()).discard(session)
 
     def sweep(self, *, force: bool = False) -> int:
         """Release ended episodes idle for min(TTL, 60 s) and open ones idle for the TTL; how many were released."""

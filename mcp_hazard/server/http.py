@@ -90,17 +90,9 @@ def _bad_id(episode_id: str) -> JSONResponse | None:
 class _EpisodeGate:
     """Checks the episode in the path exists (creating it from the query string if asked) before MCP sees it."""
 
-    def __init__(self, registry: EpisodeRegistry, mcp_app: StreamableHTTPASGIApp) -> None:
+    def __init__(self, registry: EpisodeRegistry, mcp_app: ASGIApp) -> None:
         self.registry = registry
         self.mcp_app = mcp_app
-        self.sessions: dict[str, str] = {}
-        self.by_episode: dict[str, set[str]] = {}
-        registry.on_release.append(self.forget)
-
-    def forget(self, episode_id: str) -> None:
-        """Drop the sessions bound to a released episode, so the map shrinks with the registry."""
-        for session in self.by_episode.pop(episode_id, set()):
-            self.sessions.pop(session, None)
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
         request = Request(scope)
@@ -136,18 +128,14 @@ class _EpisodeGate:
                 await _problem(400, str(exc))(scope, receive, send)
                 return
         session = request.headers.get("mcp-session-id")
-        if session is not None:
-            bound = self.sessions.get(session)
-            if bound is None and len(session) <= 128:
-                bound = self.sessions[session] = episode_id
-                self.by_episode.setdefault(episode_id, set()).add(session)
-            if bound is not None and bound != episode_id:
+        if session is not None and len(session) <= 128:  # a longer one is no session the SDK handed out
+            bound = self.registry.bind_session(session, episode_id)
+            if bound != episode_id:
                 await _problem(400, f"session belongs to episode {bound!r}, not {episode_id!r}")(scope, receive, send)
                 return
         await self.mcp_app(scope, receive, send)
-        closed = session is not None and request.method == "DELETE"  # the client closed its session: forget it
-        if closed and self.sessions.pop(str(session), None) is not None:
-            self.by_episode.get(episode_id, set()).discard(str(session))
+        if session is not None and request.method == "DELETE":
+            self.registry.unbind_session(session)
 
 
 def _page_args(request: Request) -> tuple[int, int | None] | JSONResponse:

@@ -1,0 +1,58 @@
+"""A real uvicorn server on 127.0.0.1 (free port) inside the test's event loop, around a registry the test can inspect.
+
+The registry's clock is a `StepClock` the test moves by hand: eviction is then checked by counting what the registry
+holds after a known amount of (monotonic, fake) time, never by waiting and asserting on wall time.
+"""
+
+from __future__ import annotations
+
+from collections.abc import AsyncIterator
+from contextlib import asynccontextmanager
+from pathlib import Path
+
+import anyio
+import uvicorn
+
+from mcp_hazard.runner.transports import free_port
+from mcp_hazard.scenario.load import load_scenario
+from mcp_hazard.server.episodes import EpisodeRegistry
+from mcp_hazard.server.http import build_http_app
+
+REPO_ROOT = Path(__file__).resolve().parents[2]
+TRAVEL = REPO_ROOT / "scenarios" / "travel.yaml"
+
+
+class StepClock:
+    """A monotonic clock that moves only when told."""
+
+    def __init__(self) -> None:
+        self.now = 1000.0
+
+    def __call__(self) -> float:
+        return self.now
+
+    def advance(self, seconds: float) -> None:
+        self.now += seconds
+
+
+def travel_registry(trace_dir: Path, *, ttl: float | None, clock: StepClock | None = None) -> EpisodeRegistry:
+    return EpisodeRegistry([load_scenario(TRAVEL)], trace_dir, transport="http", ttl=ttl, clock=clock or StepClock())
+
+
+@asynccontextmanager
+async def serving(registry: EpisodeRegistry, *, token: str | None = None) -> AsyncIterator[str]:
+    """Serve `registry` over real HTTP; yields the base URL."""
+    port = free_port()
+    config = uvicorn.Config(
+        build_http_app(registry, token=token), host="127.0.0.1", port=port, log_level="warning", lifespan="on"
+    )
+    server = uvicorn.Server(config)
+    async with anyio.create_task_group() as group:
+        group.start_soon(server.serve)
+        with anyio.fail_after(20):
+            while not server.started:
+                await anyio.sleep(0.01)
+        try:
+            yield f"http://127.0.0.1:{port}"
+        finally:
+            server.should_exit = True
