@@ -87,6 +87,24 @@ def _bad_id(episode_id: str) -> JSONResponse | None:
     return _problem(400, f"episode id {shown} must be 1-128 letters, digits, '.', '_' or '-'")
 
 
+class _PathIds:
+    """Checks the episode id in `/episodes/{id}` and `/episodes/{id}/mcp` before routing. Starlette's route patterns
+    end in `$` and their `.` stops at a newline, so `/episodes/abc%0A` would otherwise be routed as episode `abc`."""
+
+    def __init__(self, app: ASGIApp) -> None:
+        self.app = app
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        path = scope.get("path", "") if scope["type"] == "http" else ""
+        if path.startswith("/episodes/"):
+            rest = path[len("/episodes/") :]
+            refused = _bad_id(rest.removesuffix("/mcp"))
+            if refused is not None:
+                await refused(scope, receive, send)
+                return
+        await self.app(scope, receive, send)
+
+
 class _EpisodeGate:
     """Checks the episode in the path exists (creating it from the query string if asked) before MCP sees it."""
 
@@ -287,4 +305,4 @@ def build_http_app(registry: EpisodeRegistry, *, host: str = "127.0.0.1", token:
         exception_handlers={404: not_found, 405: not_allowed},
         lifespan=lifespan,
     )
-    return AccessGuard(app, security=security, token=token)
+    return AccessGuard(_PathIds(app), security=security, token=token)
