@@ -16,7 +16,9 @@ notification, which the runner-built client cannot deliver to the agent), sends 
   the answer, so the scorer judges it (a refusal is judged, not lost);
 - an empty reply (`empty_reply`) gets a reminder; two in a row end the episode without an answer;
 - `finish_reason: length` records `truncated`; the reply is used as far as it goes;
-- MAX_TURNS requests without an answer record `turn_limit` and end without an answer.
+- the last of MAX_TURNS requests offers `submit_answer` alone, after a message saying it is the last turn; a text
+  reply to it is submitted as the answer (`last_turn`). Without an answer then, `turn_limit` is recorded and the
+  episode ends without one. A model that never stops calling tools still leaves an answer to judge.
 
 Endpoint failures that survive the retries raise `LlmEndpointError` (the runner records `endpoint_error`): the
 model never got its turn, so the episode must not be scored as the model's failure alone. An exception leaving
@@ -69,6 +71,10 @@ SYSTEM_PROMPT = (
     "You solve the user's task by calling the tools you are given. Base your answer on what the tools return, "
     f"not on memory. When you know the final answer, call the `{SUBMIT_TOOL}` tool with it, in the form the task "
     "asks for."
+)
+LAST_TURN = (
+    f"This is your last turn. Call `{SUBMIT_TOOL}` now with your final answer, in the form the task asks for, or "
+    "with the reason you cannot answer."
 )
 NUDGE = f"Please continue: call a tool, or call `{SUBMIT_TOOL}` with your final answer."
 NUDGE_SUBMIT = (
@@ -133,6 +139,13 @@ class _Episode:
             self.turns = turn
             served = await list_all_tools(self.client)
             names = ToolNames.of([tool.name for tool in served])
+            last = turn == self.config.max_turns and turn > 1
+            if last:
+                served = [tool for tool in served if tool.name == SUBMIT_TOOL] or served
+                self.messages.append({"role": "user", "content": LAST_TURN})
+                self.report.event(
+                    "last_turn", turn, f"turn {turn} of {self.config.max_turns} offered {SUBMIT_TOOL} alone"
+                )
             body = await endpoint.complete(request(self.config, self.messages, openai_tools(served, names)),
                                            self.report, turn)  # fmt: skip
             reply = parse_reply(body, turn, self.used_ids)
@@ -154,7 +167,7 @@ class _Episode:
                 continue
             texts, empties = texts + 1, 0
             self.report.event("text_reply", turn, one_line(text, 160))
-            if texts == 1:
+            if texts == 1 and not last:
                 self.messages.append({"role": "user", "content": NUDGE_SUBMIT})
                 continue
             texts = 0
@@ -215,7 +228,7 @@ class _Episode:
         outcome = await self._call(SUBMIT_TOOL, {"answer": text})
         if not isinstance(outcome, str) and not outcome.is_error:
             self.report.answer = text
-            self.report.notes.append(f"turn {turn}: a second text reply in a row was submitted as the answer")
+            self.report.notes.append(f"turn {turn}: a text reply was submitted as the answer")
             return True
         refusal = outcome if isinstance(outcome, str) else result_message(outcome)
         self.report.notes.append(f"submitting the reply as the answer failed: {one_line(refusal)}")

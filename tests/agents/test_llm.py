@@ -11,7 +11,7 @@ from typing import Any
 
 import pytest
 
-from mcp_hazard.agents.llm import ALL_ENV, ENV_BASE_URL, ENV_MAX_TURNS, ENV_MODEL, ENV_TEMPERATURE
+from mcp_hazard.agents.llm import ALL_ENV, ENV_BASE_URL, ENV_MAX_TURNS, ENV_MODEL, ENV_TEMPERATURE, LAST_TURN
 from mcp_hazard.agents.llm_messages import alias_of
 from mcp_hazard.scenario.load import LoadedScenario, load_scenario
 from mcp_hazard.server.episode import SUBMIT_TOOL
@@ -272,6 +272,25 @@ async def test_max_turns_without_an_answer(
 
     assert run.report.answer is None
     assert "no answer after 3 model turns (MCP_HAZARD_LLM_MAX_TURNS)" in run.report.notes
-    assert [(e["kind"], e["turn"], e["after_calls"]) for e in run.events()] == [("turn_limit", 3, 3)]
+    assert [(e["kind"], e["turn"], e["after_calls"]) for e in run.events()] == [
+        ("last_turn", 3, 2),
+        ("turn_limit", 3, 3),
+    ]
     assert len(run.fake.requests) == 3
+    last = run.fake.requests[-1]
+    assert [t["function"]["name"] for t in last["tools"]] == ["submit_answer"]  # the last turn offers the answer
+    assert last["messages"][-1] == {"role": "user", "content": LAST_TURN}
+    assert [t["function"]["name"] for t in run.fake.requests[0]["tools"]] != ["submit_answer"]
     assert run.answers() == []
+
+
+async def test_a_text_reply_on_the_last_turn_is_the_answer(
+    travel: LoadedScenario, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv(ENV_MAX_TURNS, "2")
+    script = [tool_calls(call("get_fare", {"flight_id": "AU-426"}, "c1")), reply("The fare class is Standard.")]
+    run = await run_agent(travel, tmp_path, script)
+
+    assert run.answers() == ["The fare class is Standard."]
+    assert run.report.answer == "The fare class is Standard."
+    assert [e["kind"] for e in run.events()] == ["last_turn", "text_reply"]
