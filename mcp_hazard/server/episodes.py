@@ -137,7 +137,7 @@ class EpisodeRegistry:
             raise EpisodeConflict(f"episode {episode_id!r} already exists")
         if self.trace_path(episode_id).exists():
             raise EpisodeConflict(
-                f"episode {episode_id!r} already has a trace at {self.trace_path(episode_id)}; "
+                f"episode {episode_id!r} already has a trace ({episode_id}.jsonl in the trace directory); "
                 "traces are never appended to or overwritten: pick another id"
             )
         episode = Episode(
