@@ -16,7 +16,7 @@ from mcp import Client
 
 from mcp_hazard.scenario.models import GoldenPath, Scenario
 
-AgentEventKind = Literal["malformed_call", "text_reply", "empty_reply", "truncated", "turn_limit"]
+AgentEventKind = Literal["malformed_call", "text_reply", "empty_reply", "truncated", "last_turn", "turn_limit"]
 AGENT_EVENT_KINDS: tuple[AgentEventKind, ...] = get_args(AgentEventKind)
 
 
