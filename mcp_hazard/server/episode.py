@@ -65,6 +65,7 @@ def _text(result: Any) -> str:
 Notifier = Callable[[], Awaitable[bool]]
 
 MAX_TOOL_NAME_CHARS = 128
+MAX_EARLY_REFUSALS = 100
 PREVIEW_CHARS = 200
 
 
@@ -148,6 +149,7 @@ class Episode:
         self.ended = False
         self.end_reason: str | None = None
         self.answer: str | None = None
+        self._early_refusals: list[dict[str, Any]] = []
 
     @property
     def guided(self) -> bool:
@@ -180,6 +182,21 @@ class Episode:
             run=ev.RunInfo(episode_id=self.id, transport=self.transport, agent=self.agent),  # type: ignore[arg-type]
         )
         log.info("episode started", episode=self.id, scenario=self.scenario.id, task=self.task.id)
+        for fields in self._early_refusals:
+            self.trace.write(ev.FrameRefused, **fields)
+        self._early_refusals.clear()
+
+    def record_frame_refused(
+        self, *, code: int, message: str, id: str | int | None, method: str | None, replied: bool
+    ) -> None:
+        """Trace a malformed frame (server/frames.py). One that arrives before the first good request waits until
+        `episode_started` is written, so that stays the first line; after the end it is appended like a refused
+        call. Kept to a bounded number before the start, so junk sent to an idle episode cannot grow memory."""
+        fields: dict[str, Any] = {"code": code, "message": message, "id": id, "method": method, "replied": replied}
+        if self.started:
+            self.trace.write(ev.FrameRefused, **fields)
+        elif len(self._early_refusals) < MAX_EARLY_REFUSALS:
+            self._early_refusals.append(fields)
 
     def _cancel(self, waiting: tuple[str, int, Any, float, list[int]]) -> None:
         """Record a hanging call as cancelled, once: by its own cancellation, or by the episode ending first."""

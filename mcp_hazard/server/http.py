@@ -183,7 +183,7 @@ def build_http_app(registry: EpisodeRegistry, *, host: str = "127.0.0.1", token:
     manager = StreamableHTTPSessionManager(
         app=server, security_settings=security, session_idle_timeout=registry.ttl or None
     )
-    gate = _EpisodeGate(registry, FrameGuard(StreamableHTTPASGIApp(manager), episode_recorder(registry.get)))
+    gate = FrameGuard(_EpisodeGate(registry, StreamableHTTPASGIApp(manager)), episode_recorder(registry.get))
 
     def operator(request: Request) -> bool | JSONResponse:
         """`?detail=operator` shows the condition and trace path; it needs a configured token (the guard has

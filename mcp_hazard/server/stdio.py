@@ -1,16 +1,27 @@
-"""Serve one episode over stdio: one process, one agent attempt."""
+"""Serve one episode over stdio: one process, one agent attempt.
+
+Stdin is read here, line by line, rather than by the SDK: the SDK drops a line it cannot parse without replying
+(frames.py), so every line is checked first; a malformed one is answered with a JSON-RPC error and traced, and only
+good lines reach the SDK.
+"""
 
 from __future__ import annotations
 
 import os
 import signal
-from typing import Any
+import sys
+from typing import IO, Any, cast
 
 import anyio
+import mcp_types as types
+from anyio.abc import ObjectSendStream
 from mcp.server.stdio import stdio_server
+from mcp.shared.message import SessionMessage
 
+from mcp_hazard.logs import log
 from mcp_hazard.server.app import build_server
 from mcp_hazard.server.episode import Episode
+from mcp_hazard.server.frames import INVALID_REQUEST, MAX_FRAME_BYTES, Refusal, check_frame
 
 
 def single_episode_server(episode: Episode) -> Any:
@@ -30,12 +41,79 @@ async def _stop_on_signal(episode: Episode) -> None:
             os._exit(128 + int(received))
 
 
+def _claim_stdin() -> IO[bytes]:
+    """The wire, from a private duplicate of fd 0; fd 0 itself then reads the null device, as the SDK arranges when
+    it reads stdin itself, so a behaviour or child process that reads stdin cannot steal frames."""
+    try:
+        private = os.dup(0)
+        null = os.open(os.devnull, os.O_RDONLY)
+        os.dup2(null, 0)
+        os.close(null)
+    except OSError:
+        return sys.stdin.buffer
+    return os.fdopen(private, "rb", closefd=False)
+
+
+class CheckedLines:
+    """An async iterator of the stdin lines the SDK may parse (what `stdio_server(stdin=...)` iterates).
+
+    A line `check_frame` refuses is answered on `replies` (once the SDK's write stream exists), recorded in the
+    episode's trace, and not passed on. A line longer than MAX_FRAME_BYTES is read to its end in bounded chunks and
+    refused, so it never sits in memory whole. Blank lines are skipped (some clients send them between frames)."""
+
+    def __init__(self, wire: IO[bytes], episode: Episode) -> None:
+        self.wire = wire
+        self.episode = episode
+        self.replies: ObjectSendStream[SessionMessage] | None = None
+
+    def __aiter__(self) -> CheckedLines:
+        return self
+
+    async def __anext__(self) -> str:
+        while True:
+            line = await anyio.to_thread.run_sync(self.wire.readline, MAX_FRAME_BYTES + 1)
+            if not line:
+                raise StopAsyncIteration
+            if len(line) > MAX_FRAME_BYTES and not line.endswith(b"\n"):
+                size = len(line) + await anyio.to_thread.run_sync(self._skip_rest)
+                await self._refuse(Refusal(INVALID_REQUEST, f"Invalid Request: a frame of {size} bytes exceeds "
+                                                             f"{MAX_FRAME_BYTES}"))  # fmt: skip
+                continue
+            if not line.strip():
+                continue
+            refusal = check_frame(line)
+            if refusal is None:
+                return line.decode("utf-8")
+            await self._refuse(refusal)
+
+    def _skip_rest(self) -> int:
+        skipped = 0
+        while True:
+            chunk = self.wire.readline(1 << 20)
+            skipped += len(chunk)
+            if not chunk or chunk.endswith(b"\n"):
+                return skipped
+
+    async def _refuse(self, refusal: Refusal) -> None:
+        log.warning("frame refused", code=refusal.code, reason=refusal.message, episode=self.episode.id)
+        self.episode.record_frame_refused(
+            code=refusal.code, message=refusal.message, id=refusal.id, method=refusal.method, replied=refusal.reply
+        )
+        if refusal.reply and self.replies is not None:
+            error = types.JSONRPCError(
+                jsonrpc="2.0", id=refusal.id, error=types.ErrorData(code=refusal.code, message=refusal.message)
+            )
+            await self.replies.send(SessionMessage(error))
+
+
 async def serve_stdio(episode: Episode) -> None:
     server = single_episode_server(episode)
+    lines = CheckedLines(_claim_stdin(), episode)
     try:
         async with anyio.create_task_group() as group:
             group.start_soon(_stop_on_signal, episode)
-            async with stdio_server() as (read_stream, write_stream):
+            async with stdio_server(stdin=cast(Any, lines)) as (read_stream, write_stream):
+                lines.replies = write_stream
                 await server.run(read_stream, write_stream, server.create_initialization_options())
             group.cancel_scope.cancel()
     finally:

@@ -121,6 +121,19 @@ class CallRefused(_Event):
     reason: str
 
 
+class FrameRefused(_Event):
+    """A JSON-RPC frame refused before the SDK saw it (server/frames.py): not JSON, not valid Unicode, nested too
+    deeply, not one request object, or params of the wrong shape. `code` and `message` are the JSON-RPC error the
+    client got (`replied` False for a notification, which gets none); `id` and `method` when they could be read."""
+
+    type: Literal["frame_refused"] = "frame_refused"
+    code: int
+    message: str
+    id: str | int | None = None
+    method: str | None = None
+    replied: bool = True
+
+
 class EpisodeEnded(_Event):
     type: Literal["episode_ended"] = "episode_ended"
     reason: Literal["answered", "disconnected", "server_stopped", "closed", "never_connected"]
@@ -151,6 +164,7 @@ TraceEvent = Annotated[
     | ListChanged
     | AnswerSubmitted
     | CallRefused
+    | FrameRefused
     | EpisodeEnded
     | AgentEnded,
     Field(discriminator="type"),
@@ -166,6 +180,7 @@ EVENT_TYPES = frozenset(
         "list_changed",
         "answer_submitted",
         "call_refused",
+        "frame_refused",
         "episode_ended",
         "agent_ended",
     }

@@ -1,0 +1,251 @@
+"""Malformed JSON-RPC frames: refused with a one-line JSON-RPC error, recorded in the trace, and the server goes on.
+
+The SDK (mcp 2.3) drops a stdio line it cannot parse or validate without any reply (a lone surrogate escape,
+10,000-deep nesting, `params` as a list, a batch, a bare number), so the client waits forever; over HTTP it answers,
+but with pydantic's multi-line error text and `id: null` even when the id is plain to see. Neither reaches our
+handlers, so nothing would be traced. `check_frame` looks at every incoming frame first, in both transports, and says
+what is wrong with it; frames it passes go to the SDK untouched. Codes follow JSON-RPC 2.0: -32700 for text that is
+not JSON (or not valid Unicode), -32600 for JSON that is not one request/notification/response, -32602 for a known
+method's params of the wrong shape.
+
+Where it is plugged in: stdio.py reads stdin lines itself and hands the SDK only lines that pass; over HTTP,
+`FrameGuard` is an ASGI wrapper around the MCP endpoint that reads POST bodies before the SDK does.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any, get_args
+
+import mcp_types as types
+from pydantic import BaseModel, ValidationError
+from starlette.types import ASGIApp, Message, Receive, Scope, Send
+
+from mcp_hazard.logs import log
+
+if TYPE_CHECKING:
+    from mcp_hazard.server.episode import Episode
+
+MAX_FRAME_BYTES = 4 * 1024 * 1024
+"""One frame (a stdio line, an HTTP body). Tool arguments have their own, smaller limits (scenario/arguments.py)."""
+MAX_FRAME_DEPTH = 64
+"""Objects and arrays inside each other in one frame: twice what tool arguments may use, well below the SDK parser's
+own limit (about 255), so a frame we pass is never one the SDK refuses for depth."""
+MAX_MESSAGE_CHARS = 200
+
+PARSE_ERROR = -32700
+INVALID_REQUEST = -32600
+INVALID_PARAMS = -32602
+
+
+@dataclass(frozen=True)
+class Refusal:
+    """Why a frame is refused. `id` is the request id when it could be read (else None: JSON-RPC's null), `reply`
+    is False for a notification (JSON-RPC never answers one; it is still recorded)."""
+
+    code: int
+    message: str
+    id: str | int | None = None
+    method: str | None = None
+    reply: bool = True
+
+    def response(self) -> dict[str, Any]:
+        return {"jsonrpc": "2.0", "id": self.id, "error": {"code": self.code, "message": self.message}}
+
+
+def _one_line(text: str) -> str:
+    line = " ".join(text.split())
+    return line if len(line) <= MAX_MESSAGE_CHARS else line[: MAX_MESSAGE_CHARS - 3] + "..."
+
+
+def _request_models() -> dict[str, type[BaseModel]]:
+    """Method name -> the SDK's request model, from the client request union, so params are checked per method."""
+    models: dict[str, type[BaseModel]] = {}
+    for model in get_args(types.ClientRequest):
+        field = model.model_fields.get("method")
+        literal = get_args(field.annotation) if field is not None else ()
+        if literal and isinstance(literal[0], str):
+            models[literal[0]] = model
+    return models
+
+
+_REQUESTS = _request_models()
+
+
+def _reject_constant(name: str) -> Any:
+    raise ValueError(f"{name} is not JSON")
+
+
+def _depth_problem(value: Any) -> bool:
+    """Whether `value` nests deeper than MAX_FRAME_DEPTH (iterative: the check cannot itself exhaust the stack)."""
+    stack: list[tuple[Any, int]] = [(value, 1)]
+    while stack:
+        node, depth = stack.pop()
+        if isinstance(node, dict | list):
+            if depth > MAX_FRAME_DEPTH:
+                return True
+            stack.extend((item, depth + 1) for item in (node.values() if isinstance(node, dict) else node))
+    return False
+
+
+def _lone_surrogate(value: Any) -> bool:
+    stack: list[Any] = [value]
+    while stack:
+        node = stack.pop()
+        if isinstance(node, str):
+            try:
+                node.encode("utf-8")
+            except UnicodeEncodeError:
+                return True
+        elif isinstance(node, dict):
+            stack.extend(node.keys())
+            stack.extend(node.values())
+        elif isinstance(node, list):
+            stack.extend(node)
+    return False
+
+
+def _valid_id(value: Any) -> bool:
+    return isinstance(value, str | int) and not isinstance(value, bool)
+
+
+def _params_problem(model: type[BaseModel], frame: dict[str, Any]) -> str | None:
+    try:
+        model.model_validate({"method": frame["method"], "params": frame.get("params")}, by_name=False)
+    except ValidationError as exc:
+        error = exc.errors()[0]
+        where = ".".join(str(part) for part in error["loc"])
+        return _one_line(f"{where}: {error['msg']}")
+    return None
+
+
+def check_frame(raw: bytes | str) -> Refusal | None:
+    """None when the SDK may have the frame, else why it is refused. Never raises."""
+    if len(raw) > MAX_FRAME_BYTES:
+        return Refusal(INVALID_REQUEST, f"Invalid Request: a frame of {len(raw)} bytes exceeds {MAX_FRAME_BYTES}")
+    if isinstance(raw, bytes):
+        try:
+            text = raw.decode("utf-8")
+        except UnicodeDecodeError as exc:
+            return Refusal(PARSE_ERROR, f"Parse error: not UTF-8 text (byte {exc.start})")
+    else:
+        text = raw
+    try:
+        frame = json.loads(text, parse_constant=_reject_constant)
+    except json.JSONDecodeError as exc:
+        return Refusal(PARSE_ERROR, _one_line(f"Parse error: {exc.msg} at line {exc.lineno} column {exc.colno}"))
+    except ValueError as exc:  # NaN, Infinity
+        return Refusal(PARSE_ERROR, _one_line(f"Parse error: {exc}"))
+    except RecursionError:
+        return Refusal(INVALID_REQUEST, f"Invalid Request: nested deeper than the limit of {MAX_FRAME_DEPTH} levels")
+    if not isinstance(frame, dict):
+        kind = "an array (batches are not supported)" if isinstance(frame, list) else type(frame).__name__
+        return Refusal(INVALID_REQUEST, f"Invalid Request: a frame must be one JSON object, got {kind}")
+    raw_id = frame.get("id")
+    frame_id = raw_id if _valid_id(raw_id) and not _lone_surrogate(raw_id) else None
+    method = frame.get("method") if isinstance(frame.get("method"), str) else None
+    notification = "id" not in frame and method is not None
+
+    def refuse(code: int, message: str) -> Refusal:
+        safe_method = method if method is None or not _lone_surrogate(method) else None
+        return Refusal(code, message, frame_id, safe_method, reply=not notification)
+
+    if _depth_problem(frame):
+        return refuse(INVALID_REQUEST, f"Invalid Request: nested deeper than the limit of {MAX_FRAME_DEPTH} levels")
+    if _lone_surrogate(frame):
+        return refuse(PARSE_ERROR, "Parse error: a lone surrogate escape (\\ud800 to \\udfff) is not valid Unicode")
+    if frame.get("jsonrpc") != "2.0":
+        return refuse(INVALID_REQUEST, 'Invalid Request: "jsonrpc" must be "2.0"')
+    if "id" in frame and not _valid_id(raw_id):
+        return refuse(INVALID_REQUEST, 'Invalid Request: "id" must be a string or an integer')
+    if "method" in frame and method is None:
+        return refuse(INVALID_REQUEST, 'Invalid Request: "method" must be a string')
+    if method is None:
+        if "id" in frame and ("result" in frame) != ("error" in frame):
+            return None  # a response to a request of ours
+        return refuse(INVALID_REQUEST, 'Invalid Request: no "method", and not a response with "result" or "error"')
+    if "params" in frame and not isinstance(frame["params"], dict):
+        got = "an array" if isinstance(frame["params"], list) else json.dumps(frame["params"])[:40]
+        return refuse(INVALID_PARAMS, f"Invalid params: params must be an object, got {got}")
+    model = _REQUESTS.get(method)
+    if model is not None and not notification:
+        problem = _params_problem(model, frame)
+        if problem:
+            return refuse(INVALID_PARAMS, f"Invalid params: {problem}")
+    return None
+
+
+# -- HTTP ----------------------------------------------------------------------------------------------------------
+
+Recorder = Callable[[str, Refusal], None]
+"""Records a refusal in the trace of the episode with this id (a no-op when there is none)."""
+
+
+class FrameGuard:
+    """ASGI wrapper for `/episodes/{episode_id}/mcp`: a POST body is read (up to MAX_FRAME_BYTES), checked, and
+    either refused with a JSON-RPC error (HTTP 400, as the SDK answers its own refusals) or replayed to the SDK."""
+
+    def __init__(self, app: ASGIApp, record: Recorder) -> None:
+        self.app = app
+        self.record = record
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        if scope["type"] != "http" or scope.get("method") != "POST":
+            await self.app(scope, receive, send)
+            return
+        chunks: list[bytes] = []
+        size = 0
+        more = True
+        while more:
+            message = await receive()
+            if message["type"] == "http.disconnect":
+                return
+            chunk = message.get("body", b"")
+            size += len(chunk)
+            if size <= MAX_FRAME_BYTES:
+                chunks.append(chunk)
+            more = bool(message.get("more_body", False))
+        body = b"".join(chunks)
+        refusal = (
+            Refusal(INVALID_REQUEST, f"Invalid Request: a frame of {size} bytes exceeds {MAX_FRAME_BYTES}")
+            if size > MAX_FRAME_BYTES
+            else check_frame(body)
+        )
+        if refusal is not None:
+            episode_id = str(scope.get("path_params", {}).get("episode_id", ""))
+            self.record(episode_id, refusal)
+            await _send_json(send, 400, refusal.response())
+            return
+        replayed = False
+
+        async def replay() -> Message:
+            nonlocal replayed
+            if not replayed:
+                replayed = True
+                return {"type": "http.request", "body": body, "more_body": False}
+            return await receive()
+
+        await self.app(scope, replay, send)
+
+
+async def _send_json(send: Send, status: int, payload: dict[str, Any]) -> None:
+    body = json.dumps(payload, ensure_ascii=True).encode("utf-8")
+    headers = [(b"content-type", b"application/json"), (b"content-length", str(len(body)).encode("ascii"))]
+    await send({"type": "http.response.start", "status": status, "headers": headers})
+    await send({"type": "http.response.body", "body": body})
+
+
+def episode_recorder(lookup: Callable[[str], Episode | None]) -> Recorder:
+    """A Recorder that writes `frame_refused` to the trace of the episode `lookup` finds for the path's id."""
+
+    def record(episode_id: str, refusal: Refusal) -> None:
+        episode = lookup(episode_id)
+        log.warning("frame refused", code=refusal.code, reason=refusal.message, episode=episode_id)
+        if episode is not None:
+            episode.record_frame_refused(
+                code=refusal.code, message=refusal.message, id=refusal.id, method=refusal.method, replied=refusal.reply
+            )
+
+    return record
