@@ -1,0 +1,1 @@
+"""Hostile inputs through real transports: scenario files, tool arguments, JSON-RPC frames."""
