@@ -214,6 +214,13 @@ def test_answers_in_sentences_are_judged_on_the_value_they_assert(
     assert (score.correct, score.episode_failure, score.answer_rule) == (correct, failure, rule)
 
 
+def test_an_answer_without_any_number_invents_nothing() -> None:
+    score = Builder("fare-in-dollars").answer("Your final answer to the task, as text.").score()
+    assert (score.correct, score.answer_rule, score.episode_failure) == (False, "no_candidate", "wrong_answer")
+    invented = Builder("fare-in-dollars").answer("It costs USD 999.").score()
+    assert (invented.answer_rule, invented.episode_failure) == ("numeric-in-sentence", "invented")
+
+
 def test_an_unsubmitted_answer_has_the_no_answer_rule() -> None:
     assert Builder("fare-class").score().answer_rule == "no_answer"
 
