@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import json
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 import anyio
 import httpx
@@ -125,6 +125,12 @@ async def _listing(url: str) -> list[dict[str, object]]:
             return [dump_tool(tool) for tool in (await client.list_tools()).tools]
 
 
+def _recorded_interventions(server: HttpServer, episode_id: str) -> Any:
+    started = read_trace(server.trace_dir / f"{episode_id}.jsonl").started
+    assert started is not None
+    return started["condition"]["interventions"]
+
+
 @pytest.mark.e2e
 @pytest.mark.anyio
 async def test_http_episodes_take_interventions_in_the_body_and_the_query(http_server: HttpServer) -> None:
@@ -135,13 +141,13 @@ async def test_http_episodes_take_interventions_in_the_body_and_the_query(http_s
     async with httpx.AsyncClient(timeout=30) as http:
         created = await http.post(f"{http_server.base_url}/episodes", json=body)
         assert created.status_code == 201, created.text
-        assert created.json()["condition"]["interventions"] == ["replace", "reorder"]
+        assert "condition" not in created.json()  # the agent-facing view never shows the condition
         assert await _listing(created.json()["mcp_url"]) == expected
+        assert _recorded_interventions(http_server, created.json()["episode_id"]) == ["replace", "reorder"]
 
         query = "scenario=travel&task=fare-class&seed=6&intervention=replace&intervention=reorder"
         assert await _listing(f"{http_server.base_url}/episodes/interventions-by-query/mcp?{query}") == expected
-        shown = await http.get(f"{http_server.base_url}/episodes/interventions-by-query")
-        assert shown.json()["condition"]["interventions"] == ["replace", "reorder"]
+        assert _recorded_interventions(http_server, "interventions-by-query") == ["replace", "reorder"]
 
         refused = await http.post(f"{http_server.base_url}/episodes", json={**body, "interventions": ["bogus"]})
         assert refused.status_code == 400
