@@ -174,6 +174,13 @@ def effective_schedule(spec: HazardSpec, defaults: dict[str, Any]) -> Schedule:
     return Schedule.model_validate({**defaults, **given})
 
 
+def kinds_for(scenario: Scenario) -> dict[str, type[Hazard]]:
+    """The hazard kinds that can act on this scenario's tools: the standard ones, or those its class names (a proxied
+    server's tools are known by what the proxy file declares, not by a golden path that can be run offline)."""
+    own = type(scenario).hazard_kinds
+    return own if own is not None else REGISTRY
+
+
 def register(cls: type[Hazard]) -> type[Hazard]:
     REGISTRY[cls.kind] = cls
     return cls

@@ -320,6 +320,8 @@ class _Scorer:
             return "injected"
         if outcome == "fault":
             return "server_fault"
+        if outcome == "upstream_error":
+            return "upstream_failure"  # a proxied server failed at the protocol level: not the agent's doing
         known = self.known_text(call["seq"])
         for value in _scalars(call.get("arguments")):
             text = canonical_text(value).casefold()
