@@ -461,6 +461,20 @@ def _text_kinds(task: Task) -> bool:
     return any(kind_of(v) in ("text", "identifier", None) for v in values)
 
 
+@lru_cache(maxsize=1)
+def _placeholders() -> frozenset[str]:
+    from mcp_hazard.server.episode import SUBMIT_DESCRIPTION, SUBMIT_SCHEMA
+
+    texts = [SUBMIT_DESCRIPTION, SUBMIT_SCHEMA["properties"]["answer"]["description"]]
+    return frozenset(canonical_text(text).casefold().strip(" .") for text in texts)
+
+
+def _placeholder(answer: Any) -> bool:
+    """An answer that repeats the `submit_answer` tool's own description (small models copy it): it names no value,
+    so it is a wrong answer, never an invented one."""
+    return isinstance(answer, str) and canonical_text(answer).casefold().strip(" .") in _placeholders()
+
+
 def _malformed_calls(agent_ended: dict[str, Any]) -> list[CallFailure]:
     """Tool calls the model wrote that never reached the server (arguments that are not a JSON object), from the
     agent's own record: they are failed calls too."""
@@ -517,6 +531,8 @@ def score_episode(trace: Trace, scenario: Scenario) -> EpisodeScore:
         episode_failure = "gave_up"
     elif judged.rule == "no_candidate" and not _text_kinds(task):
         episode_failure = "wrong_answer"  # no number, date or time at all: nothing was invented
+    elif _placeholder(answer):
+        episode_failure = "wrong_answer"  # the submit tool's own words, copied: nothing was invented
     elif not any(
         scorer.supported(v) for v in judged.named or [answer if judged.extracted is None else judged.extracted]
     ):
@@ -555,6 +571,8 @@ def score_episode(trace: Trace, scenario: Scenario) -> EpisodeScore:
         redundant_calls=redundant,
         ended=_label(ended[0].get("reason")) if ended else None,
         agent_outcome=_label(outcome),
-        answer_rule=_label(judged.rule) if judged is not None else "no_answer",
+        answer_rule=_label(judged.rule if not _placeholder(answer) or judged.correct else "placeholder")
+        if judged is not None
+        else "no_answer",
         warnings=warnings,
     )
