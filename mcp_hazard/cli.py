@@ -200,6 +200,11 @@ def build_parser() -> argparse.ArgumentParser:
     run.add_argument("--out", default="runs/matrix", help="run folder: traces, run log, reports (default runs/matrix)")
     run.add_argument("--no-progress", action="store_true", help="no progress bar")
     run.add_argument("--allow-python", action="store_true", help="allow `python` behaviours (runs their code)")
+    run.add_argument("--upstream-cmd", metavar="'CMD ...'", help="proxy: the real server's command line (PATHS: a "
+                     "proxy file)")  # fmt: skip
+    run.add_argument("--upstream-url", metavar="URL", help="proxy: the real server's Streamable HTTP endpoint")
+    run.add_argument("--record", metavar="CASSETTE", help="proxy: also store the server's replies in this cassette")
+    run.add_argument("--replay", metavar="CASSETTE", help="proxy: serve the replies in this cassette, no server")
     verify = commands.add_parser("verify", help="prove every hazard instance solvable (recovering) and biting (naive)")
     verify.add_argument("paths", nargs="+", help="scenario files or directories")
     verify.add_argument("--seeds", type=_seeds, default=[0, 1], help="seeds (default 0-1)")

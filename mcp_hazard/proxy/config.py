@@ -163,6 +163,17 @@ def is_proxy_data(data: Any) -> bool:
     return isinstance(data, dict) and data.get("kind") == PROXY_FILE_KIND
 
 
+def is_proxy_file(path: Any) -> bool:
+    """Whether a YAML file says `kind: proxy` at its top level (read cheaply: the first 64 KiB, a plain line)."""
+    try:
+        with open(path, "rb") as handle:
+            head = handle.read(65536).decode("utf-8", errors="replace")
+    except OSError:
+        return False
+    return any(line.strip().replace('"', "").replace("'", "") == "kind: proxy" for line in head.splitlines()
+               if not line.startswith((" ", "\t")))  # fmt: skip
+
+
 def parse_proxy_file(text: str, file: str, raw: bytes | None = None) -> LoadedProxyFile:
     data, positions = parse_yaml(text, file)
     problems = Problems(file, positions)

@@ -37,7 +37,11 @@ def _register(cls: type[Hazard]) -> type[Hazard]:
 
 
 def _served(scenario: Scenario, task: Task) -> list[ProxyToolSpec]:
-    return [spec for spec in map(noted, scenario.task_tools(task)) if spec is not None]
+    """The tools a kind may pick by default: the golden path's, when the task has one (so the hazard bites, as with a
+    scenario's tools), else every tool served."""
+    served = [spec for spec in map(noted, scenario.task_tools(task)) if spec is not None]
+    golden = {step.tool for step in task.golden_path.steps}
+    return [spec for spec in served if spec.name in golden] if golden else served
 
 
 class _Noted:
@@ -227,40 +231,53 @@ class ProxySilentWrongValue(_Noted, SilentWrongValue):
         if any(r.tool == spec.name and r.outcome == "ok" and r.arguments == call.sent for r in call.history):
             return None  # a repeat of a call that already succeeded reads the right value: that is the recovery
         keys = (call.seed, self.scenario.id, self.task.id, spec.name, call.slot, self.salt)
-        fields = sorted(spec.fields, key=lambda f: draw(*keys, "field", f))
-        for field in fields:
+        for field in sorted(spec.fields, key=lambda f: draw(*keys, "field", f)):
             path = split_path(field)
             found, node = get_path(outcome.result, path)
-            if not found or node is None or isinstance(node, bool):
+            if not found or node is None or isinstance(node, bool | dict | list):
                 continue
-            chosen = _wrong(spec, outcome.result, path, node, keys)
-            if chosen is None:
-                continue
-            new_node = chosen
-            result = set_path(outcome.result, path, new_node)
-            return Effect(change={"path": list(path), "original": node, "served": new_node}, result=result,
-                          replace_result=True)  # fmt: skip
+            for new in _wrong(spec, outcome.result, path, node, keys):
+                result = set_path(outcome.result, path, new)
+                if _bites(self.task, call, result):
+                    return Effect(change={"path": list(path), "original": node, "served": new}, result=result,
+                                  replace_result=True)  # fmt: skip
         return None
 
 
-def _wrong(spec: ProxyToolSpec, result: Any, path: list[str | int], node: Any, keys: tuple[Any, ...]) -> Any | None:
-    """A wrong value of the same type for `node`; in a text, one of its numbers changed."""
-    if isinstance(node, dict | list):
-        return None
-    if isinstance(node, str):
-        tokens = numbers_in_text(node)
-        if not tokens:
-            options = wrong_values(spec, result, tuple(path), node, *keys)
-            return options[0] if options else None
-        start, end, token = tokens[int(draw(*keys, "token") * len(tokens))]
-        number: Any = float(token) if "." in token else int(token)
-        options = [o for o in wrong_values(spec, result, ("value",), number, *keys) if not same_value(o, number)]
-        if not options:
-            return None
-        shown = f"{options[0]:.{len(token.split('.')[1])}f}" if "." in token else str(options[0])
-        return node[:start] + shown + node[end:]
-    options = wrong_values(spec, result, tuple(path), node, *keys)
-    return options[0] if options else None
+def _wrong(spec: ProxyToolSpec, result: Any, path: list[str | int], node: Any, keys: tuple[Any, ...]) -> list[Any]:
+    """Wrong values of the same type for `node`, each differing from it; in a text, one of its numbers changed."""
+    if isinstance(node, str) and numbers_in_text(node):
+        out = []
+        for start, end, token in sorted(numbers_in_text(node), key=lambda t: draw(*keys, "token", t[0])):
+            number: Any = float(token) if "." in token else int(token)
+            for option in wrong_values(spec, result, ("value",), number, *keys, start):
+                shown = f"{option:.{len(token.split('.')[1])}f}" if "." in token else str(option)
+                if len(token) > 1 and token.startswith("0") and shown.isdigit():
+                    shown = shown.zfill(len(token))  # 09 stays two digits
+                if shown != token:
+                    out.append(node[:start] + shown + node[end:])
+        return out
+    return [o for o in wrong_values(spec, result, tuple(path), node, *keys) if not same_value(o, node)]
+
+
+def _bites(task: Task, call: CallContext, result: Any) -> bool:
+    """Whether serving `result` changes the task's answer. Known only for a golden step of this call whose answer
+    depends on that step alone; otherwise any change of a noted field is taken to matter."""
+    from mcp_hazard.scenario.answers import answer_matches
+    from mcp_hazard.scenario.expressions import ExpressionError, render, template_expressions
+
+    if task.answer is None:
+        return True
+    for step in task.golden_path.steps:
+        if step.tool != call.tool.name or template_expressions(step.arguments) or step.arguments != call.sent:
+            continue
+        try:
+            answer = render(task.golden_path.answer, {step.id: result})
+        except ExpressionError:
+            return True
+        text = answer if isinstance(answer, str) else json.dumps(answer, ensure_ascii=False)
+        return not answer_matches(task.answer, text)
+    return True
 
 
 @_register

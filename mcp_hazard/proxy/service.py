@@ -3,6 +3,7 @@ its own connection. `serve_stdio`, the HTTP app and the runner all start episode
 
 from __future__ import annotations
 
+import shlex
 from collections.abc import AsyncIterator, Callable
 from contextlib import asynccontextmanager
 from dataclasses import dataclass, field
@@ -115,6 +116,25 @@ class ProxyService:
         if self.env is None:
             raise RuntimeError("ProxyService.discover() first")
         return ProxyEpisode(environment=self.env, connector=self._connector, **kwargs)
+
+    def upstream_args(self) -> list[str]:
+        """The `proxy` command's options that reach the same server (for one stdio episode per process)."""
+        args: list[str] = []
+        if self.source.cassette is not None:
+            args += ["--replay", self.source.cassette]
+        elif self.source.url is not None:
+            args += ["--upstream-url", self.source.url]
+        elif not self.from_file:
+            args += ["--upstream-cmd", shlex.join(self.source.argv)]
+        if self.record is not None:
+            args += ["--record", self.record]
+        return args
+
+    @property
+    def from_file(self) -> bool:
+        """Whether the server is the one the proxy file names (its env and cwd then come from the file too)."""
+        upstream = self.file.model.upstream if self.file is not None else None
+        return upstream is not None and upstream.url is None and tuple(upstream.argv()) == self.source.argv
 
     @property
     def with_task(self) -> bool:

@@ -13,7 +13,8 @@ from typing import Any
 
 import mcp_types as types
 
-_NUMBER_IN_TEXT = re.compile(r"(?<![\w.])-?\d+(?:\.\d+)?(?![\w.])")
+_NUMBER_IN_TEXT = re.compile(r"(?<![\w.])-?\d+(?:\.\d+)?(?!\d|\.\d)")
+"""A number standing on its own or before a unit (`42`, `9.0h`, `-3.5`), not a piece of a longer word or number."""
 
 
 def value_of(result: dict[str, Any]) -> Any:

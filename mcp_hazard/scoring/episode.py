@@ -85,6 +85,7 @@ class EpisodeScore:
     # "unknown" for a trace without one (an episode served to a client that `run` did not drive).
     agent_outcome: str = "unknown"
     answer_rule: str = ""  # which answer rule decided `correct`, in words (docs/scoring.md)
+    judged: bool = True  # False: the task has no expected answer (a proxied server's), so `correct` means nothing
     duration_s: float | None = None  # first to last trace timestamp; set by scoring.collect (volatile)
     warnings: list[str] = field(default_factory=list)
 
@@ -502,7 +503,8 @@ def score_episode(trace: Trace, scenario: Scenario) -> EpisodeScore:
     condition = started.get("condition", {})
     submitted = by_type.get("answer_submitted", [])
     answer = submitted[0]["answer"] if submitted else None
-    judged = scorer.judge(answer) if submitted else None
+    has_answer = task.answer is not None
+    judged = scorer.judge(answer) if submitted and has_answer else None
     correct = judged.correct if judged is not None else False
     verdicts = [scorer.verdict(e, correct) for e in by_type.get("hazard_fired", [])]
     failures = [
@@ -523,8 +525,10 @@ def score_episode(trace: Trace, scenario: Scenario) -> EpisodeScore:
         unresolved = [v.tool for v in verdicts if v.kind == "conflict" and not v.recovered]
         if unresolved:
             reasons.append("conflict not cross-checked: " + ", ".join(sorted(set(unresolved))))
-    if not submitted:
-        episode_failure: str | None = outcome if outcome in AGENT_STOPS else "no_answer"
+    if not has_answer:
+        episode_failure: str | None = outcome if outcome in AGENT_STOPS else None
+    elif not submitted:
+        episode_failure = outcome if outcome in AGENT_STOPS else "no_answer"
     elif judged is None or judged.correct:
         episode_failure = None
     elif judged.gave_up:
@@ -573,6 +577,9 @@ def score_episode(trace: Trace, scenario: Scenario) -> EpisodeScore:
         agent_outcome=_label(outcome),
         answer_rule=_label(judged.rule if not _placeholder(answer) or judged.correct else "placeholder")
         if judged is not None
-        else "no_answer",
+        else "no_answer"
+        if has_answer
+        else "no_expected_answer",
+        judged=has_answer,
         warnings=warnings,
     )
