@@ -7,9 +7,7 @@ import sys
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-import anyio
-
-from mcp_hazard.commands import hazard_options
+from mcp_hazard.commands import hazard_options, run_async
 from mcp_hazard.errors import UserError
 
 if TYPE_CHECKING:
@@ -29,7 +27,7 @@ def proxy(args: argparse.Namespace) -> int:
     trace_dir = Path(args.trace_dir)
     if args.http:
         return _serve_http(args, service, condition, trace_dir)
-    anyio.run(_serve_stdio, args, service, condition, trace_dir)
+    run_async(_serve_stdio, args, service, condition, trace_dir)
     return 0
 
 
@@ -77,7 +75,7 @@ def _serve_http(args: argparse.Namespace, service: ProxyService, condition: Cond
         async with service.running():
             await service.discover()
 
-    anyio.run(discover)
+    run_async(discover)
     env = service.env
     assert env is not None
     host, port = args.http

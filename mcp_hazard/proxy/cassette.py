@@ -69,7 +69,8 @@ class ReplayUpstream(Upstream):
 
     def __init__(self, cassette: Cassette) -> None:
         self.cassette = cassette
-        self.info = UpstreamInfo.from_json(cassette.upstream, {"cassette": cassette.path})
+        recorded = cassette.upstream.get("via")
+        self.info = UpstreamInfo.from_json(cassette.upstream, {"cassette": cassette.path, "recorded": recorded})
         self.seen: dict[str, int] = {}
 
     async def request(self, method: str, params: dict[str, Any] | None = None, progress: Progress | None = None

@@ -257,7 +257,7 @@ def scenario_from_trace(started: dict[str, Any], file: LoadedProxyFile | None) -
     if not isinstance(upstream, dict) or not isinstance(upstream.get("tools"), list):
         raise ScenarioError([Problem("", None, None, "", "the trace has no upstream tool list")])
     tools = [t for t in upstream["tools"] if isinstance(t, dict)]
-    info = UpstreamInfo.from_json(upstream, {})
+    info = UpstreamInfo.from_json(upstream)
     scenario = build_scenario(tools, file, info)
     return LoadedScenario(
         model=scenario, path=file.path if file is not None else "", sha256=file.sha256 if file is not None else ""

@@ -76,17 +76,20 @@ class UpstreamInfo:
     source: dict[str, Any] = field(default_factory=dict)
 
     def to_json(self) -> dict[str, Any]:
+        """`via` says how the server was reached (a command, a URL, a cassette): volatile in a trace, since a replay
+        of a recorded run differs only there."""
         return {
             "name": self.name, "version": self.version, "protocol_version": self.protocol_version,
-            "capabilities": self.capabilities, "instructions": self.instructions, **self.source,
+            "capabilities": self.capabilities, "instructions": self.instructions, "via": self.source,
         }  # fmt: skip
 
     @classmethod
-    def from_json(cls, data: dict[str, Any], source: dict[str, Any]) -> UpstreamInfo:
+    def from_json(cls, data: dict[str, Any], source: dict[str, Any] | None = None) -> UpstreamInfo:
+        via = source if source is not None else data.get("via")
         return cls(
             name=str(data.get("name") or "unknown"), version=str(data.get("version") or ""),
             protocol_version=str(data.get("protocol_version") or ""), capabilities=dict(data.get("capabilities") or {}),
-            instructions=data.get("instructions"), source=source,
+            instructions=data.get("instructions"), source=dict(via) if isinstance(via, dict) else {},
         )  # fmt: skip
 
 
@@ -178,7 +181,7 @@ async def _send(client: Client, method: str, p: dict[str, Any], progress: Progre
     if method == "completion/complete":
         params = types.CompleteRequestParams.model_validate(p)
         context = params.context.arguments if params.context is not None else None
-        argument = {params.argument.name: params.argument.value}
+        argument = {"name": params.argument.name, "value": params.argument.value}
         return dump(await client.complete(params.ref, argument, context))
     if method == "logging/setLevel":
         return dump(await client.set_logging_level(p["level"]))
@@ -231,8 +234,9 @@ class UpstreamHost:
     must be entered and left by the same task, and a connection lives as long as its episode."""
 
     recorder: Recorder | None = None
-    listener_for: Callable[[], Listener] | None = None
     _group: TaskGroup | None = None
+    _open: set[anyio.Event] = field(default_factory=set)
+    _done: set[anyio.Event] = field(default_factory=set)
 
     @asynccontextmanager
     async def running(self) -> AsyncIterator[UpstreamHost]:
@@ -241,6 +245,13 @@ class UpstreamHost:
             try:
                 yield self
             finally:
+                # Close every connection the way its client closes (a stdio server gets EOF and exits), and cancel
+                # only what does not close within a few seconds.
+                for closed in list(self._open):
+                    closed.set()
+                with anyio.move_on_after(5, shield=True):
+                    while self._done:
+                        await next(iter(self._done)).wait()
                 group.cancel_scope.cancel()
                 self._group = None
 
@@ -262,6 +273,9 @@ class UpstreamHost:
         *, task_status: TaskStatus[LiveUpstream] = anyio.TASK_STATUS_IGNORED,
     ) -> None:  # fmt: skip
         started = False
+        done = anyio.Event()
+        self._open.add(closed)
+        self._done.add(done)
         try:
             async with _client(source, listener) as client:
                 info = _info(client, source)
@@ -274,6 +288,10 @@ class UpstreamHost:
             if not started:
                 raise
             log.warning("upstream connection ended", upstream=source.label(), error=_reason(exc))
+        finally:
+            self._open.discard(closed)
+            self._done.discard(done)
+            done.set()
 
 
 def _reason(exc: BaseException) -> str:

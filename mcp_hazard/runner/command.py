@@ -14,7 +14,7 @@ from typing import Any
 import anyio
 
 from mcp_hazard.agents import BUILT_IN, RUNNABLE
-from mcp_hazard.commands import EXIT_INVALID
+from mcp_hazard.commands import EXIT_INVALID, run_async
 from mcp_hazard.errors import UserError
 from mcp_hazard.runner.external import agent_name
 from mcp_hazard.runner.matrix import plan, select_tasks
@@ -71,7 +71,7 @@ def keep_scenarios(scenarios: list[LoadedScenario], out: Path) -> None:
 
 def run_command(args: argparse.Namespace) -> int:
     if _proxied(args):
-        return anyio.run(_run_proxied, args)
+        return int(run_async(_run_proxied, args))
     scenarios = load_scenarios(args.paths, allow_python=args.allow_python)
     cells, runner = _plan(args, scenarios, None)
     results = anyio.run(runner.run, cells)

@@ -375,6 +375,11 @@ class Episode:
                                 error=served(f"Invalid {problem}"), hazards=touched, inner=below)  # fmt: skip
         try:
             outcome = await self.execute(spec, verdict.arguments)
+        except anyio.get_cancelled_exc_class():  # the client gave up on a call a real server was still running
+            with anyio.CancelScope(shield=True):
+                self._record(spec.name, slot, arguments, began, "cancelled", error="cancelled by the client",
+                             hazards=touched, inner=below)  # fmt: skip
+            raise
         except BehaviourFault as exc:
             return self._fault(spec.name, slot, arguments, began, str(exc), inner=below)
         except ToolCallFailed as exc:  # the implementation answered with a protocol error: traced, then passed on

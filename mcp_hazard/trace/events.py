@@ -201,6 +201,8 @@ def comparable(event: dict[str, Any]) -> dict[str, Any]:
     """An event with its volatile fields removed: what must match between two runs of one condition. Empty
     condition fields count as absent, so a trace recorded before a field existed still compares."""
     kept = {key: value for key, value in event.items() if key not in VOLATILE_FIELDS}
+    if isinstance(kept.get("upstream"), dict):  # how a proxied server was reached: live, or from its cassette
+        kept["upstream"] = {k: v for k, v in kept["upstream"].items() if k != "via"}
     if isinstance(kept.get("condition"), dict):
         kept["condition"] = {k: v for k, v in kept["condition"].items() if v != []}
     return kept
