@@ -147,6 +147,11 @@ class Hazard:
     def salt(self) -> str:
         return f"{self.index}:{self.kind}"
 
+    def changeable(self, tool: str) -> ToolSpec | None:
+        """The tool as an interface change may alter it: every argument it lists. A proxied server's tool narrows
+        this to the arguments the task's calls pass, since changing an optional one no call uses would not bite."""
+        return self.scenario.tool(tool)
+
     def view(self, view: ToolView) -> ToolView:
         """Change how a tool is listed (lasting interface changes). Default: unchanged."""
         return view

@@ -110,7 +110,9 @@ class ProxyEpisode(Episode):
             blocks = [*original.raw.content, *(types.TextContent(type="text", text=f"Hint: {h}") for h in hints)]
             return original.raw.model_copy(update={"content": blocks})
         raw = original.raw.model_dump(mode="json", by_alias=True, exclude_none=True)
-        keep = raw.get("structuredContent") is not None and view.output_schema is not None
+        # Structured content stays structured (MCP allows it without a listed output schema, and a client checks it
+        # only against one that is listed); only a change of form (output drift: `text`) serves text alone.
+        keep = raw.get("structuredContent") is not None
         return served_result(raw, original.result, result, text=text, structured=keep, hints=hints)
 
     def _tool(self, surface: Surface, view: ToolView) -> types.Tool:

@@ -12,7 +12,7 @@ from __future__ import annotations
 import json
 from typing import Any, ClassVar
 
-from mcp_hazard.hazards.base import CallContext, Effect, Hazard, Rejection
+from mcp_hazard.hazards.base import CallContext, Effect, Hazard, Rejection, ToolView
 from mcp_hazard.hazards.conflict import FRESH_AS_OF, STALE_AS_OF, Conflict, perturb
 from mcp_hazard.hazards.drift import SpecDrift
 from mcp_hazard.hazards.execution import Latency, PermanentError, TransientError
@@ -25,7 +25,7 @@ from mcp_hazard.proxy.tools import ProxyToolSpec, noted
 from mcp_hazard.proxy.values import get_path, move_numbers, numbers_in_text, set_path, split_path
 from mcp_hazard.scenario.behaviours import ToolOutcome
 from mcp_hazard.scenario.hazard_spec import HazardSpec
-from mcp_hazard.scenario.models import Scenario, Task
+from mcp_hazard.scenario.models import Scenario, Task, ToolSpec
 from mcp_hazard.stable import choose, draw
 
 PROXY_KINDS: dict[str, type[Hazard]] = {}
@@ -109,11 +109,30 @@ def _changeable(cls: type[Hazard], scenario: Scenario, task: Task) -> list[str]:
     return [spec.name for spec in _served(scenario, task) if probe.usable(spec.name) is None]
 
 
+def _in_use(hazard: Hazard, tool: str) -> ToolSpec | None:
+    """The tool with only the arguments a call of the task passes: those of its golden steps, else the required
+    ones (an optional argument no call uses could change without anyone noticing)."""
+    spec = hazard.scenario.tool(tool)
+    if spec is None:
+        return None
+    used = {name for step in hazard.task.golden_path.steps if step.tool == tool for name in step.arguments}
+    if not used:
+        used = {name for name in spec.input_schema.get("required", []) if isinstance(name, str)}
+    properties = spec.input_schema.get("properties")
+    if not isinstance(properties, dict):
+        return spec
+    narrowed = {**spec.input_schema, "properties": {k: v for k, v in properties.items() if k in used}}
+    return spec.model_copy(update={"input_schema": narrowed})
+
+
 @_register
 class ProxyInvocationError(InvocationError):
     @classmethod
     def applicable_tools(cls, scenario: Scenario, task: Task) -> list[str]:
         return _changeable(cls, scenario, task)
+
+    def changeable(self, tool: str) -> ToolSpec | None:
+        return _in_use(self, tool)
 
 
 @_register
@@ -121,6 +140,9 @@ class ProxySpecDrift(SpecDrift):
     @classmethod
     def applicable_tools(cls, scenario: Scenario, task: Task) -> list[str]:
         return _changeable(cls, scenario, task)
+
+    def changeable(self, tool: str) -> ToolSpec | None:
+        return _in_use(self, tool)
 
 
 @_register
@@ -162,6 +184,25 @@ class ProxyConflict(_Noted, Conflict):
             return None
         return (f"the proxy file names no independent source for {spec.name!r} (tools.{spec.name}.cross_check or "
                 "fallbacks), so a conflict could not be resolved")  # fmt: skip
+
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        self._stamped: dict[int, tuple[dict[str, Any], dict[str, Any]]] = {}
+
+    def view(self, view: ToolView) -> ToolView:
+        """The listed output schema keeps documenting the result, with the freshness stamps added: a real tool's
+        schema is often all an agent has to tell which other tool serves the same facts."""
+        below = view.output_schema
+        if not isinstance(below, dict) or not isinstance(below.get("properties"), dict):
+            view.output_schema = None
+            return view
+        known = self._stamped.get(id(below))
+        if known is None or known[0] is not below:
+            stamps = {"as_of": {"type": "string"}, "source": {"type": "string"}}
+            known = (below, {**below, "properties": {**below["properties"], **stamps}})
+            self._stamped[id(below)] = known
+        view.output_schema = known[1]
+        return view
 
     def targets(self, tools: list[str]) -> set[str]:
         found = set(tools)
