@@ -55,8 +55,10 @@ def test_every_applicable_kind_fires_and_is_scored_on_the_time_server(tmp_path: 
     started = events(traces[0])[0]
     upstream = started["upstream"]
     assert isinstance(upstream, dict)
-    assert upstream["name"] == "mcp-time" and {t["name"] for t in upstream["tools"]} == {"convert_time",
-                                                                                        "get_current_time"}
+    assert upstream["name"] == "mcp-time" and {t["name"] for t in upstream["tools"]} == {
+        "convert_time",
+        "get_current_time",
+    }
     rescored = _run("score", str(out), "--per-episode", str(tmp_path / "again.jsonl"))
     assert rescored.returncode == 0, rescored.stderr
     again = [json.loads(line) for line in (tmp_path / "again.jsonl").read_text().splitlines()]
