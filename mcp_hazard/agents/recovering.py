@@ -353,8 +353,11 @@ class RecoveringAgent:
         serves them fresh; `value` unchanged when none does."""
         for other in self.alternatives(tool, name, arguments, fields, said):
             second = await self.ask_alternative(client, other, arguments)
-            if isinstance(second, dict) and not stale(second) and _has_fields(second, fields) and _alike(
-                value, second, fields
+            if (
+                isinstance(second, dict)
+                and not stale(second)
+                and _has_fields(second, fields)
+                and _alike(value, second, fields)
             ):
                 self.confirmed_elsewhere = True
                 return {**value, **{f: convert_field(second, f) for f in fields}}

@@ -175,15 +175,15 @@ def check_against_server(file: LoadedProxyFile, scenario: ProxyScenario, info: U
     listed = ", ".join(names) or "no tools"
     server = f"{info.name} {info.version}".strip()
 
-    def known(name: str, where: tuple[Any, ...]) -> bool:
+    def known(name: str, where: tuple[Any, ...], at_key: bool = False) -> bool:
         if name in names:
             return True
-        problems.add(where, f"the upstream server ({server}) lists no tool {name!r}; it lists: {listed}")
+        problems.add(where, f"the upstream server ({server}) lists no tool {name!r}; it lists: {listed}", at_key=at_key)
         return False
 
     model = file.model
     for name, notes in model.tools.items():
-        if not known(name, ("tools", name)):
+        if not known(name, ("tools", name), at_key=True):
             continue
         for j, fallback in enumerate(notes.fallbacks):
             known(fallback.tool, ("tools", name, "fallbacks", j, "tool"))

@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import json
 import os
+import shlex
 from collections.abc import AsyncIterator, Awaitable, Callable
 from contextlib import asynccontextmanager
 from dataclasses import dataclass, field
@@ -61,7 +62,7 @@ class UpstreamSource:
     def label(self) -> str:
         if self.cassette is not None:
             return f"cassette {self.cassette}"
-        return self.url if self.url is not None else " ".join(self.argv)
+        return self.url if self.url is not None else shlex.join(self.argv)
 
 
 @dataclass
