@@ -369,8 +369,8 @@ class Episode:
             message, hint = served(rejection.message), served(rejection.hint) if rejection.hint else None
             self._record(spec.name, slot, arguments, began, "rejected", error=message, hazards=touched, inner=below)
             return error_result(message, self._hint(hint))
-        problem = argument_problem(spec.input_schema, verdict.arguments)
-        if problem and self.checks_arguments:
+        problem = argument_problem(spec.input_schema, verdict.arguments) if self.checks_arguments else None
+        if problem:
             return self._record(spec.name, slot, arguments, began, "invalid_arguments",
                                 error=served(f"Invalid {problem}"), hazards=touched, inner=below)  # fmt: skip
         try:
@@ -389,8 +389,8 @@ class Episode:
         except Exception as exc:  # the server must survive any argument: a fault is traced, never raised
             log.exception("behaviour crashed", tool=name, episode=self.id)
             return self._fault(spec.name, slot, arguments, began, f"{type(exc).__name__}: {exc}", inner=below)
-        if problem and outcome.ok is False:  # refused by the implementation, and the listed schema says why
-            outcome = ToolOutcome(error=outcome.error, raw=outcome.raw)
+        if not outcome.ok and not self.checks_arguments and argument_problem(spec.input_schema, verdict.arguments):
+            # refused by a real server, and its listed schema says why: the agent's doing, not the server's
             return self._deliver(spec, view, slot, arguments, began, outcome, None, [], touched, below,
                                  label="invalid_arguments")  # fmt: skip
         after = self.engine.after(call, outcome)
