@@ -156,6 +156,8 @@ def build_parser() -> argparse.ArgumentParser:
                        "(default: $MCP_HAZARD_TOKEN)")  # fmt: skip
     proxy.add_argument("--episode-ttl", type=_ttl, default=600.0, metavar="SECONDS",
                        help="HTTP: release an episode idle this long (default 600)")  # fmt: skip
+    proxy.add_argument("--sdk", action="store_true", help="stdio in front of a stdio server: go through the SDK on "
+                       "both sides instead of relaying frames (slower, the same trace)")  # fmt: skip
 
     schema = commands.add_parser("schema", help="print the JSON Schema of the scenario (or proxy) file format")
     schema.add_argument("format", nargs="?", choices=["scenario", "proxy"], default="scenario")
