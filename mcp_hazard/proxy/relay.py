@@ -16,6 +16,7 @@ direction has its own id space).
 
 from __future__ import annotations
 
+import asyncio
 import contextlib
 import json
 import os
@@ -190,12 +191,19 @@ class Relay:
     # -- the client's side -------------------------------------------------------------------------------------
 
     async def _from_client(self) -> None:
+        """Frames from stdin, read by the event loop itself (a thread hop per line would add to every call)."""
+        loop = asyncio.get_running_loop()
+        reader = asyncio.StreamReader(limit=MAX_FRAME_BYTES + 1)
+        await loop.connect_read_pipe(lambda: asyncio.StreamReaderProtocol(reader), self.stdin)
         while True:
-            line = await anyio.to_thread.run_sync(self.stdin.readline, MAX_FRAME_BYTES + 1)
-            if not line:
-                return
-            if len(line) > MAX_FRAME_BYTES and not line.endswith(b"\n"):
-                await anyio.to_thread.run_sync(self._skip_rest)
+            try:
+                line = await reader.readuntil(b"\n")
+            except asyncio.IncompleteReadError as exc:
+                line = exc.partial
+                if not line:
+                    return
+            except asyncio.LimitOverrunError:
+                await self._skip_rest(reader)
                 self._refuse(Refusal(-32600, f"Invalid Request: a frame exceeds {MAX_FRAME_BYTES} bytes"))
                 continue
             if not line.strip():
@@ -206,10 +214,16 @@ class Relay:
                 continue
             await self._client_frame(frame)
 
-    def _skip_rest(self) -> None:
+    @staticmethod
+    async def _skip_rest(reader: asyncio.StreamReader) -> None:
+        """Drop the rest of an oversize line in bounded chunks."""
         while True:
-            chunk = self.stdin.readline(1 << 20)
-            if not chunk or chunk.endswith(b"\n"):
+            try:
+                await reader.readuntil(b"\n")
+                return
+            except asyncio.LimitOverrunError as exc:
+                await reader.readexactly(exc.consumed)
+            except asyncio.IncompleteReadError:
                 return
 
     def _refuse(self, refusal: Refusal) -> None:
