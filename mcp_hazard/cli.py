@@ -68,6 +68,16 @@ def _positive_float(text: str) -> float:
     return value
 
 
+def _cpus(text: str) -> float:
+    try:
+        value = float(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"expected a number of CPUs such as 1 or 0.25, got {text!r}") from None
+    if not 0 < value <= 1024:
+        raise argparse.ArgumentTypeError(f"must be more than 0 and at most 1024 CPUs, got {value:g}")
+    return value
+
+
 def _ttl(text: str) -> float:
     try:
         value = float(text)
@@ -172,6 +182,18 @@ def build_parser() -> argparse.ArgumentParser:
     run.add_argument("--transport", choices=["memory", "stdio", "http"], default="http",
                      help="how agents reach the server (default http: one real server on 127.0.0.1)")  # fmt: skip
     run.add_argument("--concurrency", type=_positive, default=4, help="episodes at once (default 4)")
+    run.add_argument("--executor", choices=["local", "ray"], default="local",
+                     help="where episodes run: local (this process, default) or ray (one Ray task per episode; "
+                          "needs the [ray] extra, see docs/scale-out.md)")  # fmt: skip
+    run.add_argument("--ray-address", metavar="ADDR",
+                     help="the Ray cluster to join (default: RAY_ADDRESS, else a local Ray instance "
+                          "for this run)")  # fmt: skip
+    run.add_argument("--ray-num-cpus", type=_cpus, default=None, metavar="N",
+                     help="CPUs Ray reserves per episode, fractions allowed (default 1; LLM agents "
+                          "mostly wait)")  # fmt: skip
+    run.add_argument("--ray-env", action="append", default=[], metavar="NAME",
+                     help="pass this environment variable to the Ray workers too (repeatable; "
+                          "MCP_HAZARD_* always)")  # fmt: skip
     run.add_argument("--timeout", type=_positive_float, default=60.0, help="seconds per episode (default 60)")
     run.add_argument("--call-timeout", type=_positive_float, default=2.0,
                      help="seconds a reference agent waits for one tool call (default 2)")  # fmt: skip

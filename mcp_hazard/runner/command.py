@@ -69,6 +69,33 @@ def keep_scenarios(scenarios: list[LoadedScenario], out: Path) -> None:
             target.write_bytes(Path(scenario.path).read_bytes())
 
 
+def _ray_settings(args: argparse.Namespace) -> Any:
+    """The Ray options, refused (one line) when they would be ignored."""
+    given = [flag for flag, value in (("--ray-address", args.ray_address), ("--ray-num-cpus", args.ray_num_cpus),
+                                      ("--ray-env", args.ray_env)) if value]  # fmt: skip
+    if args.executor != "ray":
+        if given:
+            raise UserError(f"{given[0]} needs --executor ray")
+        return None
+    from mcp_hazard.runner.ray_executor import RaySettings, check_transport
+
+    check_transport(args.transport)
+    return RaySettings(args.ray_address, args.ray_num_cpus or 1.0, tuple(args.ray_env))
+
+
+def _execute(args: argparse.Namespace, ray: Any, out: Path, commands: dict[str, str], cells: list[Any]) -> list[Any]:
+    """Run the cells with the chosen executor; both write the same run folder."""
+    options: dict[str, Any] = {
+        "transport": args.transport, "concurrency": args.concurrency, "timeout_s": args.timeout,
+        "call_timeout_s": args.call_timeout, "agent_cmds": commands, "show_progress": not args.no_progress,
+    }  # fmt: skip
+    if ray is None:
+        return anyio.run(Runner(out, **options).run, cells)
+    from mcp_hazard.runner.ray_executor import RayExecutor
+
+    return RayExecutor(out, ray=ray, **options).run(cells)
+
+
 def run_command(args: argparse.Namespace) -> int:
     from mcp_hazard.scoring.aggregate import aggregate
     from mcp_hazard.scoring.collect import score_traces
@@ -77,6 +104,7 @@ def run_command(args: argparse.Namespace) -> int:
     scenarios, tasks = select_tasks(
         load_scenarios(args.paths, allow_python=args.allow_python), args.scenario or [], args.task or []
     )
+    ray = _ray_settings(args)
     agents = list(args.agent) if args.agent else ([] if args.agent_cmd else ["naive", "recovering"])
     for name in agents:
         if name not in BUILT_IN or name == "replay":
@@ -85,7 +113,8 @@ def run_command(args: argparse.Namespace) -> int:
     if args.transport == "memory" and commands:
         raise UserError("--agent-cmd needs --transport stdio or http: an external program cannot reach memory")
     for command in commands.values():
-        check_program(command)
+        if ray is None or not (ray.address or os.environ.get("RAY_ADDRESS")):  # else it runs on other machines
+            check_program(command)
     if "llm" in agents:
         from mcp_hazard.agents.llm import LlmAgent, check_endpoint
 
@@ -100,11 +129,7 @@ def run_command(args: argparse.Namespace) -> int:
         raise UserError("nothing to run: the selected scenarios have no tasks")
     out = Path(args.out)
     keep_scenarios(scenarios, out)
-    runner = Runner(
-        out, transport=args.transport, concurrency=args.concurrency, timeout_s=args.timeout,
-        call_timeout_s=args.call_timeout, agent_cmds=commands, show_progress=not args.no_progress,
-    )  # fmt: skip
-    results = anyio.run(runner.run, cells)
+    results = _execute(args, ray, out, commands, cells)
     statuses = Counter(r.status for r in results)
     # Every episode of the matrix is scored, crashed ones too: a crash is an outcome (docs/agents.md).
     scored = score_traces([str(out / "traces")], allow_python=args.allow_python)

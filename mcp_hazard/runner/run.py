@@ -101,10 +101,20 @@ def _outcome_of(exc: BaseException) -> tuple[AgentOutcome, str]:
     while pending:
         current = pending.pop(0)
         if isinstance(current, LlmEndpointError):
-            return "endpoint_error", _one_line(current)
+            return "endpoint_error", one_line(current)
         if isinstance(current, BaseExceptionGroup):
             pending.extend(current.exceptions)
-    return "agent_crashed", _one_line(exc)
+    return "agent_crashed", one_line(exc)
+
+
+def log_result(out: Path, result: CellResult) -> None:
+    """One line of the run log (`run.jsonl`) for a finished or skipped episode."""
+    record = {
+        "ts": utc_now(), "episode_id": result.cell.episode_id, "agent": result.cell.agent,
+        "status": result.status, "note": result.note, "notes": result.notes,
+    }  # fmt: skip
+    with (out / "run.jsonl").open("a", encoding="utf-8") as log:
+        log.write(json.dumps(record, ensure_ascii=False) + "\n")
 
 
 def served_prompt(cell: Cell) -> str:
@@ -113,7 +123,7 @@ def served_prompt(cell: Cell) -> str:
     return f"{task.prompt.strip()}\n\nWhen you have the answer, call the `{SUBMIT_TOOL}` tool with it."
 
 
-def _one_line(exc: BaseException) -> str:
+def one_line(exc: BaseException) -> str:
     exc = _leaf(exc)
     return f"{type(exc).__name__}: {str(exc).splitlines()[0] if str(exc) else ''}"[:300]
 
@@ -170,6 +180,16 @@ class Runner:
             raise stopped
         return self.results
 
+    async def run_one(self, cell: Cell) -> CellResult:
+        """One episode with a host of its own and no run log: the unit of work an executor hands to a worker
+        (runner/ray_worker.py). The episode runs exactly as in `run`, so its trace is the same."""
+        self.traces.mkdir(parents=True, exist_ok=True)
+        if self.transport != "http":
+            return await self._cell(cell)
+        self.host = HttpHost(EpisodeRegistry([cell.scenario], self.traces, transport="http"))
+        async with self.host.running():
+            return await self._cell(cell)
+
     async def _first_contact(self, cells: list[Cell]) -> tuple[list[Cell], UserError | None]:
         """Run one episode of each external program alone before the others, so a program that cannot start (or
         exits before it connects) stops the run with one line instead of filling a scorecard with failures.
@@ -216,12 +236,7 @@ class Runner:
                     group.start_soon(one, cell)
 
     def _log(self, result: CellResult) -> None:
-        record = {
-            "ts": utc_now(), "episode_id": result.cell.episode_id, "agent": result.cell.agent,
-            "status": result.status, "note": result.note, "notes": result.notes,
-        }  # fmt: skip
-        with (self.out / "run.jsonl").open("a", encoding="utf-8") as log:
-            log.write(json.dumps(record, ensure_ascii=False) + "\n")
+        log_result(self.out, result)
 
     async def _cell(self, cell: Cell) -> CellResult:
         path = self._trace(cell)
