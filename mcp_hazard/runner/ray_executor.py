@@ -95,31 +95,41 @@ def connected(settings: RaySettings) -> Iterator[Any]:
     if _loopback(address) and "ray" not in sys.modules:
         os.environ.update({k: v for k, v in LOCAL_ONLY.items() if k not in os.environ})
     ray = _ray()
-    if ray.is_initialized():
+    started = not ray.is_initialized()
+    if started:
+        _init(ray, address, settings)
+    try:
+        _check_cpus(ray, address, settings.num_cpus)
         yield ray
-        return
-    if address is not None:
-        _reachable(address)
+    finally:
+        if started:
+            ray.shutdown()
+
+
+def _init(ray: Any, address: str | None, settings: RaySettings) -> None:
     options: dict[str, Any] = {"log_to_driver": False, "logging_level": logging.WARNING}
     if address is None:
         options |= {"address": "local", "include_dashboard": False, "num_cpus": settings.local_cpus}
     else:
+        _reachable(address)
         options["address"] = address
     try:
         ray.init(**options)
     except Exception as exc:  # Ray raises ConnectionError, ValueError, RuntimeError... all mean "no cluster here"
         where = f"--ray-address {address}" if address else "--executor ray"
         raise UserError(f"{where}: could not start or reach Ray ({one_line(exc)})") from None
-    try:
-        cpus = float(ray.cluster_resources().get("CPU", 0.0))
-        if settings.num_cpus > cpus:
-            message = f"--ray-num-cpus {settings.num_cpus:g}: the Ray cluster has {cpus:g} CPUs in all"
-            if address is None:
-                raise UserError(f"{message}; no episode could start")
-            print(f"mcp-hazard: {message}; episodes wait until it has more", file=sys.stderr)
-        yield ray
-    finally:
-        ray.shutdown()
+
+
+def _check_cpus(ray: Any, address: str | None, wanted: float) -> None:
+    """An episode that asks for more CPUs than the cluster has would wait for ever: refused on a local instance,
+    a warning on a cluster (an autoscaler may add nodes)."""
+    cpus = float(ray.cluster_resources().get("CPU", 0.0))
+    if wanted <= cpus:
+        return
+    message = f"--ray-num-cpus {wanted:g}: the Ray cluster has {cpus:g} CPUs in all"
+    if address is None:
+        raise UserError(f"{message}; no episode could start")
+    print(f"mcp-hazard: {message}; episodes wait until it has more", file=sys.stderr)
 
 
 def check_transport(transport: str) -> None:
@@ -184,16 +194,17 @@ class RayExecutor:
         self.settings = WorkerSettings(transport, timeout_s, call_timeout_s, dict(agent_cmds or {}))
         self.show_progress = show_progress
         self.ray_settings = ray or RaySettings()
+        self.env = forwarded_env(self.ray_settings.env)
         self.results: list[CellResult] = []
 
     def run(self, cells: list[Cell]) -> list[CellResult]:
-        self.traces.mkdir(parents=True, exist_ok=True)
-        env = forwarded_env(self.ray_settings.env)
         with connected(self.ray_settings) as ray:
+            self.traces.mkdir(parents=True, exist_ok=True)
+            # Workers with a runtime environment are started for it; without one, Ray's idle workers serve.
+            extra = {"runtime_env": {"env_vars": self.env}} if self.env else {}
             remote = ray.remote(run_episode).options(
-                num_cpus=self.ray_settings.num_cpus, max_retries=1, retry_exceptions=False,
-                runtime_env={"env_vars": env},
-            )  # fmt: skip
+                num_cpus=self.ray_settings.num_cpus, max_retries=1, retry_exceptions=False, **extra
+            )
             scenarios = {id(c.scenario): ray.put(c.scenario) for c in cells}
             todo = []
             for cell in cells:
