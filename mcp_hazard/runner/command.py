@@ -25,7 +25,7 @@ PROFILES = ("strict", "guided")
 MAX_PROBLEM_LINES = 10
 
 
-def _profiles(text: str) -> list[str]:
+def parse_profiles(text: str) -> list[str]:
     profiles = [p.strip() for p in text.split(",") if p.strip()]
     bad = [p for p in profiles if p not in PROFILES]
     if bad or not profiles:
@@ -33,7 +33,7 @@ def _profiles(text: str) -> list[str]:
     return profiles
 
 
-def _hazards(values: list[str] | None) -> list[Any]:
+def hazard_options(values: list[str] | None) -> list[Any]:
     from mcp_hazard.hazards import parse_hazard_option
 
     options: list[Any] = []
@@ -123,8 +123,9 @@ def run_command(args: argparse.Namespace) -> int:
     from mcp_hazard.interventions.build import parse_composition
 
     interventions = [parse_composition(text) for text in args.intervention or []]
-    hazards = _hazards(args.hazard if args.hazard is not None or not interventions else ["declared"])
-    cells = plan(scenarios, [*agents, *commands], hazards, _profiles(args.profile), args.seeds, interventions, tasks)
+    hazards = hazard_options(args.hazard if args.hazard is not None or not interventions else ["declared"])
+    profiles = parse_profiles(args.profile)
+    cells = plan(scenarios, [*agents, *commands], hazards, profiles, args.seeds, interventions, tasks)
     if not cells:
         raise UserError("nothing to run: the selected scenarios have no tasks")
     out = Path(args.out)

@@ -29,9 +29,16 @@ from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, T
 from mcp_hazard.errors import UserError
 from mcp_hazard.runner.matrix import Cell
 from mcp_hazard.runner.ray_worker import CellFields, Shipped, WorkerSettings, run_episode
-from mcp_hazard.runner.run import CellResult, bounded_notes, log_result, never_connected, one_line, trace_complete
+from mcp_hazard.runner.run import (
+    CellResult,
+    bounded_notes,
+    empty_trace,
+    exception_line,
+    log_result,
+    never_connected,
+    trace_complete,
+)
 from mcp_hazard.runner.transports import Transport
-from mcp_hazard.server.episodes import EpisodeRegistry
 from mcp_hazard.trace.events import AgentEnded
 from mcp_hazard.trace.writer import append_event
 
@@ -117,7 +124,7 @@ def _init(ray: Any, address: str | None, settings: RaySettings) -> None:
         ray.init(**options)
     except Exception as exc:  # Ray raises ConnectionError, ValueError, RuntimeError... all mean "no cluster here"
         where = f"--ray-address {address}" if address else "--executor ray"
-        raise UserError(f"{where}: could not start or reach Ray ({one_line(exc)})") from None
+        raise UserError(f"{where}: could not start or reach Ray ({exception_line(exc)})") from None
 
 
 def _check_cpus(ray: Any, address: str | None, wanted: float) -> None:
@@ -164,10 +171,7 @@ def record_lost(cell: Cell, traces: Path, transport: Transport, reason: str) -> 
     agent did died with the worker), then `agent_crashed` with the reason, so the scorer counts it as a crash."""
     path = traces / f"{cell.episode_id}.jsonl"
     path.unlink(missing_ok=True)
-    registry = EpisodeRegistry([cell.scenario], traces, transport="http" if transport == "http" else "memory")
-    episode = registry.create(cell.scenario.id, cell.task, cell.condition, cell.episode_id, cell.agent)
-    episode.start("none")
-    episode.end("server_stopped")
+    empty_trace(cell, traces, "http" if transport == "http" else "memory", "server_stopped")
     append_event(path, AgentEnded, outcome="agent_crashed", detail=reason)
 
 
@@ -265,11 +269,11 @@ class RayExecutor:
         try:
             shipped: Shipped = ray.get(ref)
         except ray.exceptions.RayTaskError as exc:  # our code raised on the worker: not a lost worker, not retried
-            reason = f"the episode's Ray task failed: {one_line(exc.cause if exc.cause is not None else exc)}"
+            reason = f"the episode's Ray task failed: {exception_line(exc.cause if exc.cause is not None else exc)}"
             record_lost(cell, self.traces, self.transport, reason)
             return CellResult(cell, "crashed", reason)
         except ray.exceptions.RayError as exc:  # the worker or its node died, on the first try and on the retry
-            reason = f"Ray worker lost on both attempts: {one_line(exc)}"
+            reason = f"Ray worker lost on both attempts: {exception_line(exc)}"
             record_lost(cell, self.traces, self.transport, reason)
             return CellResult(cell, "crashed", reason)
         shown = str(self.out)

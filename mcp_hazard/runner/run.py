@@ -27,7 +27,7 @@ from mcp_hazard.runner.matrix import Cell
 from mcp_hazard.runner.transports import HttpHost, Transport, open_episode, serve_command
 from mcp_hazard.server.episode import SUBMIT_TOOL
 from mcp_hazard.server.episodes import EpisodeRegistry
-from mcp_hazard.trace.events import AgentEnded, AgentOutcome
+from mcp_hazard.trace.events import AgentEnded, AgentOutcome, EndReason
 from mcp_hazard.trace.writer import append_event, utc_now
 
 Status = Literal["done", "skipped", "timeout", "crashed", "endpoint_error"]
@@ -101,10 +101,10 @@ def _outcome_of(exc: BaseException) -> tuple[AgentOutcome, str]:
     while pending:
         current = pending.pop(0)
         if isinstance(current, LlmEndpointError):
-            return "endpoint_error", one_line(current)
+            return "endpoint_error", exception_line(current)
         if isinstance(current, BaseExceptionGroup):
             pending.extend(current.exceptions)
-    return "agent_crashed", one_line(exc)
+    return "agent_crashed", exception_line(exc)
 
 
 def log_result(out: Path, result: CellResult) -> None:
@@ -117,13 +117,31 @@ def log_result(out: Path, result: CellResult) -> None:
         log.write(json.dumps(record, ensure_ascii=False) + "\n")
 
 
+def empty_trace(cell: Cell, traces: Path, transport: str, reason: EndReason, episode_id: str | None = None) -> None:
+    """A trace for an episode whose server never recorded one (or whose record was lost): started and ended with
+    no agent action, so the report still counts the episode."""
+    registry = EpisodeRegistry([cell.scenario], traces, transport=transport)
+    episode = registry.create(cell.scenario.id, cell.task, cell.condition, episode_id or cell.episode_id, cell.agent)
+    episode.start("none")
+    episode.end(reason)
+
+
+async def finish_trace(path: Path, outcome: AgentOutcome, detail: str, report: AgentReport) -> None:
+    """Append `agent_ended` once the server has recorded the episode's end (a stdio server in another process may
+    need a moment after its client left)."""
+    with anyio.move_on_after(ENDED_WAIT_S):
+        while not any(e.get("type") == "episode_ended" for e in _events(path)):
+            await anyio.sleep(0.02)
+    append_event(path, AgentEnded, outcome=outcome, detail=detail, events=report.events)
+
+
 def served_prompt(cell: Cell) -> str:
     task = cell.scenario.model.task(cell.task)
     assert task is not None
     return f"{task.prompt.strip()}\n\nWhen you have the answer, call the `{SUBMIT_TOOL}` tool with it."
 
 
-def one_line(exc: BaseException) -> str:
+def exception_line(exc: BaseException) -> str:
     exc = _leaf(exc)
     return f"{type(exc).__name__}: {str(exc).splitlines()[0] if str(exc) else ''}"[:300]
 
@@ -263,11 +281,7 @@ class Runner:
         """Append `agent_ended` once the server has recorded the episode's end (a stdio server in another process
         may need a moment after its client left)."""
         self._ensure_trace(cell)
-        path = self._trace(cell)
-        with anyio.move_on_after(ENDED_WAIT_S):
-            while not any(e.get("type") == "episode_ended" for e in _events(path)):
-                await anyio.sleep(0.02)
-        append_event(path, AgentEnded, outcome=outcome, detail=detail, events=report.events)
+        await finish_trace(self._trace(cell), outcome, detail, report)
 
     async def _internal(self, cell: Cell, report: AgentReport) -> None:
         task = cell.scenario.model.task(cell.task)
@@ -287,8 +301,8 @@ class Runner:
             return
         episode = self.host.registry.get(cell.episode_id) if self.host is not None else None
         if episode is None or episode.trace.closed:
-            registry = EpisodeRegistry([cell.scenario], self.traces, transport="http" if self.host else "stdio")
-            episode = registry.create(cell.scenario.id, cell.task, cell.condition, cell.episode_id, cell.agent)
+            empty_trace(cell, self.traces, "http" if self.host else "stdio", "never_connected")
+            return
         episode.start("none")
         episode.end("never_connected")
 
