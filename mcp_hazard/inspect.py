@@ -1,5 +1,5 @@
 """mcp-hazard inside inspect_ai: each sample is one episode, the model gets the episode's tools over MCP, and the
-score is our verdict (docs/inspect.md). Needs the `[inspect]` extra.
+score is our verdict (docs/scale-out.md, "inside inspect_ai"). Needs the `[inspect]` extra.
 
     inspect eval mcp_hazard/inspect.py --model openai/gpt-4o-mini -T hazard=transient_error -T seeds=0-4
 
