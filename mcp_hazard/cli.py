@@ -30,7 +30,7 @@ def _seed(text: str) -> int:
     return value
 
 
-def _seeds(text: str) -> list[int]:
+def parse_seeds(text: str) -> list[int]:
     """`0-19`, `1,5,9` or a mix: the seeds a check or a run covers."""
     seeds: list[int] = []
     for part in filter(None, text.split(",")):
@@ -126,7 +126,9 @@ def build_parser() -> argparse.ArgumentParser:
         "--hazard", action="append", default=[], metavar="KIND[:key=value,...]",
         help="also prove these hazards solvable (repeatable; 'all' = every kind that applies); declared ones always",
     )  # fmt: skip
-    validate.add_argument("--seeds", type=_seeds, default=list(range(5)), help="seeds to check, e.g. 0-19 or 1,5,9")
+    validate.add_argument(
+        "--seeds", type=parse_seeds, default=list(range(5)), help="seeds to check, e.g. 0-19 or 1,5,9"
+    )
     validate.add_argument("--profile", choices=["strict", "guided"], default="strict")
 
     serve = commands.add_parser("serve", help="serve episodes over stdio (one) or Streamable HTTP (many)")
@@ -172,7 +174,7 @@ def build_parser() -> argparse.ArgumentParser:
                           "(repeatable; default: naive and recovering)")  # fmt: skip
     run.add_argument("--agent-cmd", action="append", default=[], metavar="'CMD ...'",
                      help="an external agent program (repeatable); see docs/agents.md")  # fmt: skip
-    run.add_argument("--seeds", type=_seeds, default=[0], help="seeds, e.g. 1-5 or 1,3 (default 0)")
+    run.add_argument("--seeds", type=parse_seeds, default=[0], help="seeds, e.g. 1-5 or 1,3 (default 0)")
     run.add_argument("--hazard", action="append", default=None, metavar="KIND[:key=value,...]",
                      help="a hazard condition (repeatable; default all: each applicable kind alone)")  # fmt: skip
     run.add_argument("--profile", default="strict", help="comma-separated profiles: strict, guided (default strict)")
@@ -202,7 +204,7 @@ def build_parser() -> argparse.ArgumentParser:
     run.add_argument("--allow-python", action="store_true", help="allow `python` behaviours (runs their code)")
     verify = commands.add_parser("verify", help="prove every hazard instance solvable (recovering) and biting (naive)")
     verify.add_argument("paths", nargs="+", help="scenario files or directories")
-    verify.add_argument("--seeds", type=_seeds, default=[0, 1], help="seeds (default 0-1)")
+    verify.add_argument("--seeds", type=parse_seeds, default=[0, 1], help="seeds (default 0-1)")
     verify.add_argument("--hazard", action="append", default=None, metavar="KIND[:key=value,...]",
                         help="hazards to check (repeatable; default all)")  # fmt: skip
     verify.add_argument("--intervention", action="append", default=[], metavar="NAME",
