@@ -159,21 +159,16 @@ def hazard_agent(cells: dict[str, Cell], traces: Path, max_turns: int = 20) -> A
         state.store.set(TRACE_KEY, str(path))
         command = serve_command(cell.scenario, cell.task, cell.condition, traces, episode_id, cell.agent)
         report = AgentReport()
+        turns = _Turns()
         outcome: AgentOutcome = "finished"
         detail = ""
         try:
             async with mcp_server_stdio(name="mcp-hazard", command=command[0], args=command[1:]) as server:
                 tools = await server.tools()
                 state.tools = tools
-                await _converse(state, tools, report, max_turns)
-        except anyio.get_cancelled_exc_class():
-            outcome, detail = "timeout", "stopped by an inspect limit"
-            raise
-        except _ModelFailed as failed:
-            outcome, detail = "endpoint_error", exception_line(failed.cause)
-            raise failed.cause from None
-        except Exception as exc:
-            outcome, detail = _limit_or_crash(exc)
+                await _converse(state, tools, report, max_turns, turns)
+        except BaseException as exc:  # recorded, then raised again: inspect handles the sample as it always does
+            outcome, detail = _ended_by(exc, turns.asking)
             raise
         finally:
             with anyio.CancelScope(shield=True):
@@ -185,36 +180,36 @@ def hazard_agent(cells: dict[str, Cell], traces: Path, max_turns: int = 20) -> A
     return solve
 
 
-def _limit_or_crash(exc: Exception) -> tuple[AgentOutcome, str]:
+class _Turns:
+    """Whether the model is being asked right now: an error then is the model's API failing, not the agent."""
+
+    asking = False
+
+
+def _ended_by(exc: BaseException, asking: bool) -> tuple[AgentOutcome, str]:
+    """How an exception ended the agent's run: an inspect limit (time, messages, tokens) or a cancellation is a
+    timeout, an error while asking the model an endpoint error, anything else a crash."""
     from inspect_ai.util import LimitExceededError
 
-    if isinstance(exc, LimitExceededError):
-        return "timeout", f"inspect {exc.type} limit reached"
-    return "agent_crashed", exception_line(exc)
+    leaf = exc
+    while isinstance(leaf, BaseExceptionGroup) and leaf.exceptions:
+        leaf = leaf.exceptions[0]
+    if isinstance(leaf, LimitExceededError):
+        return "timeout", f"inspect {leaf.type} limit reached"
+    if isinstance(leaf, anyio.get_cancelled_exc_class()):
+        return "timeout", "stopped by inspect"
+    return ("endpoint_error" if asking else "agent_crashed"), exception_line(exc)
 
 
-class _ModelFailed(Exception):
-    """The model could not be asked (its API failed after inspect's retries): not the agent's turn."""
-
-    def __init__(self, cause: Exception) -> None:
-        super().__init__(str(cause))
-        self.cause = cause
-
-
-async def _converse(state: TaskState, tools: list[Tool], report: AgentReport, max_turns: int) -> None:
+async def _converse(state: TaskState, tools: list[Tool], report: AgentReport, max_turns: int, turns: _Turns) -> None:
     """The model's turns until it submits an answer: its tool calls run through inspect; a text reply gets one
     reminder and the next one is submitted as the answer; two empty replies in a row end the episode."""
-    from inspect_ai.util import LimitExceededError
-
     model = get_model()
     texts = empties = 0
     for turn in range(1, max_turns + 1):
-        try:
-            output = await model.generate(state.messages, tools)
-        except LimitExceededError:
-            raise
-        except Exception as exc:
-            raise _ModelFailed(exc) from exc
+        turns.asking = True
+        output = await model.generate(state.messages, tools)
+        turns.asking = False
         state.output = output
         state.messages.append(output.message)
         calls = output.message.tool_calls or []

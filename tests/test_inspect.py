@@ -168,3 +168,40 @@ def test_inspect_eval_cli_with_the_mock_model(tmp_path: Path, offline_tokens: di
         events = [json.loads(line) for line in Path(row["trace"]).read_text().splitlines()]
         assert events[0]["run"]["agent"] == "inspect-mockllm-model" and events[0]["run"]["transport"] == "stdio"
         assert [e["answer"] for e in events if e["type"] == "answer_submitted"] == ["Default output from mockllm/model"]
+
+
+def test_a_failing_model_and_an_inspect_limit_are_recorded_as_outcomes(
+    tmp_path: Path, offline_tokens: dict[str, str]
+) -> None:
+    from inspect_ai import eval as inspect_eval
+    from inspect_ai.model import ChatMessageUser, ModelOutput, get_model
+
+    from mcp_hazard.inspect import hazard_task
+
+    def reply(messages: list[Any], tools: list[Any], tool_choice: Any, config: Any) -> Any:
+        prompt = next(m.text for m in messages if isinstance(m, ChatMessageUser))
+        if "fare class" in prompt:
+            raise RuntimeError("model API down")
+        return ModelOutput.for_tool_call("mockllm/model", "get_weather", {"city_code": "CST", "date": "2026-03-14"})
+
+    task = hazard_task(scenarios=str(TRAVEL), task=["fare-class", "two-nights"], hazard="transient_error",
+                       trace_dir=str(tmp_path / "traces"))  # fmt: skip
+    model = get_model("mockllm/model", custom_outputs=reply)
+    (log,) = inspect_eval(task, model=model, log_dir=str(tmp_path / "logs"), display="none", fail_on_error=False,
+                          message_limit=6)  # fmt: skip
+    assert log.samples is not None and len(log.samples) == 4
+    (run_folder,) = (tmp_path / "traces").iterdir()
+    rows = scored_by_mcp_hazard(run_folder, tmp_path)
+    outcomes = {episode.split(".")[2]: set() for episode in rows}
+    for episode, row in rows.items():
+        outcomes[episode.split(".")[2]].add(row["agent_outcome"])
+    assert outcomes == {"fare-class": {"endpoint_error"}, "two-nights": {"timeout"}}, rows
+    for sample in log.samples:
+        if "fare-class" in str(sample.id):  # the error is raised again: inspect marks the sample as failed
+            assert sample.error is not None and "model API down" in sample.error.message
+        else:  # a limit ends the sample, which inspect still scores: with our verdict
+            assert sample.scores is not None
+            verdict = sample.scores["hazard_scorer"].metadata
+            assert verdict is not None and verdict["agent_outcome"] == "timeout" and not verdict["correct"]
+    details = [json.loads(Path(row["trace"]).read_text().splitlines()[-1])["detail"] for row in rows.values()]
+    assert sorted(details) == sorted(["RuntimeError: model API down"] * 2 + ["inspect message limit reached"] * 2)
