@@ -15,6 +15,7 @@ from mcp_hazard.errors import UserError
 from mcp_hazard.hazards.base import REGISTRY, Hazard
 from mcp_hazard.scenario.hazard_spec import HazardSpec
 from mcp_hazard.scenario.models import Scenario, Task
+from mcp_hazard.suggest import did_you_mean
 
 SCHEDULE_KEYS = {"probability", "slots", "after_calls", "times"}
 SHORTHANDS = ("all", "declared")
@@ -139,7 +140,8 @@ def check_spec(spec: HazardSpec, index: int, scenario: Scenario, task: Task) -> 
     label = f"hazard #{index + 1} ({spec.kind})"
     cls = REGISTRY.get(spec.kind)
     if cls is None:
-        raise UserError(f"{label}: unknown kind; known kinds: {', '.join(sorted(REGISTRY))}")
+        hint = did_you_mean(spec.kind, REGISTRY)
+        raise UserError(f"{label}: unknown kind{hint}; known kinds: {', '.join(sorted(REGISTRY))}")
     try:
         params = cls.Params.model_validate(spec.params)
     except ValidationError as exc:

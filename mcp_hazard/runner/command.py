@@ -14,12 +14,13 @@ from typing import Any
 import anyio
 
 from mcp_hazard.agents import BUILT_IN, RUNNABLE
-from mcp_hazard.commands import EXIT_INVALID
+from mcp_hazard.commands import EXIT_FINDING
 from mcp_hazard.errors import UserError
 from mcp_hazard.runner.external import agent_name
 from mcp_hazard.runner.matrix import plan, select_tasks
 from mcp_hazard.runner.run import Runner
 from mcp_hazard.scenario.load import LoadedScenario, load_scenarios
+from mcp_hazard.suggest import did_you_mean
 
 PROFILES = ("strict", "guided")
 MAX_PROBLEM_LINES = 10
@@ -29,7 +30,8 @@ def _profiles(text: str) -> list[str]:
     profiles = [p.strip() for p in text.split(",") if p.strip()]
     bad = [p for p in profiles if p not in PROFILES]
     if bad or not profiles:
-        raise UserError(f"--profile: expected strict, guided or strict,guided, got {text!r}")
+        hint = did_you_mean(bad[0], PROFILES) if bad else ""
+        raise UserError(f"--profile: expected strict, guided or strict,guided, got {text!r}{hint}")
     return profiles
 
 
@@ -80,7 +82,9 @@ def run_command(args: argparse.Namespace) -> int:
     agents = list(args.agent) if args.agent else ([] if args.agent_cmd else ["naive", "recovering"])
     for name in agents:
         if name not in BUILT_IN or name == "replay":
-            raise UserError(f"--agent {name!r}: built-in agents are {RUNNABLE}")
+            known = RUNNABLE.split(", ")
+            raise UserError(f"--agent {name!r}: no such built-in agent{did_you_mean(name, known)}; built-in agents "
+                            f"are {RUNNABLE} (your own program: --agent-cmd 'CMD ...')")  # fmt: skip
     commands = {agent_name(command): command for command in args.agent_cmd}
     if args.transport == "memory" and commands:
         raise UserError("--agent-cmd needs --transport stdio or http: an external program cannot reach memory")
@@ -131,5 +135,5 @@ def run_command(args: argparse.Namespace) -> int:
             "failures in this scorecard; run the same command again to retry just those",
             file=sys.stderr,
         )
-        return EXIT_INVALID
+        return EXIT_FINDING
     return 0
