@@ -13,7 +13,6 @@ import pytest
 
 from mcp_hazard.cli import build_parser
 from mcp_hazard.commands.examples import EXAMPLES
-
 from tests.e2e.support import ROOT, console_script, free_port_server
 
 TIMEOUT = 60
@@ -103,7 +102,9 @@ def test_bash_completion_completes_commands_flags_and_values(tmp_path: Path) -> 
     script.write_text(done.stdout, encoding="utf-8")
     probe = f"""
 source {shlex.quote(str(script))}
-complete_words() {{ COMP_WORDS=("$@"); COMP_CWORD=$((${{#COMP_WORDS[@]}} - 1)); _mcp_hazard; echo "${{COMPREPLY[*]}}"; }}
+complete_words() {{
+    COMP_WORDS=("$@"); COMP_CWORD=$((${{#COMP_WORDS[@]}} - 1)); _mcp_hazard; echo "${{COMPREPLY[*]}}"
+}}
 complete_words mcp-hazard sc
 complete_words mcp-hazard run --trans
 complete_words mcp-hazard run scenarios/ --hazard transient
