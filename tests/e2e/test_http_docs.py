@@ -69,9 +69,10 @@ def test_every_curl_example_of_the_http_doc_works_as_written(tmp_path: Path) -> 
     scenarios = tmp_path / "scenarios"
     shutil.copytree(ROOT / "scenarios", scenarios)
     command = [console_script(), "serve", "scenarios/", "--trace-dir", "runs/"]
-    with free_port_server(command, tmp_path) as open_port, free_port_server(
-        [*command, "--token", TOKEN], tmp_path
-    ) as token_port:
+    with (
+        free_port_server(command, tmp_path) as open_port,
+        free_port_server([*command, "--token", TOKEN], tmp_path) as token_port,
+    ):
         for curl, expected in found:
             port = token_port if f"Bearer {TOKEN}" in curl or "secret-1" in curl else open_port
             done = subprocess.run(["bash", "-c", curl.replace(":8765", f":{port}")], cwd=tmp_path,
