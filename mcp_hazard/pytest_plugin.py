@@ -142,7 +142,7 @@ class HazardEpisodeFactory:
         chosen = loaded.model.tasks[0] if task is None else loaded.model.task(task)
         if chosen is None:
             known = ", ".join(t.id for t in loaded.model.tasks)
-            hint = did_you_mean(task, [t.id for t in loaded.model.tasks])
+            hint = did_you_mean(str(task), [t.id for t in loaded.model.tasks])
             raise UserError(f"{loaded.path}: scenario {loaded.id!r} has no task {task!r}{hint}; its tasks: {known}")
         options = [hazards] if isinstance(hazards, str) else list(hazards)
         changes = [interventions] if isinstance(interventions, str) else list(interventions)

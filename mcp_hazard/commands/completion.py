@@ -108,8 +108,8 @@ def script(parser: argparse.ArgumentParser) -> str:
         fixed = f" fixed={shlex.quote(' '.join(_fixed(sub)))}" if _fixed(sub) else ""
         flags.append(f"        {name}) words={shlex.quote(' '.join(_flags(sub)))}{fixed} ;;")
     top = [o for action in parser._actions for o in action.option_strings if o.startswith("--")]
-    top = shlex.quote(" ".join([*commands, *top]))
-    return TEMPLATE.format(version=__version__, values="\n".join(values), flags="\n".join(flags), commands=top)
+    words = shlex.quote(" ".join([*commands, *top]))
+    return TEMPLATE.format(version=__version__, values="\n".join(values), flags="\n".join(flags), commands=words)
 
 
 def completion(args: argparse.Namespace) -> int:

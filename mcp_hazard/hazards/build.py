@@ -105,6 +105,25 @@ def all_hazards(scenario: Scenario, task: Task) -> list[HazardSpec]:
     return specs
 
 
+def skipped_kinds(scenario: Scenario, task: Task) -> dict[str, str]:
+    """The kinds `all` leaves out of `task`, each with why: what the task lacks, or that an interface change of
+    another kind took the only tools this one could change."""
+    chosen = {spec.kind: spec for spec in all_hazards(scenario, task)}
+    skipped = {}
+    for kind, cls in sorted(REGISTRY.items()):
+        if kind in chosen:
+            continue
+        tools = cls.applicable_tools(scenario, task)
+        takers = sorted(
+            k for k, spec in chosen.items() if REGISTRY[k].changes_interface and set(spec.tools or []) & set(tools)
+        )
+        if tools and takers:
+            skipped[kind] = f"its tools already carry {', '.join(takers)} (one tool cannot take two interface changes)"
+        else:
+            skipped[kind] = f"needs {cls.needs}"
+    return skipped
+
+
 def expand(options: list[HazardSpec | str], scenario: Scenario, task: Task) -> list[HazardSpec]:
     """The concrete hazard list of one episode, shorthands expanded (the trace records this list)."""
     specs: list[HazardSpec] = []

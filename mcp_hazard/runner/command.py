@@ -111,19 +111,22 @@ def run_command(args: argparse.Namespace) -> int:
     results = anyio.run(runner.run, cells)
     statuses = Counter(r.status for r in results)
     # Every episode of the matrix is scored, crashed ones too: a crash is an outcome (docs/agents.md).
-    scored = score_traces([str(out / "traces")], allow_python=args.allow_python)
+    scored = score_traces([str(out / "traces")], allow_python=args.allow_python, timelines=True)
     mine = {cell.episode_id for cell in cells}
     scores = [s for s in scored.scores if s.episode_id in mine]
     unscorable = [u for u in scored.unscorable if u.get("episode_id") in mine]
-    report = aggregate(scores, scored.warnings, unscorable)
+    report = aggregate(scores, scored.warnings, unscorable, scored.scenarios)
     for fmt, name in (("json", "report.json"), ("markdown", "report.md"), ("html", "report.html")):
-        (out / name).write_text(render(report, fmt), encoding="utf-8")
-    print(render(report, "table"))
+        (out / name).write_text(render(report, fmt, timelines=scored.timelines), encoding="utf-8")
+    print(render(report, "table", verbose=args.verbose))
     print(
         f"{len(results)} episodes: {statuses['done']} run, {statuses['skipped']} already done, "
         f"{statuses['timeout']} timed out, {statuses['crashed']} crashed, {statuses['endpoint_error']} endpoint "
-        f"errors; traces in {out / 'traces'}, reports in {out}/report.{{json,md,html}}"
+        f"errors; traces in {out / 'traces'}"
     )
+    more = "" if args.verbose else "; --verbose prints every table here"
+    print(f"Full report: {out / 'report.html'} (open it in a browser: heatmaps, each episode's timeline), "
+          f"also report.md and report.json{more}")  # fmt: skip
     troubled = [r for r in results if r.status in ("timeout", "crashed", "endpoint_error")]
     for result in troubled[:MAX_PROBLEM_LINES]:
         print(f"mcp-hazard: {result.status}: {result.cell.episode_id}: {result.note}", file=sys.stderr)

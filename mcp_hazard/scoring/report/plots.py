@@ -217,8 +217,7 @@ def success_by_length(report: dict[str, Any]) -> str:
 def all_plots(report: dict[str, Any]) -> dict[str, str]:
     """The plots keyed by the section they illustrate."""
     return {
-        "by-hazard-kind": success_by_hazard_kind(report),
         "robustness": robustness_ratio(report),
         "intervention-robustness": intervention_robustness_ratio(report),
-        "compounding": success_by_length(report),
+        "compounding-by-agent": success_by_length(report),
     }
