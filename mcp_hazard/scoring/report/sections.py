@@ -147,13 +147,16 @@ def agent_outcomes(report: dict[str, Any]) -> Section:
         outcomes += [k for k in _dict(entry) if k != "episodes" and k not in outcomes]
     rows = [[f.text(agent), f.count(_dict(entry).get("episodes")), *(f.count(_dict(entry).get(k, 0)) for k in outcomes)]
             for agent, entry in sorted(data.items())]  # fmt: skip
-    stopped = any(_dict(e).get(k) for e in data.values() for k in outcomes if k != "finished")
+    stopped = any(_dict(e).get(k) for e in data.values() for k in outcomes if k not in ("finished", "unknown"))
+    known = any(_dict(e).get(k) for e in data.values() for k in outcomes if k != "unknown")
+    why = "Every episode finished: no agent crashed, lost its model endpoint or timed out."
+    if not known:
+        why = "Not recorded: these traces were not made by `mcp-hazard run`, which records how each agent's run ended."
     return Section(
         "agent-outcomes", "Agent outcomes",
         "How each agent's runs ended: finished, or stopped early (agent_crashed, endpoint_error, timeout). Stopped "
         "episodes count as failures in every success rate.",
-        ["agent", "episodes", *outcomes], rows if stopped else [],
-        "Every episode finished: no agent crashed, lost its model endpoint or timed out." if data else "No episodes.",
+        ["agent", "episodes", *outcomes], rows if stopped else [], why if data else "No episodes.",
         numeric=set(range(1, len(outcomes) + 2)), scorecard=True,
         links=[{"agent": agent} for agent in sorted(data)],
         cell_links=[[None, None, *({"agent": agent, "agent_outcome": k} for k in outcomes)] for agent in sorted(data)],
