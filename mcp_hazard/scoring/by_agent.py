@@ -68,9 +68,12 @@ def recovery_by_agent(scores: list[EpisodeScore]) -> dict[str, dict[str, dict[st
 
 
 def success_by_agent(scores: list[EpisodeScore]) -> dict[str, dict[str, dict[str, Any]]]:
-    """condition -> agent -> {n, successes, rate, ci95, fired} over every interface (fired None for clean)."""
+    """condition -> agent -> {n, successes, rate, ci95, fired} on the original interface (fired None for clean).
+    Intervened episodes are in `intervention_by_agent`: pooled in here, they would make "clean" mean two things."""
     cells: dict[tuple[str, str], list[int]] = defaultdict(lambda: [0, 0, 0])
     for s in scores:
+        if s.intervention != "none":
+            continue
         cell = cells[(s.condition, s.agent)]
         cell[0] += 1
         cell[1] += s.correct

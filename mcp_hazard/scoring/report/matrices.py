@@ -12,7 +12,7 @@ from typing import Any
 from mcp_hazard.scoring.report import _format as f
 from mcp_hazard.scoring.report.sections import GREY, Filter, Heat, Section
 
-SETTINGS = (("clean", "clean"), ("hazards", "under hazards"), ("interventions", "under interventions"))
+SETTINGS = (("clean", "clean"), ("hazards", "hazards"), ("interventions", "interventions"))
 NOT_RUN = "not run"
 
 
@@ -56,15 +56,17 @@ def agents(report: dict[str, Any]) -> Section:
         filters.append({"agent": agent, "hazards_fired": "*"} if recovery else None)
         cell_links.append(filters)
         heat.append([None, None, *(c.get("rate") if c else GREY for c in cells)])
-        names = ["all episodes", *(name for _, name in shown), "hazard firings recovered"]
+        names = ["all episodes", *(f"under {name}" if name != "clean" else name for _, name in shown),
+                 "hazard firings recovered"]  # fmt: skip
         tips.append(["", "", *(_tip(n, c) if c else f"{n}: {NOT_RUN}" for n, c in zip(names, cells, strict=True))])
     return Section(
         "agents", "Agents",
         "Success rate of each agent over all its episodes, clean (original interface, no hazard), under hazards "
-        "(original interface) and under interface interventions, and the share of hazard firings it recovered "
+        "(original interface) and under interface interventions, and the share of its hazard firings it recovered "
         "from; 95% Wilson intervals. Each cell links to its episodes.",
-        ["agent", "episodes", "success", *(name for _, name in shown), "hazards recovered"], rows,
+        ["agent", "episodes", "success", *(name for _, name in shown), "recovered"], rows,
         "No episodes.", numeric=set(range(1, len(shown) + 4)), scorecard=True, links=links,
+        brief=[0, *range(2, len(shown) + 4)],
         cell_links=cell_links, heat=heat, tips=tips,
     )  # fmt: skip
 
@@ -134,8 +136,8 @@ def success_matrix(report: dict[str, Any]) -> Section:
         fired = [e.get("fired") for e in entries if e]
         total = None if condition == "clean" or None in fired else sum(int(n or 0) for n in fired)
         rows.append([f.text(condition), *(_short_rate(e) if e else NOT_RUN for e in entries), f.fired(total)])
-        links.append({"condition": condition})
-        cell_links.append([None, *({"agent": a, "condition": condition} if e else None
+        links.append({"condition": condition, "interventions": "none"})
+        cell_links.append([None, *({"agent": a, "condition": condition, "interventions": "none"} if e else None
                                    for a, e in zip(names, entries, strict=True)), None])  # fmt: skip
         heat.append([None, *(e.get("rate") if e else None for e in entries), GREY if total == 0 else None])
         tips.append(["", *(_tip(f"{a}, {condition}", e) if e else "" for a, e in zip(names, entries, strict=True)),
@@ -143,9 +145,10 @@ def success_matrix(report: dict[str, Any]) -> Section:
     return Section(
         "success-matrix", "Success by condition and agent",
         "Share of each agent's episodes under each condition (the hazards with their parameters, or clean) whose "
-        "answer is right (successes/episodes), over every interface. Hazard fired: firings in the condition's "
-        "episodes (\"did not fire\": the condition measured no hazard).",
-        ["condition", *names, "hazard fired"], rows, "No episodes.", numeric=set(range(1, len(names) + 2)),
+        "answer is right (successes/episodes), on the original interface (interventions: the IRS table). Hazard "
+        "fired: firings in the condition's episodes (\"did not fire\": the condition measured no hazard).",
+        ["condition", *names, "hazard fired"], rows, "No episode ran on the original interface.",
+        numeric=set(range(1, len(names) + 2)),
         scorecard=True, brief=list(range(len(names) + 1)), links=links, cell_links=cell_links, heat=heat, tips=tips,
     )  # fmt: skip
 
