@@ -115,3 +115,19 @@ complete_words mcp-hazard generate dag --na
     assert ran.returncode == 0, ran.stderr
     assert ran.stdout.splitlines() == ["schema score", "--transport", "transient_error", "--format", "--names"]
     assert re.search(r"^complete .* mcp-hazard$", done.stdout, re.M)
+
+
+def test_run_prints_a_short_scorecard_saying_once_which_kinds_were_left_out(tmp_path: Path) -> None:
+    out = tmp_path / "run"
+    done = cli("run", "scenarios/travel.yaml", "--agent", "naive", "--hazard", "all", "--transport", "memory",
+               "--call-timeout", "0.2", "--no-progress", "--out", str(out))  # fmt: skip
+    assert done.returncode == 0, done.stderr
+    lines = done.stdout.splitlines()
+    assert len(lines) <= 45 and max(len(line) for line in lines[:-2]) <= 120, done.stdout  # the end names paths
+    assert done.stdout.count("Hazard kinds left out of some tasks") == 1
+    left_out = {line.split()[0]: line for line in lines if re.match(r"^(conflict|pagination|permanent_error) ", line)}
+    assert set(left_out) == {"conflict", "pagination", "permanent_error"}, done.stdout
+    assert "3 of 4   needs a second tool serving the values the task reads, to cross-check with" in left_out["conflict"]
+    assert lines[-1].startswith(f"Full report: {out / 'report.html'} ")
+    markdown = (out / "report.md").read_text(encoding="utf-8")
+    assert "## Hazard kinds left out of some tasks" in markdown and "travel/fare-class" in markdown

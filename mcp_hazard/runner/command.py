@@ -124,9 +124,8 @@ def run_command(args: argparse.Namespace) -> int:
         f"{statuses['timeout']} timed out, {statuses['crashed']} crashed, {statuses['endpoint_error']} endpoint "
         f"errors; traces in {out / 'traces'}"
     )
-    more = "" if args.verbose else "; --verbose prints every table here"
-    print(f"Full report: {out / 'report.html'} (open it in a browser: heatmaps, each episode's timeline), "
-          f"also report.md and report.json{more}")  # fmt: skip
+    more = "" if args.verbose else "; --verbose: every table here"
+    print(f"Full report: {out / 'report.html'} (in a browser), report.md, report.json{more}")
     troubled = [r for r in results if r.status in ("timeout", "crashed", "endpoint_error")]
     for result in troubled[:MAX_PROBLEM_LINES]:
         print(f"mcp-hazard: {result.status}: {result.cell.episode_id}: {result.note}", file=sys.stderr)

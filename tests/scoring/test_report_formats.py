@@ -13,6 +13,7 @@ import pytest
 from mcp_hazard.scoring.aggregate import aggregate
 from mcp_hazard.scoring.report import render
 from mcp_hazard.scoring.report.markdown import escape
+from mcp_hazard.scoring.report.table import render_table
 
 from .test_report_support import (
     HOSTILE,
@@ -212,3 +213,28 @@ def test_numbers_are_written_one_way() -> None:
 def test_unknown_format_is_refused(report: dict[str, Any]) -> None:
     with pytest.raises(ValueError, match="unknown report format 'pdf'"):
         render(report, "pdf")
+
+
+def test_a_new_section_shows_in_every_format_with_no_code_of_its_own(
+    report: dict[str, Any], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The section model is where a table plugs in: rows, links to its episodes and heat need nothing more."""
+    from mcp_hazard.scoring.report import html, markdown, sections, table
+
+    agents = sorted(report["agents"])
+    extra = sections.Section(
+        "made-up", "A made-up table", "One row per agent, to show how a new table plugs in.", ["agent", "share"],
+        [[agent, f"{index * 50}.0%"] for index, agent in enumerate(agents)], "Nothing.", numeric={1}, scorecard=True,
+        links=[{"agent": agent} for agent in agents], heat=[[None, index / 2] for index in range(len(agents))],
+    )  # fmt: skip
+    build = sections.build
+    for renderer in (table, markdown, html):  # each renderer's own reference to `build`
+        monkeypatch.setattr(renderer, "build", lambda data: [*build(data), extra])
+    expected = {"A made-up table": [[agent, f"{index * 50}.0%"] for index, agent in enumerate(agents)]}
+    assert missing_rows(table_rows(render(report, "table")), expected) == []
+    assert "A made-up table ───" in render_table(report, verbose=False)  # and in the scorecard, as asked
+    assert missing_rows(markdown_rows(render(report, "markdown")), expected) == []
+    page = render(report, "html")
+    assert missing_rows(read_html(page).sections, expected) == []
+    assert f'<a href="#episodes?agent={agents[0]}">{agents[0]}</a>' in page  # a drill-down link
+    assert '<td class="num heat-cell cell" style="--heat:#f7f7f7;' in page  # 0.5 is the middle of the scale
