@@ -34,13 +34,13 @@ def one_error_line(done: subprocess.CompletedProcess[str]) -> str:
 @pytest.mark.parametrize(
     ("args", "suggestion"),
     [
-        (["run", "scenarios/", "--agent", "naiv"], "did you mean 'naive'?"),
-        (["run", "scenarios/", "--task", "cheapest-trp"], "did you mean 'cheapest-trip'?"),
+        (["run", "scenarios/travel.yaml", "--agent", "naiv"], "did you mean 'naive'?"),
+        (["run", "scenarios/travel.yaml", "--task", "cheapest-trp"], "did you mean 'cheapest-trip'?"),
         (["serve", "scenarios/", "--scenario", "travl"], "did you mean 'travel'?"),
-        (["run", "scenarios/", "--hazard", "transient_eror", "--transport", "memory"],
+        (["run", "scenarios/travel.yaml", "--hazard", "transient_eror", "--transport", "memory"],
          "did you mean 'transient_error'?"),
         (["serve", "scenarios/travel.yaml", "--intervention", "renam"], "did you mean 'rename'?"),
-        (["run", "scenarios/", "--sed", "3"], "did you mean '--seeds'?"),
+        (["run", "scenarios/travel.yaml", "--sed", "3"], "did you mean '--seeds'?"),
         (["scroe", "runs/"], "did you mean 'score'?"),
         (["score", "scenarios/", "--out", "report.pdf"], "unknown report extension .pdf"),
     ],
