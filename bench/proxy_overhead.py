@@ -26,7 +26,7 @@ import subprocess
 import sys
 import tempfile
 import time
-from collections.abc import Awaitable, Callable, Iterator
+from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
 
@@ -140,7 +140,9 @@ def _agentbreak() -> Path | None:
 def http_rows(calls: int, rounds: int, work: Path) -> list[tuple[str, str, float, float]]:
     everything = NPM / "mcp-server-everything"
     if not everything.exists():
-        print("bench: no everything server in .cache/upstream-npm; run .ci/run or the proxy tests first", file=sys.stderr)
+        print(
+            "bench: no everything server in .cache/upstream-npm; run .ci/run or the proxy tests first", file=sys.stderr
+        )
         return []
     up_port, hz_port, ab_port = _port(), _port(), _port()
     upstream = f"http://127.0.0.1:{up_port}/mcp"
@@ -168,7 +170,8 @@ def http_rows(calls: int, rounds: int, work: Path) -> list[tuple[str, str, float
             folder.mkdir()
             (folder / "application.yaml").write_text(
                 "llm:\n  enabled: false\nmcp:\n  enabled: true\n  mode: proxy\n"
-                f"  upstream_url: {upstream}\nserve:\n  host: 127.0.0.1\n  port: {ab_port}\n", encoding="utf-8"
+                f"  upstream_url: {upstream}\nserve:\n  host: 127.0.0.1\n  port: {ab_port}\n",
+                encoding="utf-8",
             )
             (folder / "scenarios.yaml").write_text("version: 1\nscenarios: []\n", encoding="utf-8")
             config = ["--config", str(folder / "application.yaml"), "--registry", str(folder / "registry.json")]

@@ -1,23 +1,39 @@
-"""The `mcp-hazard` command. Every user error ends in one line on stderr and a non-zero exit, never a traceback."""
+"""The `mcp-hazard` command. Every user error ends in one line on stderr, `mcp-hazard: error: ...`, and exit code 2
+(1 is for findings, see commands/__init__.py), never a traceback."""
 
 from __future__ import annotations
 
 import argparse
+import re
 import sys
 from collections.abc import Callable, Sequence
 from importlib import import_module
-from typing import NoReturn, cast
+from typing import Any, NoReturn, cast
 
 from mcp_hazard import __version__
-from mcp_hazard.commands import EXIT_INVALID
+from mcp_hazard.commands import ERROR_PREFIX, EXIT_INTERRUPTED, EXIT_USAGE
+from mcp_hazard.commands.examples import epilog
 from mcp_hazard.errors import ScenarioError, UserError
+from mcp_hazard.suggest import did_you_mean
 
-EXIT_USAGE = 2
+_INVALID_CHOICE = re.compile(r"invalid choice: '([^']*)' \(choose from (.*)\)$")
 
 
 class _Parser(argparse.ArgumentParser):
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        kwargs.setdefault("formatter_class", argparse.RawDescriptionHelpFormatter)  # keeps the examples' lines
+        super().__init__(*args, **kwargs)
+
     def error(self, message: str) -> NoReturn:
-        self.exit(EXIT_USAGE, f"{self.prog}: error: {message} (see {self.prog} --help)\n")
+        found = _INVALID_CHOICE.search(message)
+        if found:
+            hint = did_you_mean(found.group(1), re.findall(r"'([^']*)'", found.group(2)))
+            message = (
+                message[: found.start()]
+                + f"invalid choice: {found.group(1)!r}{hint}; choose from "
+                + (found.group(2).replace("'", ""))
+            )
+        self.exit(EXIT_USAGE, f"{ERROR_PREFIX}{message} (see {self.prog} --help)\n")
 
 
 def _seed(text: str) -> int:
@@ -113,13 +129,24 @@ def _condition_options(parser: argparse.ArgumentParser) -> None:
                         "replace, names=random, names=realistic, substitute")  # fmt: skip
 
 
+def _add(commands: Any, name: str, text: str) -> argparse.ArgumentParser:
+    """A command's parser: its one-line help, the same as a description, and its examples at the end."""
+    parser: argparse.ArgumentParser = commands.add_parser(
+        name, help=text, description=text[0].upper() + text[1:] + ".", epilog=epilog(name)
+    )
+    return parser
+
+
 def build_parser() -> argparse.ArgumentParser:
-    parser = _Parser(prog="mcp-hazard", description="An MCP server that plays an unreliable tool environment.")
+    parser = _Parser(prog="mcp-hazard", description="An MCP server that plays an unreliable tool environment.",
+                     epilog="examples:\n  mcp-hazard run scenarios/\n  mcp-hazard COMMAND --help\n\n"
+                     "exit codes: 0 success, 1 a finding (replay difference, unsolvable instance, failed model "
+                     "endpoints),\n            2 a usage or input error, 130 interrupted")  # fmt: skip
     parser.add_argument("--version", action="version", version=f"mcp-hazard {__version__}")
     parser.add_argument("--log-level", choices=["debug", "info", "warning", "error"], help="stderr log level")
     commands = parser.add_subparsers(dest="command", required=True, parser_class=_Parser)
 
-    validate = commands.add_parser("validate", help="check scenario files and prove each golden path works")
+    validate = _add(commands, "validate", "check scenario files and prove each golden path works")
     validate.add_argument("paths", nargs="+", help="scenario files or directories")
     validate.add_argument("--allow-python", action="store_true", help="allow `python` behaviours (runs their code)")
     validate.add_argument(
@@ -131,7 +158,7 @@ def build_parser() -> argparse.ArgumentParser:
     )
     validate.add_argument("--profile", choices=["strict", "guided"], default="strict")
 
-    serve = commands.add_parser("serve", help="serve episodes over stdio (one) or Streamable HTTP (many)")
+    serve = _add(commands, "serve", "serve episodes over stdio (one) or Streamable HTTP (many)")
     serve.add_argument("path", help="a scenario file, or a directory of them")
     serve.add_argument("--scenario", help="scenario id, when PATH holds several (stdio)")
     serve.add_argument("--task", help="task id (stdio; default: the scenario's first task)")
@@ -148,7 +175,7 @@ def build_parser() -> argparse.ArgumentParser:
                        help="HTTP: release an episode idle this long (ended ones after min(TTL, 60 s)); "
                        "traces stay on disk (default 600)")  # fmt: skip
 
-    proxy = commands.add_parser("proxy", help="put hazards in front of a real MCP server (stdio or HTTP)")
+    proxy = _add(commands, "proxy", "put hazards in front of a real MCP server (stdio or HTTP)")
     proxy.add_argument(
         "path", nargs="?", help="a proxy file: what hazards need to know about the server's tools, tasks"
     )
@@ -171,13 +198,13 @@ def build_parser() -> argparse.ArgumentParser:
     proxy.add_argument("--sdk", action="store_true", help="stdio in front of a stdio server: go through the SDK on "
                        "both sides instead of relaying frames (slower, the same trace)")  # fmt: skip
 
-    schema = commands.add_parser("schema", help="print the JSON Schema of the scenario (or proxy) file format")
+    schema = _add(commands, "schema", "print the JSON Schema of the scenario (or proxy) file format")
     schema.add_argument("format", nargs="?", choices=["scenario", "proxy"], default="scenario")
 
-    hazards = commands.add_parser("hazards", help="list the hazard kinds, their parameters and recovery paths")
+    hazards = _add(commands, "hazards", "list the hazard kinds, their parameters and recovery paths")
     hazards.add_argument("--json", action="store_true", help="print as JSON")
 
-    score = commands.add_parser("score", help="score traces: answers, recovery, robustness; write reports")
+    score = _add(commands, "score", "score traces: answers, recovery, robustness; write reports")
     score.add_argument("paths", nargs="+", help="run folders, trace files or directories of them")
     score.add_argument("--format", choices=["table", "json", "markdown", "html"],
                        help="report format (default: from --out's extension, else table)")  # fmt: skip
@@ -186,8 +213,13 @@ def build_parser() -> argparse.ArgumentParser:
     score.add_argument("--scenarios", action="append", default=[], metavar="DIR",
                        help="where else to find the traces' scenario files, by SHA-256 or id (repeatable)")  # fmt: skip
     score.add_argument("--allow-python", action="store_true", help="allow `python` behaviours (runs their code)")
+    score.add_argument(
+        "--verbose",
+        action="store_true",
+        help="print every table, not just the scorecard (files named by --out always hold everything)",
+    )
 
-    run = commands.add_parser("run", help="run agents over a matrix of conditions and print the scorecard")
+    run = _add(commands, "run", "run agents over a matrix of conditions and print the scorecard")
     run.add_argument("paths", nargs="+", help="scenario files or directories")
     run.add_argument("--scenario", action="append", default=None, metavar="ID",
                      help="run only this scenario (repeatable; default: every scenario under PATHS)")  # fmt: skip
@@ -225,13 +257,14 @@ def build_parser() -> argparse.ArgumentParser:
                      help="seconds a reference agent waits for one tool call (default 2)")  # fmt: skip
     run.add_argument("--out", default="runs/matrix", help="run folder: traces, run log, reports (default runs/matrix)")
     run.add_argument("--no-progress", action="store_true", help="no progress bar")
+    run.add_argument("--verbose", action="store_true", help="print every table, not just the scorecard")
     run.add_argument("--allow-python", action="store_true", help="allow `python` behaviours (runs their code)")
     run.add_argument("--upstream-cmd", metavar="'CMD ...'", help="proxy: the real server's command line (PATHS: a "
                      "proxy file)")  # fmt: skip
     run.add_argument("--upstream-url", metavar="URL", help="proxy: the real server's Streamable HTTP endpoint")
     run.add_argument("--record", metavar="CASSETTE", help="proxy: also store the server's replies in this cassette")
     run.add_argument("--replay", metavar="CASSETTE", help="proxy: serve the replies in this cassette, no server")
-    verify = commands.add_parser("verify", help="prove every hazard instance solvable (recovering) and biting (naive)")
+    verify = _add(commands, "verify", "prove every hazard instance solvable (recovering) and biting (naive)")
     verify.add_argument("paths", nargs="+", help="scenario files or directories")
     verify.add_argument("--seeds", type=parse_seeds, default=[0, 1], help="seeds (default 0-1)")
     verify.add_argument("--hazard", action="append", default=None, metavar="KIND[:key=value,...]",
@@ -244,7 +277,7 @@ def build_parser() -> argparse.ArgumentParser:
     verify.add_argument("--out", help="keep the traces here (default: a temporary folder)")
     verify.add_argument("--allow-python", action="store_true", help="allow `python` behaviours (runs their code)")
 
-    perturb = commands.add_parser("perturb", help="write the tool listing as the agent sees it under interventions")
+    perturb = _add(commands, "perturb", "write the tool listing as the agent sees it under interventions")
     perturb.add_argument("path", help="a scenario file")
     perturb.add_argument("--intervention", action="append", default=[], metavar="NAME", required=True)
     perturb.add_argument("--seed", type=_seed, default=0)
@@ -255,11 +288,14 @@ def build_parser() -> argparse.ArgumentParser:
 
     add_generate_parser(commands)
 
-    replay = commands.add_parser("replay", help="re-run a trace's agent actions and check the new trace is the same")
+    replay = _add(commands, "replay", "re-run a trace's agent actions and check the new trace is the same")
     replay.add_argument("trace", help="a trace (.jsonl), or a replay script (.yaml: scenario, task, calls, answer)")
     replay.add_argument("--transport", choices=["memory", "stdio", "http"], default="memory")
     replay.add_argument("--scenarios", help="folder with the scenario file, if it moved")
     replay.add_argument("--allow-python", action="store_true", help="allow `python` behaviours (runs their code)")
+
+    completion = _add(commands, "completion", "print a shell completion script")
+    completion.add_argument("shell", choices=["bash"], help="the shell (bash; zsh can load it with bashcompinit)")
     return parser
 
 
@@ -284,25 +320,55 @@ COMMANDS = {
     "replay": _command("mcp_hazard.commands.replay", "replay"),
     "perturb": _command("mcp_hazard.commands.perturb", "perturb"),
     "generate": _command("mcp_hazard.generate", "generate_command"),
+    "completion": _command("mcp_hazard.commands.completion", "completion"),
 }
+
+
+def _options(parser: argparse.ArgumentParser) -> list[str]:
+    """Every option string of `parser` and of the subcommand parsers below it."""
+    found: list[str] = []
+    for action in parser._actions:
+        found += [o for o in action.option_strings if o.startswith("--")]
+        if isinstance(action, argparse._SubParsersAction):
+            for sub in action.choices.values():
+                found += _options(sub)
+    return found
+
+
+def _subparser(parser: argparse.ArgumentParser, name: str | None) -> argparse.ArgumentParser:
+    for action in parser._actions:
+        if isinstance(action, argparse._SubParsersAction) and name in action.choices:
+            return cast(argparse.ArgumentParser, action.choices[name])
+    return parser
+
+
+def _parse(parser: argparse.ArgumentParser, argv: Sequence[str] | None) -> argparse.Namespace:
+    """parse_args, with "did you mean" for an unknown flag among those of the command it was given to."""
+    args, extra = parser.parse_known_args(argv)
+    if extra:
+        command = _subparser(parser, getattr(args, "command", None))
+        flag = next((word.split("=")[0] for word in extra if word.startswith("--")), None)
+        hint = did_you_mean(flag, _options(command)) if flag else ""
+        command.error(f"unrecognized arguments: {' '.join(extra)}{hint}")
+    return args
 
 
 def main(argv: Sequence[str] | None = None) -> int:
     from mcp_hazard.logs import configure_logging
 
-    args = build_parser().parse_args(argv)
+    args = _parse(build_parser(), argv)
     configure_logging(args.log_level)
     try:
         return COMMANDS[args.command](args)
     except ScenarioError as exc:
         for problem in exc.problems:
             print(problem, file=sys.stderr)
-        return EXIT_INVALID
+        return EXIT_USAGE
     except UserError as exc:
-        print(f"mcp-hazard: error: {exc}", file=sys.stderr)
-        return EXIT_INVALID
+        print(f"{ERROR_PREFIX}{exc}", file=sys.stderr)
+        return EXIT_USAGE
     except KeyboardInterrupt:
-        return 130
+        return EXIT_INTERRUPTED
     except BrokenPipeError:  # `mcp-hazard hazards --json | head`: the reader left; that is not an error
         import os
 

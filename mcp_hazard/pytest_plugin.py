@@ -132,6 +132,7 @@ class HazardEpisodeFactory:
         from mcp_hazard.interventions import build_interventions
         from mcp_hazard.scenario.load import load_scenario
         from mcp_hazard.server.episodes import EPISODE_ID, new_episode_id, parse_condition
+        from mcp_hazard.suggest import did_you_mean
 
         if transport not in _TRANSPORTS:
             raise UserError(f"hazard_episode: transport must be one of {', '.join(_TRANSPORTS)}, got {transport!r}")
@@ -141,7 +142,8 @@ class HazardEpisodeFactory:
         chosen = loaded.model.tasks[0] if task is None else loaded.model.task(task)
         if chosen is None:
             known = ", ".join(t.id for t in loaded.model.tasks)
-            raise UserError(f"{loaded.path}: scenario {loaded.id!r} has no task {task!r}; its tasks: {known}")
+            hint = did_you_mean(str(task), [t.id for t in loaded.model.tasks])
+            raise UserError(f"{loaded.path}: scenario {loaded.id!r} has no task {task!r}{hint}; its tasks: {known}")
         options = [hazards] if isinstance(hazards, str) else list(hazards)
         changes = [interventions] if isinstance(interventions, str) else list(interventions)
         condition = parse_condition({"seed": seed, "profile": profile, "hazards": options, "interventions": changes})

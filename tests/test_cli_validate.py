@@ -282,7 +282,7 @@ def test_validate_huge_file_is_refused_without_reading_it(tmp_path: Path) -> Non
         stdin=subprocess.DEVNULL,
         preexec_fn=limit_memory,
     )
-    assert done.returncode == 1
+    assert done.returncode == 2
     (line,) = stderr_lines(done)
     assert line.startswith("huge.yaml:")
     assert "the limit is 2097152" in line

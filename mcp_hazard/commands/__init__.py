@@ -1,7 +1,9 @@
 """One module per `mcp-hazard` command: what it does once its arguments are parsed (the parser is in cli.py).
 
 Each command returns an exit code; a user error is raised as `UserError` (or `ScenarioError`) and `cli.main` turns it
-into one line on stderr.
+into one line on stderr. The exit codes are the same for every command (README, "Exit codes"):
+0 success, 1 a finding (a replay difference, an unsolvable or non-biting instance, a run with failed model
+endpoints), 2 a usage or input error (a flag, a file, a name that matches nothing); 130 when interrupted.
 """
 
 from __future__ import annotations
@@ -11,7 +13,11 @@ from typing import Any
 
 from mcp_hazard.errors import UserError
 
-EXIT_INVALID = 1
+EXIT_OK = 0
+EXIT_FINDING = 1
+EXIT_USAGE = 2
+EXIT_INTERRUPTED = 130
+ERROR_PREFIX = "mcp-hazard: error: "
 
 
 def run_async(function: Callable[..., Awaitable[Any]], *args: Any) -> Any:

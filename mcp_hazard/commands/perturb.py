@@ -7,6 +7,7 @@ import sys
 from pathlib import Path
 
 from mcp_hazard.errors import UserError
+from mcp_hazard.suggest import did_you_mean
 
 
 def perturb(args: argparse.Namespace) -> int:
@@ -20,7 +21,9 @@ def perturb(args: argparse.Namespace) -> int:
     loaded = load_scenario(args.path)
     task = loaded.model.tasks[0] if args.task is None else loaded.model.task(args.task)
     if task is None:
-        raise UserError(f"{args.path}: no task {args.task!r}")
+        known = [t.id for t in loaded.model.tasks]
+        hint = did_you_mean(args.task, known)
+        raise UserError(f"{args.path}: no task {args.task!r}{hint}; its tasks: {', '.join(known)}")
     names = [parse_intervention(name) for name in args.intervention]
     if "all" in names:
         raise UserError("--intervention 'all' is for `run`; name the interventions to perturb with")

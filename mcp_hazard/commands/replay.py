@@ -5,7 +5,7 @@ from __future__ import annotations
 import argparse
 import sys
 
-from mcp_hazard.commands import EXIT_INVALID
+from mcp_hazard.commands import EXIT_FINDING
 
 
 def replay(args: argparse.Namespace) -> int:
@@ -17,6 +17,6 @@ def replay(args: argparse.Namespace) -> int:
                                         allow_python=args.allow_python)  # fmt: skip
     if difference is not None:
         print(f"mcp-hazard: replay differs from {args.trace}: {difference}", file=sys.stderr)
-        return EXIT_INVALID
+        return EXIT_FINDING
     print(f"replay: {len(new.events)} events, identical to {args.trace} apart from times, durations and the run block")
     return 0

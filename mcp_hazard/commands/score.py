@@ -10,14 +10,15 @@ import argparse
 import sys
 from pathlib import Path
 
+from mcp_hazard.commands import ERROR_PREFIX, EXIT_USAGE
 from mcp_hazard.errors import UserError
 
 SUFFIX_FORMATS = {".json": "json", ".md": "markdown", ".html": "html", ".htm": "html", ".txt": "table"}
-EXIT_NOTHING = 2  # bad file names for the outputs, or nothing that could be scored
+MORE = "--verbose prints every table; --out report.html writes the full report, with each episode's timeline"
 
 
 class _Refused(Exception):
-    """A one-line refusal that exits with EXIT_NOTHING."""
+    """A one-line refusal (bad file names for the outputs, or nothing that could be scored): exit code 2."""
 
 
 def _report_format(fmt: str | None, out: str | None) -> str:
@@ -58,8 +59,8 @@ def score(args: argparse.Namespace) -> int:
     try:
         return _score(args)
     except _Refused as exc:
-        print(f"mcp-hazard: error: {exc}", file=sys.stderr)
-        return EXIT_NOTHING
+        print(f"{ERROR_PREFIX}{exc}", file=sys.stderr)
+        return EXIT_USAGE
 
 
 def _score(args: argparse.Namespace) -> int:
@@ -73,7 +74,8 @@ def _score(args: argparse.Namespace) -> int:
     if args.out and args.per_episode and Path(args.out).resolve() == Path(args.per_episode).resolve():
         raise _Refused(f"--out and --per-episode name the same file {args.out}")
 
-    scored = score_traces(args.paths, scenarios=args.scenarios, allow_python=args.allow_python)
+    scored = score_traces(args.paths, scenarios=args.scenarios, allow_python=args.allow_python,
+                          timelines=fmt == "html")  # fmt: skip
     if not scored.scores:
         for warning in scored.warnings:
             print(f"mcp-hazard: warning: {warning}", file=sys.stderr)
@@ -84,13 +86,14 @@ def _score(args: argparse.Namespace) -> int:
                 "episode_started event)"
             )
         raise _Refused(f"nothing to score: none of the {scored.traces} traces in {where} could be scored (see above)")
-    report = aggregate(scored.scores, scored.warnings, scored.unscorable)
-    text = render(report, fmt)
+    report = aggregate(scored.scores, scored.warnings, scored.unscorable, scored.scenarios)
+    brief = fmt == "table" and not args.out and not args.verbose  # a file always holds everything
+    text = render(report, fmt, verbose=not brief, timelines=scored.timelines)
     if args.out:
         _write(args.out, text, "report")
         print(f"mcp-hazard: wrote {fmt} report of {report['episodes']} episodes to {args.out}", file=sys.stderr)
     else:
-        print(text)
+        print(text + (f"\n{MORE}" if brief else ""))
     if args.per_episode and episodes_fmt:
         _write(args.per_episode, render_episodes(report["per_episode"], episodes_fmt), "per-episode table")
         print(f"mcp-hazard: wrote {len(report['per_episode'])} episodes to {args.per_episode}", file=sys.stderr)

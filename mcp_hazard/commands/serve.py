@@ -25,8 +25,12 @@ def serve(args: argparse.Namespace) -> int:
         from mcp_hazard.logs import log
         from mcp_hazard.server.access import token_from_env
         from mcp_hazard.server.http import LOOPBACK, build_http_app
+        from mcp_hazard.server.listen import listen
 
         host, port = args.http
+        sock = listen(host, port)  # before any "serving" line: a busy port is one error line, exit 2
+        port = sock.getsockname()[1]
+        shown = f"[{host}]" if ":" in host else host
         token = token_from_env(args.token)
         if host not in LOOPBACK and token is None:
             log.warning("serving beyond loopback without --token: anyone who reaches this address can run episodes",
@@ -35,9 +39,11 @@ def serve(args: argparse.Namespace) -> int:
             scenarios, trace_dir, transport="http", allow_python=args.allow_python, ttl=args.episode_ttl
         )
         needs = "; requests need 'Authorization: Bearer <token>'" if token else ""
-        print(f"mcp-hazard: serving {len(scenarios)} scenario(s) on http://{host}:{port}; "
-              f"create an episode with POST /episodes{needs}", file=sys.stderr)  # fmt: skip
-        uvicorn.run(build_http_app(registry, host=host, token=token), host=host, port=port, log_level="warning")
+        app = build_http_app(registry, host=host, token=token)
+        server = uvicorn.Server(uvicorn.Config(app, log_level="warning"))
+        print(f"mcp-hazard: serving {len(scenarios)} scenario(s) on http://{shown}:{port}; "
+              f"GET / lists the routes, POST /episodes creates an episode{needs}", file=sys.stderr)  # fmt: skip
+        server.run(sockets=[sock])
         return 0
     from mcp_hazard.server.stdio import serve_stdio
 

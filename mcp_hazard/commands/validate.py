@@ -9,25 +9,27 @@ from typing import Any, cast
 
 import anyio
 
-from mcp_hazard.commands import EXIT_INVALID, hazard_options
+from mcp_hazard.commands import EXIT_FINDING, EXIT_USAGE, hazard_options
 from mcp_hazard.errors import ScenarioError
 
 
 def validate(args: argparse.Namespace) -> int:
+    """Exit 2 when a file cannot be used (its problems are input errors), else 1 when a golden path or a hazard
+    instance is unsolvable (a finding about a valid file), else 0."""
     from mcp_hazard.scenario.load import load_scenario, scenario_files
 
-    failed = 0
+    invalid = unsolvable_files = 0
     seen: dict[str, str] = {}
     for file in scenario_files(args.paths):
         try:
             loaded = load_scenario(file, allow_python=args.allow_python)
         except ScenarioError as exc:
-            failed += 1
+            invalid += 1
             for problem in exc.problems:
                 print(problem, file=sys.stderr)
             continue
         if loaded.id in seen:
-            failed += 1
+            invalid += 1
             print(f"{file}: id: scenario id {loaded.id!r} is also used by {seen[loaded.id]}", file=sys.stderr)
             continue
         seen[loaded.id] = str(file)
@@ -35,12 +37,12 @@ def validate(args: argparse.Namespace) -> int:
         checked, unsolvable = anyio.run(_check_solvable, loaded, args)
         for line in unsolvable:
             print(f"{file}: unsolvable: {line}", file=sys.stderr)
-        failed += bool(unsolvable)
+        unsolvable_files += bool(unsolvable)
         hazards = f", {checked} hazard instances solvable" if checked and not unsolvable else ""
         if not unsolvable:
             print(f"{file}: ok ({loaded.id}: {len(loaded.model.tools)} tools, {tasks} tasks, "
                   f"golden paths reach answers{hazards})")  # fmt: skip
-    return EXIT_INVALID if failed else 0
+    return EXIT_USAGE if invalid else EXIT_FINDING if unsolvable_files else 0
 
 
 async def _check_solvable(loaded: Any, args: argparse.Namespace) -> tuple[int, list[str]]:

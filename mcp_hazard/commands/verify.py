@@ -8,7 +8,7 @@ from pathlib import Path
 
 import anyio
 
-from mcp_hazard.commands import EXIT_INVALID
+from mcp_hazard.commands import EXIT_FINDING
 
 
 def verify(args: argparse.Namespace) -> int:
@@ -41,4 +41,4 @@ def verify(args: argparse.Namespace) -> int:
     if interventions and not findings:
         verdict += "; solvable under every intervention"
     print(f"verify: {checked} instances ({len(cells)} episodes over {args.transport}): {verdict}")
-    return EXIT_INVALID if findings else 0
+    return EXIT_FINDING if findings else 0

@@ -34,8 +34,6 @@ __all__ = [
 ]
 
 MAX_COUNT = 10_000
-EXIT_USAGE = 2
-EXIT_FAILED = 1
 
 
 def _whole(low: int, high: int) -> Any:
@@ -53,12 +51,17 @@ def _whole(low: int, high: int) -> Any:
 
 def add_generate_parser(subparsers: Any) -> argparse.ArgumentParser:
     """Add `generate` (with its one kind, `dag`) to the CLI's subparsers; returns the `generate` parser."""
-    generate = subparsers.add_parser("generate", help="write generated scenario files (contamination-free tasks)")
+    from mcp_hazard.commands.examples import epilog
+
+    text = "write generated scenario files (contamination-free tasks)"
+    generate = subparsers.add_parser("generate", help=text, description=text[0].upper() + text[1:] + ".",
+                                     epilog=epilog("generate"))  # fmt: skip
     kinds = generate.add_subparsers(dest="generate_kind", required=True, metavar="KIND")
     dag = kinds.add_parser(
         "dag", help="a DAG of functions over typed integers, with distractors and silent wrong values",
         description="Write scenario files whose task is to chain generated functions from given inputs to a target. "
         "The same arguments always give the same files, byte for byte (docs/generator.md).",
+        epilog=epilog("generate"),
     )  # fmt: skip
     knob = _whole(0, MAX_FUNCTIONS)
     dag.add_argument("--core", type=knob, default=4, metavar="N", help="functions on the golden path (default 4)")
@@ -87,13 +90,16 @@ def _knobs(args: argparse.Namespace) -> Knobs:
 
 
 def generate_command(args: argparse.Namespace) -> int:
-    """Run `mcp-hazard generate KIND ...`: 0 when every file was written, 2 for bad knobs, 1 when writing failed."""
+    """Run `mcp-hazard generate KIND ...`: 0 when every file was written, 2 for bad knobs or a folder that cannot be
+    written (both are input errors)."""
+    from mcp_hazard.commands import ERROR_PREFIX, EXIT_USAGE
+
     knobs = _knobs(args)
     problem = knobs.problem()
     if problem is None and knobs.seed + args.count - 1 >= 2**63:
         problem = f"--seed {knobs.seed} with --count {args.count} goes past the largest seed, 2**63-1"
     if problem is not None:
-        print(f"mcp-hazard generate dag: error: {problem}", file=sys.stderr)
+        print(f"{ERROR_PREFIX}generate dag: {problem}", file=sys.stderr)
         return EXIT_USAGE
     out = Path(args.out)
     try:
@@ -102,6 +108,6 @@ def generate_command(args: argparse.Namespace) -> int:
             path = write_scenario(each, out)
             print(f"wrote {path} ({scenario_id(each)})")
     except OSError as exc:
-        print(f"mcp-hazard: error: {exc.filename or out}: cannot write: {exc.strerror or exc}", file=sys.stderr)
-        return EXIT_FAILED
+        print(f"{ERROR_PREFIX}{exc.filename or out}: cannot write: {exc.strerror or exc}", file=sys.stderr)
+        return EXIT_USAGE
     return 0

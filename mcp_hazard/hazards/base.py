@@ -119,6 +119,8 @@ class Hazard:
     default_schedule: ClassVar[dict[str, Any]] = {}
     bites_naive: ClassVar[bool] = True  # verify: an agent without recovery should fail where this fires
     presentation: ClassVar[bool] = False  # True: changes only how a result is shown, so it runs after value changes
+    # What a task must offer for this kind to apply, said when `--hazard all` leaves it out of a task.
+    needs: ClassVar[str] = "a tool on the golden path it can act on"
 
     def __init__(self, spec: HazardSpec, params: BaseModel, index: int, scenario: Scenario, task: Task) -> None:
         self.spec = spec

@@ -15,6 +15,7 @@ from mcp_hazard.errors import UserError
 from mcp_hazard.hazards.base import REGISTRY, Hazard, kinds_for
 from mcp_hazard.scenario.hazard_spec import HazardSpec
 from mcp_hazard.scenario.models import Scenario, Task
+from mcp_hazard.suggest import did_you_mean
 
 SCHEDULE_KEYS = {"probability", "slots", "after_calls", "times"}
 SHORTHANDS = ("all", "declared")
@@ -105,6 +106,25 @@ def all_hazards(scenario: Scenario, task: Task) -> list[HazardSpec]:
     return specs
 
 
+def skipped_kinds(scenario: Scenario, task: Task) -> dict[str, str]:
+    """The kinds `all` leaves out of `task`, each with why: what the task lacks, or that an interface change of
+    another kind took the only tools this one could change."""
+    chosen = {spec.kind: spec for spec in all_hazards(scenario, task)}
+    skipped = {}
+    for kind, cls in sorted(REGISTRY.items()):
+        if kind in chosen:
+            continue
+        tools = cls.applicable_tools(scenario, task)
+        takers = sorted(
+            k for k, spec in chosen.items() if REGISTRY[k].changes_interface and set(spec.tools or []) & set(tools)
+        )
+        if tools and takers:
+            skipped[kind] = f"its tools already carry {', '.join(takers)} (one tool cannot take two interface changes)"
+        else:
+            skipped[kind] = f"needs {cls.needs}"
+    return skipped
+
+
 def expand(options: list[HazardSpec | str], scenario: Scenario, task: Task) -> list[HazardSpec]:
     """The concrete hazard list of one episode, shorthands expanded (the trace records this list)."""
     specs: list[HazardSpec] = []
@@ -141,7 +161,8 @@ def check_spec(spec: HazardSpec, index: int, scenario: Scenario, task: Task) -> 
     registry = kinds_for(scenario)
     cls = registry.get(spec.kind)
     if cls is None:
-        raise UserError(f"{label}: unknown kind; known kinds: {', '.join(sorted(registry))}")
+        hint = did_you_mean(spec.kind, registry)
+        raise UserError(f"{label}: unknown kind{hint}; known kinds: {', '.join(sorted(registry))}")
     try:
         params = cls.Params.model_validate(spec.params)
     except ValidationError as exc:

@@ -54,6 +54,7 @@ class Conflict(Hazard):
     family = "cross_source_conflict"
     recovery = ("cross_check",)
     summary = "A tool returns a stale value that disagrees with another tool serving the same fact."
+    needs = "a second tool serving the values the task reads, to cross-check with"
     failpoints = ("listing", "after")
     Params = ConflictParams
 

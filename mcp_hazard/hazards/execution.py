@@ -73,6 +73,7 @@ class PermanentError(Hazard):
     family = "execution_failure"
     recovery = ("fallback",)
     summary = "The tool fails on every call; another tool serving the same fact still works."
+    needs = "a second tool serving the values the task reads, to fall back to"
     failpoints = ("before",)
 
     @classmethod

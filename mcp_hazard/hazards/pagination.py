@@ -42,6 +42,7 @@ class Pagination(Hazard):
     family = "pagination"
     recovery = ("paginate",)
     summary = "Lists in results are paginated; the needed item may be on a later page."
+    needs = "a list in a golden-path result long enough that the answer needs a later page"
     failpoints = ("listing", "before", "after")
     Params = PageParams
 

@@ -271,6 +271,7 @@ class SilentWrongValue(Hazard):
         "A correct call's first reading carries a plausible wrong value in a field the task needs; a repeat of the "
         "call, or a sibling tool, gives the right one."
     )
+    needs = "a value on the golden path that, served wrong, changes the answer"
     failpoints = ("after",)
 
     def __init__(self, *args: Any, **kwargs: Any) -> None:

@@ -5,6 +5,7 @@ from __future__ import annotations
 from mcp_hazard.errors import UserError
 from mcp_hazard.interventions.base import REGISTRY, Intervention, Surface, properties
 from mcp_hazard.scenario.models import Scenario, Task
+from mcp_hazard.suggest import did_you_mean
 
 ALIASES = {"names": "names=random"}
 
@@ -13,7 +14,10 @@ def parse_intervention(text: str) -> str:
     """A known intervention name (`all` is for the matrix runner), or a one-line error."""
     name = ALIASES.get(text.strip(), text.strip())
     if name != "all" and name not in REGISTRY:
-        raise UserError(f"--intervention {text!r}: unknown; known: {', '.join(sorted(REGISTRY))} (or all, in run)")
+        hint = did_you_mean(name, [*REGISTRY, *ALIASES])
+        raise UserError(
+            f"--intervention {text!r}: unknown{hint}; known: {', '.join(sorted(REGISTRY))} (or all, in run)"
+        )
     return name
 
 

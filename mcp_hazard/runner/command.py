@@ -14,12 +14,13 @@ from typing import Any
 import anyio
 
 from mcp_hazard.agents import BUILT_IN, RUNNABLE
-from mcp_hazard.commands import EXIT_INVALID, run_async
+from mcp_hazard.commands import EXIT_FINDING, run_async
 from mcp_hazard.errors import UserError
 from mcp_hazard.runner.external import agent_name
 from mcp_hazard.runner.matrix import plan, select_tasks
 from mcp_hazard.runner.run import Runner
 from mcp_hazard.scenario.load import LoadedScenario, load_scenarios
+from mcp_hazard.suggest import did_you_mean
 
 PROFILES = ("strict", "guided")
 MAX_PROBLEM_LINES = 10
@@ -29,7 +30,8 @@ def parse_profiles(text: str) -> list[str]:
     profiles = [p.strip() for p in text.split(",") if p.strip()]
     bad = [p for p in profiles if p not in PROFILES]
     if bad or not profiles:
-        raise UserError(f"--profile: expected strict, guided or strict,guided, got {text!r}")
+        hint = did_you_mean(bad[0], PROFILES) if bad else ""
+        raise UserError(f"--profile: expected strict, guided or strict,guided, got {text!r}{hint}")
     return profiles
 
 
@@ -148,7 +150,9 @@ def _plan(args: argparse.Namespace, loaded: list[LoadedScenario], ray: Any) -> t
     agents = list(args.agent) if args.agent else ([] if args.agent_cmd else ["naive", "recovering"])
     for name in agents:
         if name not in BUILT_IN or name == "replay":
-            raise UserError(f"--agent {name!r}: built-in agents are {RUNNABLE}")
+            known = RUNNABLE.split(", ")
+            raise UserError(f"--agent {name!r}: no such built-in agent{did_you_mean(name, known)}; built-in agents "
+                            f"are {RUNNABLE} (your own program: --agent-cmd 'CMD ...')")  # fmt: skip
     scripted = [name for name in agents if name != "llm"]
     for scenario in scenarios if scripted else []:
         blind = [t.id for t in scenario.model.tasks if not t.golden_path.steps
@@ -190,19 +194,21 @@ def _report(args: argparse.Namespace, cells: list[Any], results: list[Any]) -> i
     out = Path(args.out)
     statuses = Counter(r.status for r in results)
     # Every episode of the matrix is scored, crashed ones too: a crash is an outcome (docs/agents.md).
-    scored = score_traces([str(out / "traces")], allow_python=args.allow_python)
+    scored = score_traces([str(out / "traces")], allow_python=args.allow_python, timelines=True)
     mine = {cell.episode_id for cell in cells}
     scores = [s for s in scored.scores if s.episode_id in mine]
     unscorable = [u for u in scored.unscorable if u.get("episode_id") in mine]
-    report = aggregate(scores, scored.warnings, unscorable)
+    report = aggregate(scores, scored.warnings, unscorable, scored.scenarios)
     for fmt, name in (("json", "report.json"), ("markdown", "report.md"), ("html", "report.html")):
-        (out / name).write_text(render(report, fmt), encoding="utf-8")
-    print(render(report, "table"))
+        (out / name).write_text(render(report, fmt, timelines=scored.timelines), encoding="utf-8")
+    print(render(report, "table", verbose=args.verbose))
     print(
         f"{len(results)} episodes: {statuses['done']} run, {statuses['skipped']} already done, "
         f"{statuses['timeout']} timed out, {statuses['crashed']} crashed, {statuses['endpoint_error']} endpoint "
-        f"errors; traces in {out / 'traces'}, reports in {out}/report.{{json,md,html}}"
+        f"errors; traces in {out / 'traces'}"
     )
+    more = "" if args.verbose else "; --verbose: every table here"
+    print(f"Full report: {out / 'report.html'} (in a browser), report.md, report.json{more}")
     troubled = [r for r in results if r.status in ("timeout", "crashed", "endpoint_error")]
     for result in troubled[:MAX_PROBLEM_LINES]:
         print(f"mcp-hazard: {result.status}: {result.cell.episode_id}: {result.note}", file=sys.stderr)
@@ -214,5 +220,5 @@ def _report(args: argparse.Namespace, cells: list[Any], results: list[Any]) -> i
             "failures in this scorecard; run the same command again to retry just those",
             file=sys.stderr,
         )
-        return EXIT_INVALID
+        return EXIT_FINDING
     return 0

@@ -16,6 +16,7 @@ from mcp_hazard.errors import UserError
 from mcp_hazard.hazards.build import all_hazards, applicable_options, declared_hazards
 from mcp_hazard.scenario.hazard_spec import HazardSpec
 from mcp_hazard.scenario.load import LoadedScenario
+from mcp_hazard.suggest import did_you_mean
 
 CLEAN = "clean"
 
@@ -141,7 +142,10 @@ def select_tasks(
     known = {s.id: s for s in scenarios}
     for name in scenario_ids:
         if name not in known:
-            raise UserError(f"--scenario {name!r}: no such scenario; loaded: {', '.join(sorted(known)) or 'none'}")
+            hint = did_you_mean(name, known)
+            raise UserError(
+                f"--scenario {name!r}: no such scenario{hint}; loaded: {', '.join(sorted(known)) or 'none'}"
+            )
     chosen = [s for s in scenarios if not scenario_ids or s.id in scenario_ids]
     if not task_ids:
         return chosen, None
@@ -153,7 +157,8 @@ def select_tasks(
             and (not sep or s.id == where)
         }  # fmt: skip
         if not found:
-            available = ", ".join(f"{s.id}/{t.id}" for s in chosen for t in s.model.tasks)
-            raise UserError(f"--task {name!r}: no such task in the selected scenarios; tasks: {available}")
+            names = [f"{s.id}/{t.id}" for s in chosen for t in s.model.tasks]
+            hint = did_you_mean(name, names if sep else [t.id for s in chosen for t in s.model.tasks])
+            raise UserError(f"--task {name!r}: no such task in the selected scenarios{hint}; tasks: {', '.join(names)}")
         pairs |= found
     return [s for s in chosen if any(sid == s.id for sid, _ in pairs)], pairs

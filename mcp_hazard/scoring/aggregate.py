@@ -15,12 +15,18 @@ from itertools import compress
 from typing import Any
 
 from mcp_hazard import __version__
+from mcp_hazard.scenario.models import Scenario
+from mcp_hazard.scoring import by_agent
 from mcp_hazard.scoring.episode import EpisodeScore
 from mcp_hazard.scoring.stats import pass_at_k, pass_hat_k, wilson
 
-REPORT_SCHEMA_VERSION = 2
+REPORT_SCHEMA_VERSION = 3
 # 2: `per_episode`, `agent_outcomes`, `recovery_by_condition`, `unscorable`; `fired` in recovery, robustness and in
 #    the condition and hazard-kind groups; recovery has an entry (rate and ci95 None) for each kind set, never fired.
+# 3: the per-agent views `agents`, `recovery_by_agent`, `success_by_agent`, `intervention_by_agent`,
+#    `compounding_by_agent`; `skipped_hazards`; per-episode rows gain `item`, `class`, `hazard_kinds`, `setting`,
+#    `workflow`, `golden_length`, `call_failures`, `hazards` (each firing: kind, tool, slot, failpoint, recovered,
+#    path) and `premature_reasons`.
 AGENT_OUTCOMES = ("finished", "agent_crashed", "endpoint_error", "timeout")
 DIMENSIONS: dict[str, Callable[[EpisodeScore], str]] = {
     "agent": lambda s: s.agent,
@@ -155,11 +161,25 @@ def episode_rows(scores: list[EpisodeScore], trials: Trials | None = None) -> li
             "answer_rule": s.answer_rule, "episode_failure": s.episode_failure or "",
             "agent_outcome": s.agent_outcome, "hazards_fired": [v.kind for v in s.verdicts],
             "hazards_recovered": [v.kind for v in s.verdicts if v.recovered], "calls": s.calls,
-            "duration_s": s.duration_s, "trace": s.trace,
+            "duration_s": s.duration_s, "trace": s.trace, **_episode_detail(s),
         })  # fmt: skip
     rows.sort(key=lambda r: (r["agent"], r["scenario"], r["task"], r["condition"], r["seed"], r["interventions"],
                              r["profile"], r["repeat"], r["trace"]))  # fmt: skip
     return rows
+
+
+def _episode_detail(s: EpisodeScore) -> dict[str, Any]:
+    """The per-episode fields beyond EPISODE_COLUMNS: what the report's drill-down shows and filters by (not in the
+    CSV, whose columns stay fixed)."""
+    return {
+        "item": f"{s.scenario}/{s.task}", "class": s.episode_failure or "solved",
+        "hazard_kinds": sorted(set(s.hazard_kinds)) or ["clean"], "setting": by_agent.setting(s),
+        "workflow": s.workflow, "golden_length": s.golden_length,
+        "call_failures": sorted({f.failure for f in s.failures}),
+        "hazards": [{"kind": v.kind, "tool": v.tool, "slot": v.slot, "failpoint": v.failpoint,
+                     "recovered": v.recovered, "path": v.path} for v in s.verdicts],
+        "premature_reasons": list(s.premature_reasons),
+    }  # fmt: skip
 
 
 Trials = dict[tuple[tuple[str, str, str, int, str, str, str], int], EpisodeScore]
@@ -294,10 +314,16 @@ def _compounding(scores: list[EpisodeScore]) -> list[dict[str, Any]]:
 
 
 def aggregate(
-    scores: Iterable[EpisodeScore], warnings: list[str] | None = None, unscorable: list[dict[str, str]] | None = None
+    scores: Iterable[EpisodeScore],
+    warnings: list[str] | None = None,
+    unscorable: list[dict[str, str]] | None = None,
+    scenarios: dict[str, Scenario] | None = None,
 ) -> dict[str, Any]:
     """The whole report as JSON-ready data (schema: docs/scoring.md, `report_schema_version`). `unscorable`: the
-    traces found but not scored (`Scored.unscorable`), listed so that they are not silently missing."""
+    traces found but not scored (`Scored.unscorable`), listed so that they are not silently missing. `scenarios`
+    (`Scored.scenarios`): to say which hazard kinds were left out of which tasks, and why."""
+    from mcp_hazard.scoring.skipped import skipped_hazards
+
     every = list(scores)
     # Success needs an answer to judge: a proxied server's episode without an expected answer counts for recovery,
     # premature answers and the taxonomy, never in a success rate.
@@ -319,7 +345,8 @@ def aggregate(
         "recovery_by_condition": _recovery_by_condition(every),
         "agent_outcomes": _agent_outcomes(every),
         "robustness": _robustness(scores, trials),
-        "intervention_robustness": _intervention_robustness(scores, trials),
+        "intervention_robustness": (irs := _intervention_robustness(scores, trials)),
+        "intervention_by_agent": by_agent.intervention_by_agent(irs),
         "hint_gain": _hint_gain(scores, trials),
         "pass_k": _pass_k(scores),
         "compounding": _compounding(scores),
@@ -328,8 +355,13 @@ def aggregate(
             "calls": calls,
             "golden_calls": golden,
             "calls_per_golden_call": calls / golden if golden else None,
-            "redundant_calls": sum(s.redundant_calls for s in scores),
+            "redundant_calls": sum(s.redundant_calls for s in every),
         },
+        "agents": by_agent.agent_summary(scores),
+        "recovery_by_agent": by_agent.recovery_by_agent(every),
+        "success_by_agent": by_agent.success_by_agent(scores),
+        "compounding_by_agent": by_agent.compounding_by_agent(scores),
+        "skipped_hazards": skipped_hazards(every, scenarios or {}),
         "per_episode": episode_rows(every, trials),
         "unscorable": unscorable or [],
         "warnings": warnings or [],

@@ -31,7 +31,9 @@ from mcp_hazard.errors import ScenarioError, UserError
 from mcp_hazard.proxy.config import LoadedProxyFile, is_proxy_file, load_proxy_file
 from mcp_hazard.proxy.environment import scenario_from_trace
 from mcp_hazard.scenario.load import SCENARIO_SUFFIXES, LoadedScenario, load_scenario
+from mcp_hazard.scenario.models import Scenario
 from mcp_hazard.scoring.episode import EpisodeScore, score_episode
+from mcp_hazard.scoring.timeline import timeline
 from mcp_hazard.trace.reader import read_trace
 
 
@@ -42,6 +44,10 @@ class Scored:
     # Traces that were recognised but could not be scored: {trace, episode_id, agent, scenario, task, reason}.
     unscorable: list[dict[str, str]] = field(default_factory=list)
     traces: int = 0  # files recognised as traces
+    # The scenario each scored trace ran, by id (the last one found, when one id was found in several files).
+    scenarios: dict[str, Scenario] = field(default_factory=dict)
+    # With `timelines=True`: each scored trace's readable timeline (scoring.timeline), by trace path.
+    timelines: dict[str, list[list[Any]]] = field(default_factory=dict)
 
 
 def trace_files(paths: list[str]) -> list[Path]:
@@ -218,7 +224,9 @@ class ScenarioFinder:
         )
 
 
-def score_traces(paths: list[str], *, scenarios: str | list[str] | None = None, allow_python: bool = False) -> Scored:
+def score_traces(
+    paths: list[str], *, scenarios: str | list[str] | None = None, allow_python: bool = False, timelines: bool = False
+) -> Scored:
     # The cyclic garbage collector is off for the run. With it on, every score kept alive is traversed again and
     # again by ever larger collections (about 3 s at 100,000 episodes), although traces and scores hold no reference
     # cycles. Afterwards (if it was on) the objects made during the run go to the oldest generation, where a
@@ -229,7 +237,7 @@ def score_traces(paths: list[str], *, scenarios: str | list[str] | None = None, 
         gc.collect()  # while the heap is small; it also restarts the count that triggers full collections
     gc.disable()
     try:
-        return _score_traces(paths, folders=folders, allow_python=allow_python)
+        return _score_traces(paths, folders=folders, allow_python=allow_python, timelines=timelines)
     finally:
         if collecting:
             _promote()
@@ -281,7 +289,7 @@ def _unscorable(file: Path, started: dict[str, Any], reason: str) -> dict[str, s
     }  # fmt: skip
 
 
-def _score_traces(paths: list[str], *, folders: list[str], allow_python: bool) -> Scored:
+def _score_traces(paths: list[str], *, folders: list[str], allow_python: bool, timelines: bool) -> Scored:
     finder = ScenarioFinder(folders, allow_python)
     scored = Scored()
     named = {Path(p) for p in paths}
@@ -334,6 +342,9 @@ def _score_traces(paths: list[str], *, folders: list[str], allow_python: bool) -
             scored.unscorable.append(_unscorable(file, started, f"cannot score: {exc}"))
             continue
         score.duration_s = duration_s(trace.events)
+        scored.scenarios[loaded.id] = loaded.model
+        if timelines:
+            scored.timelines[score.trace] = timeline(trace.events)
         if note:
             score.warnings.append(f"{file}: {note}")
         if score.warnings:

@@ -15,6 +15,7 @@ from mcp_hazard.condition import Condition
 from mcp_hazard.errors import UserError
 from mcp_hazard.scenario.load import LoadedScenario
 from mcp_hazard.server.episode import Episode
+from mcp_hazard.suggest import did_you_mean
 
 EPISODE_ID = re.compile(r"[A-Za-z0-9][A-Za-z0-9_.-]{0,127}", re.ASCII)
 """Used with fullmatch only: `$` would let a trailing newline through, and the id names a file on disk."""
@@ -123,11 +124,13 @@ class EpisodeRegistry:
             scenario_id = next(iter(self.scenarios))
         scenario = self.scenarios.get(scenario_id)
         if scenario is None:
-            raise UserError(f"unknown scenario {scenario_id!r}; known: {', '.join(sorted(self.scenarios))}")
+            hint = did_you_mean(str(scenario_id), self.scenarios)
+            raise UserError(f"unknown scenario {scenario_id!r}{hint}; known: {', '.join(sorted(self.scenarios))}")
         task = scenario.model.tasks[0] if task_id is None else scenario.model.task(task_id)
         if task is None:
             known = ", ".join(t.id for t in scenario.model.tasks)
-            raise UserError(f"scenario {scenario_id!r} has no task {task_id!r}; its tasks: {known}")
+            hint = did_you_mean(str(task_id), [t.id for t in scenario.model.tasks])
+            raise UserError(f"scenario {scenario_id!r} has no task {task_id!r}{hint}; its tasks: {known}")
         condition = condition or self.default_condition
         if episode_id is None:
             episode_id = new_episode_id(scenario.id, task.id, condition.seed)

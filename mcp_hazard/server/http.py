@@ -39,6 +39,21 @@ DEFAULT_PAGE = 100
 """Episodes per `GET /episodes` page when no limit is given."""
 MAX_PAGE = 1000
 """Largest page: 1,000 public entries are about 250 kB of JSON."""
+ROUTES = [
+    ("GET", "/", "this index"),
+    ("GET", "/scenarios", "the scenarios served, with their tasks"),
+    ("POST", "/episodes", "create an episode (JSON: scenario, task, seed, hazards, ...); returns its mcp_url"),
+    ("GET", "/episodes", "list episodes, ?limit=N&cursor=C"),
+    ("GET", "/episodes/{episode_id}", "one episode"),
+    ("DELETE", "/episodes/{episode_id}", "end an episode (its trace stays)"),
+    ("POST", "/episodes/{episode_id}/mcp", "the episode's MCP endpoint (Streamable HTTP; GET and DELETE too)"),
+]
+DOCS = {
+    "http_api": "docs/http-api.md",
+    "security": "docs/security.md",
+    "agents": "docs/agents.md",
+}
+"""Where each route is documented, relative to the mcp-hazard source folder."""
 
 _problem = problem
 
@@ -273,6 +288,17 @@ def build_http_app(
             episode.end("closed")
         return JSONResponse(describe(episode, request.scope, rights))
 
+    async def index(request: Request) -> JSONResponse:
+        from mcp_hazard import __version__
+
+        return JSONResponse({
+            "name": "mcp-hazard", "version": __version__,
+            "about": "An MCP server that plays an unreliable tool environment; one MCP endpoint per episode.",
+            "scenarios": sorted(registry.scenarios),
+            "routes": [{"method": m, "path": path, "what": what} for m, path, what in ROUTES],
+            "docs": DOCS, "token_required": token is not None,
+        })  # fmt: skip
+
     async def list_scenarios(request: Request) -> JSONResponse:
         return JSONResponse(
             [
@@ -282,7 +308,9 @@ def build_http_app(
         )
 
     async def not_found(request: Request, exc: Exception) -> JSONResponse:
-        return _problem(404, "no such route; the routes are /episodes, /episodes/{id}, /episodes/{id}/mcp, /scenarios")
+        return _problem(
+            404, "no such route; the routes are /, /episodes, /episodes/{id}, /episodes/{id}/mcp, /scenarios"
+        )
 
     async def not_allowed(request: Request, exc: Exception) -> JSONResponse:
         return _problem(405, f"{request.method} is not allowed on {request.url.path}")
@@ -312,6 +340,7 @@ def build_http_app(
 
     app = Starlette(
         routes=[
+            Route("/", index, methods=["GET"]),
             Route("/episodes", create_episode, methods=["POST"]),
             Route("/episodes", list_episodes, methods=["GET"]),
             Route("/episodes/{episode_id:path}/mcp", gate, methods=["GET", "POST", "DELETE"]),

@@ -151,7 +151,7 @@ def test_an_unreachable_endpoint_stops_the_run_in_one_line(tmp_path: Path) -> No
         "run", str(TRAVEL), "--task", "fare-class", "--agent", "llm", "--out", str(out), "--no-progress",
         env=llm_env(f"http://127.0.0.1:{free_port()}/v1"), timeout=CLI_TIMEOUT_S,
     )  # fmt: skip
-    assert ran.code == 1, ran.explain()
+    assert ran.code == 2, ran.explain()
     assert ran.stdout == ""
     lines = ran.stderr.strip().splitlines()
     assert len(lines) == 1, ran.explain()

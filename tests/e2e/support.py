@@ -3,7 +3,12 @@
 from __future__ import annotations
 
 import json
+import re
+import subprocess
+import sys
 import time
+from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
@@ -12,7 +17,7 @@ import mcp_types as types
 from mcp_hazard.scenario.load import LoadedScenario, run_golden_path
 from mcp_hazard.scenario.models import Task
 
-REPO_ROOT = Path(__file__).resolve().parents[2]
+REPO_ROOT = ROOT = Path(__file__).resolve().parents[2]
 SCENARIOS_DIR = REPO_ROOT / "scenarios"
 TRAVEL = SCENARIOS_DIR / "travel.yaml"
 
@@ -58,3 +63,46 @@ def golden_calls(scenario: LoadedScenario, task: Task) -> list[tuple[str, dict[s
     """The (tool, arguments) of the task's golden path, computed from the behaviours (no server involved)."""
     run = run_golden_path(scenario.model, task)
     return [(step.tool, arguments) for step, (_, arguments, _) in zip(task.golden_path.steps, run.steps, strict=True)]
+
+
+# -- the installed console script -------------------------------------------------------------------------------------
+
+
+def console_script() -> str:
+    """The `mcp-hazard` console script installed next to this interpreter (`pip install -e .` puts it there): tests
+    that check what a user sees run the very command a user types."""
+    path = Path(sys.executable).with_name("mcp-hazard")
+    assert path.is_file(), f"no console script at {path}: install the package (pip install -e '.[test]')"
+    return str(path)
+
+
+SERVING = re.compile(r"serving .* on http://127\.0\.0\.1:(\d+)")
+
+
+@contextmanager
+def free_port_server(command: list[str], cwd: Path, timeout: float = 30.0) -> Iterator[int]:
+    """`command --http 127.0.0.1:0` as a subprocess; yields the port it printed (binding port 0 cannot lose a race for
+    a port); stopped with SIGTERM at the end."""
+    process = subprocess.Popen([*command, "--http", "127.0.0.1:0"], cwd=cwd, stdin=subprocess.DEVNULL,
+                               stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)  # fmt: skip
+    try:
+        assert process.stderr is not None
+        deadline = time.monotonic() + timeout
+        seen = []
+        while time.monotonic() < deadline:
+            line = process.stderr.readline()
+            if not line and process.poll() is not None:
+                break
+            seen.append(line)
+            found = SERVING.search(line)
+            if found:
+                yield int(found.group(1))
+                return
+        raise AssertionError(f"server did not say where it listens: {''.join(seen)}")
+    finally:
+        process.terminate()
+        try:
+            process.wait(timeout=10)
+        except subprocess.TimeoutExpired:
+            process.kill()
+            process.wait(timeout=10)

@@ -77,7 +77,7 @@ def test_impossible_knobs_are_one_line_usage_errors(
 ) -> None:
     assert generate(*argv, "--out", str(tmp_path / "out")) == 2
     err = capsys.readouterr().err
-    assert err.startswith("mcp-hazard generate dag: error: ") and message in err and err.count("\n") == 1
+    assert err.startswith("mcp-hazard: error: generate dag: ") and message in err and err.count("\n") == 1
     assert not (tmp_path / "out").exists()
 
 
@@ -91,7 +91,7 @@ def test_bad_flags_are_argparse_errors(argv: list[str], tmp_path: Path) -> None:
 def test_unwritable_folder_is_a_one_line_error(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     blocker = tmp_path / "file"
     blocker.write_text("not a folder")
-    assert generate("--out", str(blocker / "sub")) == 1
+    assert generate("--out", str(blocker / "sub")) == 2
     err = capsys.readouterr().err
     assert err.startswith("mcp-hazard: error: ") and "cannot write" in err and err.count("\n") == 1
 

@@ -222,7 +222,7 @@ def test_validate_prints_the_declared_hazard_problem(tmp_path: Path) -> None:
     entry = "{kind: latency, params: {seconds: -2}}"
     path = scenario_with(tmp_path, task_hazard=entry)
     done = _run([sys.executable, "-m", "mcp_hazard", "validate", str(path)], REPO_ROOT)
-    assert done.returncode == 1 and "Traceback" not in done.stderr, done.stderr
+    assert done.returncode == 2 and "Traceback" not in done.stderr, done.stderr
     assert done.stderr.strip().splitlines() == [
         f"{path}:{line_of(path, entry)}:9: tasks[3].hazards[0]: params.seconds: Input should be greater than 0, got -2"
     ]
@@ -234,7 +234,7 @@ def test_bad_declared_tool_hazard_is_reported_once(tmp_path: Path) -> None:
     entry = "{kind: conflict, params: {factor: 0}}"
     path = scenario_with(tmp_path, tool_hazard=entry)
     done = _run([sys.executable, "-m", "mcp_hazard", "validate", str(path)], REPO_ROOT)
-    assert done.returncode == 1 and "Traceback" not in done.stderr, done.stderr
+    assert done.returncode == 2 and "Traceback" not in done.stderr, done.stderr
     lines = done.stderr.strip().splitlines()
     expected = (
         f"{path}:{line_of(path, entry)}:9: tools[2].hazards[0]: params.factor: Input should be greater than 0, got 0"

@@ -169,7 +169,7 @@ def test_run_with_every_intervention_groups_the_report_by_intervention(tmp_path:
     tasks = len(scenario("travel").model.tasks)
     assert all(group["n"] == tasks for group in groups.values()), groups
     assert report["episodes"] == tasks * (len(KINDS) + 1)
-    assert "Success by interface intervention" in done.stdout
+    assert "Interface robustness (IRS) by intervention and agent ───" in done.stdout  # the scorecard's heatmap
     assert "Success by interface intervention" in (out / "report.md").read_text(encoding="utf-8")
     for trace_path in sorted((out / "traces").glob("*.jsonl")):  # each trace records its own intervention
         trace = read_trace(trace_path)
@@ -201,8 +201,9 @@ def test_run_composes_interventions_joined_with_plus_in_their_order(tmp_path: Pa
     assert set(rows) == {(a, i) for a in ("naive", "naive-positional") for i in ("replace+reorder", "names=random")}
     for row in rows.values():  # both agents solve every task as authored and none once the tool names changed
         assert (row["pairs"], row["accuracy_original"], row["robustness_ratio"]) == (tasks, 1.0, 0.0), row
-    for text in (done.stdout, (out / "report.md").read_text(encoding="utf-8")):
-        assert "Robustness to interface interventions" in text and "replace+reorder" in text
+    assert "Interface robustness (IRS) by intervention and agent" in done.stdout and "replace+reorder" in done.stdout
+    markdown = (out / "report.md").read_text(encoding="utf-8")
+    assert "Robustness to interface interventions" in markdown and "replace+reorder" in markdown
 
 
 @pytest.mark.parametrize(
@@ -211,6 +212,6 @@ def test_run_composes_interventions_joined_with_plus_in_their_order(tmp_path: Pa
 def test_run_rejects_a_bad_composition_in_one_line(option: str, needle: str, tmp_path: Path) -> None:
     done = run_cli("run", str(TRAVEL), "--intervention", option, "--out", str(tmp_path / "run"), "--no-progress",
                    "--transport", "memory")  # fmt: skip
-    assert done.returncode == 1, done.stderr
+    assert done.returncode == 2, done.stderr
     one_line_error(done.stderr, needle)
     assert not (tmp_path / "run").exists()  # refused before anything ran

@@ -126,7 +126,7 @@ def test_user_errors_fail_the_test_with_one_line(project: pytest.Pytester) -> No
     result = project.runpytest(*INNER)
     result.assert_outcomes(failed=4)
     result.stdout.fnmatch_lines_random([
-        "*test_bad.py:5: mcp-hazard: hazard #1 (transient_eror): unknown kind; known kinds: *transient_error*",
+        "*test_bad.py:5: mcp-hazard: hazard #1 (transient_eror): unknown kind (did you mean 'transient_error'?); *",
         "*test_bad.py:10: mcp-hazard: scenarios/nowhere.yaml: cannot read file: No such file or directory",
         "*test_bad.py:15: mcp-hazard: scenarios/travel.yaml: scenario 'travel' has no task 'no-such-task'; its tasks:*",
         "*test_bad.py:20: mcp-hazard: hazard #1 (latency): params.delay_s*",

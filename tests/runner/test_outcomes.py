@@ -27,14 +27,14 @@ def one_line(stderr: str) -> str:
 def test_an_agent_program_that_does_not_exist_is_refused_before_anything_runs(tmp_path: Path) -> None:
     out = tmp_path / "out"
     ran = run_cli("run", "scenarios/travel.yaml", "--agent-cmd", "no-such-agent-program --fast", "--out", str(out))
-    assert ran.code == 1, ran.explain()
+    assert ran.code == 2, ran.explain()
     line = one_line(ran.stderr)
     assert line == "mcp-hazard: error: --agent-cmd 'no-such-agent-program --fast': program 'no-such-agent-program' " \
                    "not found on PATH", line  # fmt: skip
     assert not (out / "traces").exists() or not any((out / "traces").iterdir())
     missing = tmp_path / "nope.py"
     ran = run_cli("run", "scenarios/travel.yaml", "--agent-cmd", f"{missing} x", "--out", str(out))
-    assert ran.code == 1 and one_line(ran.stderr).endswith(f": {missing} does not exist"), ran.explain()
+    assert ran.code == 2 and one_line(ran.stderr).endswith(f": {missing} does not exist"), ran.explain()
 
 
 @pytest.mark.parametrize("transport", ["http", "stdio"])
@@ -42,7 +42,7 @@ def test_an_agent_that_exits_before_connecting_stops_the_run_after_one_episode(t
     out = tmp_path / "out"
     ran = run_cli("run", "scenarios/", "--agent", "recovering", "--agent-cmd", agent_cmd("never_connects_agent.py"),
                   "--transport", transport, "--out", str(out), "--no-progress")  # fmt: skip
-    assert ran.code == 1, ran.explain()
+    assert ran.code == 2, ran.explain()
     line = one_line(ran.stderr)
     assert line.startswith(
         f"mcp-hazard: error: --agent-cmd '{agent_cmd('never_connects_agent.py')}' ended (exit "
@@ -80,7 +80,7 @@ def test_scenario_and_task_filters_narrow_the_matrix(tmp_path: Path) -> None:
 )
 def test_a_filter_that_matches_nothing_is_one_line(flags: list[str], message: str, tmp_path: Path) -> None:
     ran = run_cli("run", "scenarios/", *flags, "--transport", "memory", "--out", str(tmp_path / "out"))
-    assert ran.code == 1, ran.explain()
+    assert ran.code == 2, ran.explain()
     assert one_line(ran.stderr).startswith(f"mcp-hazard: error: {message}"), ran.explain()
 
 

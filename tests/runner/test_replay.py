@@ -25,8 +25,9 @@ MATRIX = ["--agent", "naive", "--agent", "recovering", "--hazard", "transient_er
 LATENCY = ["--hazard", "latency:seconds=1"]  # memory only: calls cancelled by a client timeout, replayed (slow)
 
 
-def one_line_error(ran: Ran) -> str:
-    assert ran.code == 1, ran.explain()
+def one_line_error(ran: Ran, code: int = 2) -> str:
+    """The one stderr line of a refused replay: exit 2 for bad input, 1 for a finding (a difference)."""
+    assert ran.code == code, ran.explain()
     assert no_traceback(ran.stdout + ran.stderr), ran.explain()
     lines = ran.stderr.strip().splitlines()
     assert len(lines) == 1, f"expected one line on stderr, got {len(lines)}:\n{ran.explain()}"
@@ -97,7 +98,7 @@ def test_a_tampered_trace_is_caught_at_its_first_difference(which: int, recorded
     target = tmp_path / "tampered.jsonl"
     index, _arguments = tampered_copy(source, target, which)
     ran = run_cli("replay", str(target))
-    line = one_line_error(ran)
+    line = one_line_error(ran, code=1)
     assert line.startswith(f"mcp-hazard: replay differs from {target}: event {index} (tool_called): fields ")
     fields = re.search(r"fields (\[.*\]) differ", line)
     assert fields is not None and "'result'" in fields.group(1), line

@@ -92,10 +92,9 @@ def pids_of(folder: RunFolder, episode_id: str) -> list[int]:
 
 
 def agent_row(table: str, agent: str, entry: dict[str, Any]) -> bool:
-    """The scorecard's 'Success by agent' row for `agent`, with the figures of report.json."""
-    cells = [re.escape(agent), str(entry["n"]), str(entry["successes"]), re.escape(pct(entry["rate"])),
-             re.escape(ci(entry["ci95"]))]  # fmt: skip
-    return re.search(r"^\s*" + r"\s+".join(cells) + r"\s*$", table, re.MULTILINE) is not None
+    """The scorecard's 'Agents' row for `agent`, starting with its success over all episodes as in report.json."""
+    cells = [re.escape(agent), re.escape(pct(entry["rate"])), re.escape(ci(entry["ci95"]))]
+    return re.search(r"^\s*" + r"\s+".join(cells) + r"\s", table, re.MULTILINE) is not None
 
 
 # -- built-in agents over stdio and HTTP --------------------------------------------------------------------------

@@ -1,4 +1,5 @@
-"""`mcp-hazard score` as a user runs it: a subprocess, real traces, every report format, damaged input."""
+"""`mcp-hazard score` as a user runs it: the installed console script, real traces, every report format, damaged
+input."""
 
 from __future__ import annotations
 
@@ -6,12 +7,13 @@ import json
 import re
 import shutil
 import subprocess
-import sys
 from pathlib import Path
 
 import pytest
 
-from .test_report_support import SCENARIOS, markdown_rows, read_html, report_of, write_traces
+from tests.e2e.support import console_script
+
+from .test_report_support import SCENARIOS, embedded_episodes, markdown_rows, read_html, report_of, write_traces
 
 REPO = SCENARIOS.parent
 
@@ -28,7 +30,7 @@ def episodes(traces: Path) -> int:
 
 def score(*args: str) -> subprocess.CompletedProcess[str]:
     return subprocess.run(
-        [sys.executable, "-m", "mcp_hazard", "score", *args],
+        [console_script(), "score", *args],
         cwd=REPO, stdin=subprocess.DEVNULL, capture_output=True, text=True, timeout=120,
     )  # fmt: skip
 
@@ -39,9 +41,13 @@ def test_html_report_is_written_to_a_file(traces: Path, tmp_path: Path) -> None:
     assert done.returncode == 0, done.stderr
     assert out.is_file()
     assert f"wrote html report of {episodes(traces)} episodes to {out}" in done.stderr
-    reader = read_html(out.read_text(encoding="utf-8"))
-    assert reader.errors == [] and reader.svgs == 4
+    page = out.read_text(encoding="utf-8")
+    reader = read_html(page)
+    assert reader.errors == [] and 'id="plot-compounding-by-agent"' in page
     assert done.stdout == ""
+    rows = embedded_episodes(page)  # each episode with its timeline, for the drill-down
+    assert len(rows) == episodes(traces)
+    assert all(row["timeline"] and row["timeline"][-1][1] == "ended" for row in rows)
 
 
 def test_markdown_report_is_printed(traces: Path) -> None:
@@ -49,7 +55,7 @@ def test_markdown_report_is_printed(traces: Path) -> None:
     assert done.returncode == 0, done.stderr
     assert done.stdout.startswith("# mcp-hazard report\n")
     overall = report_of(traces)["overall"]
-    headline = dict((row[0], row[1]) for row in markdown_rows(done.stdout)["Headline"][1:])
+    headline = dict((row[0], row[1]) for row in markdown_rows(done.stdout)["Overall"][1:])
     assert headline["episodes"] == str(episodes(traces))
     assert headline["success rate"].startswith(f"{overall['rate'] * 100:.1f}% [{overall['ci95'][0] * 100:.1f}–")
 
@@ -57,11 +63,19 @@ def test_markdown_report_is_printed(traces: Path) -> None:
 def test_table_is_the_default_and_out_suffix_picks_the_format(traces: Path, tmp_path: Path) -> None:
     done = score(str(traces))
     assert done.returncode == 0, done.stderr
-    assert "Success by hazard kind ───" in done.stdout
-    assert max(len(line) for line in done.stdout.splitlines()) <= 120
+    lines = done.stdout.splitlines()
+    assert lines[0].startswith(f"mcp-hazard scorecard: {episodes(traces)} episodes, 1 agent, ")
+    assert "Recovery by hazard kind and agent ───" in done.stdout and "Overall ───" not in done.stdout
+    assert lines[-1].startswith("--verbose prints every table")
+    assert len(lines) <= 40 and max(len(line) for line in lines) <= 120
+    verbose = score(str(traces), "--verbose")
+    assert "Overall ───" in verbose.stdout and "Error compounding per condition ───" in verbose.stdout
     out = tmp_path / "report.md"
     assert score(str(traces), "--out", str(out)).returncode == 0
     assert out.read_text(encoding="utf-8").startswith("# mcp-hazard report\n")
+    text = tmp_path / "report.txt"
+    assert score(str(traces), "--out", str(text)).returncode == 0
+    assert text.read_text(encoding="utf-8").rstrip() == verbose.stdout.rstrip()  # a file holds the whole report
 
 
 def _edit_first_event(path: Path, **changes: object) -> None:
@@ -106,10 +120,10 @@ def test_damaged_traces_become_one_line_warnings_and_the_rest_is_scored(traces: 
     assert len([line for line in warnings if gone in line and line.endswith("; 1 trace not scored")]) == 1, warnings
     assert str(orphan) in done.stdout.split("## Unscorable traces", 1)[1].split("## ", 1)[0].replace("\\", "")
     # everything else is scored: only the future and the orphaned trace are left out
-    headline = dict((row[0], row[1]) for row in markdown_rows(done.stdout)["Headline"][1:])
+    headline = dict((row[0], row[1]) for row in markdown_rows(done.stdout)["Overall"][1:])
     assert headline["episodes"] == str(episodes(traces) - 2)
-    # and the report ends with the same warnings, one list item each
-    body = re.sub(r"\\(.)", r"\1", done.stdout.split("## Warnings", 1)[1])
+    # and the report lists the same warnings, one list item each (before the sections with nothing to show)
+    body = re.sub(r"\\(.)", r"\1", done.stdout.split("## Warnings", 1)[1].split("\n## ", 1)[0])
     items = [line[2:] for line in body.splitlines() if line.startswith("- ")]
     assert items == [line.removeprefix("mcp-hazard: warning: ") for line in warnings]
 

@@ -13,9 +13,11 @@ import pytest
 from mcp_hazard.scoring.aggregate import aggregate
 from mcp_hazard.scoring.report import render
 from mcp_hazard.scoring.report.markdown import escape
+from mcp_hazard.scoring.report.table import render_table
 
 from .test_report_support import (
     HOSTILE,
+    embedded_episodes,
     expected_rows,
     markdown_rows,
     missing_rows,
@@ -54,14 +56,15 @@ def test_the_traces_give_varied_numbers(traces: Path, report: dict[str, Any]) ->
 def test_json_is_unchanged(report: dict[str, Any]) -> None:
     text = render(report, "json")
     assert json.loads(text) == report
-    assert text.startswith('{\n  "report_schema_version": 2')
+    assert text.startswith('{\n  "report_schema_version": 3')
 
 
 def test_table_holds_every_number_and_fits_120_columns(report: dict[str, Any]) -> None:
     text = render(report, "table")
     assert max(len(line) for line in text.splitlines()) <= 120
     assert missing_rows(table_rows(text), expected_rows(report)) == []
-    assert text.rstrip().splitlines()[-1] == "No warnings."  # warnings come last
+    # by hazard kind would repeat by condition row for row (each condition is one kind): left out
+    assert "Success by hazard kind" not in text and "Success by agent" not in text
     recovery = report["recovery"]["transient_error"]
     row = next(r for r in table_rows(text)["Recovery per hazard kind"] if r[0] == "transient_error")
     assert row[6:] == [f"retry ×{recovery['paths']['retry']}", f"{recovery['mean_calls_to_recover']:.1f}"]
@@ -92,21 +95,32 @@ def test_html_is_balanced_self_contained_and_holds_every_number(report: dict[str
     reader = read_html(text)
     assert reader.errors == []
     assert missing_rows(reader.sections, expected_rows(report)) == []
-    assert reader.svgs == 4
-    assert text.count("<svg") == 4
-    for plot in ("plot-hazard-kind", "plot-robustness", "plot-intervention-robustness", "plot-compounding"):
+    assert reader.svgs == 3
+    for plot in ("plot-robustness", "plot-intervention-robustness", "plot-compounding-by-agent"):
         assert f'id="{plot}"' in text
     lowered = text.lower()
-    for outside in ("http://", "https://", "<script", "<link", "@import", "url(", "src="):
+    for outside in ("http://", "https://", "<link", "@import", "url(", "src="):
         assert outside not in lowered, outside
-    assert "report schema version 2" in text
+    assert lowered.count("<script") == 2  # the embedded episodes and the script that draws them, both inline
+    assert "report schema version 3" in text
     assert report["generated_by"] in text
-    # the plots carry the numbers too: each hazard kind's rate is written next to its bar
-    for kind, entry in report["groups"]["hazard_kind"].items():
-        assert re.search(rf">{re.escape(kind)}</text>.*?>{entry['rate'] * 100:.1f}%</text>", text, re.S), kind
+    # a heatmap: every recovery cell that has a rate is coloured by it and links to its episodes
+    for kind, row in report["recovery_by_agent"].items():
+        for agent, entry in row.items():
+            cell = re.search(
+                rf'<td class="num heat-cell cell" style="--heat:(#[0-9a-f]{{6}});--ink:#[0-9a-f]{{6}}"'
+                rf'[^>]*><a href="#episodes\?agent={agent}&amp;hazards_fired={kind}">'
+                rf"{entry['rate'] * 100:.1f}% \({entry['recovered']}/{entry['fired']}\)</a></td>",
+                text,
+            )
+            assert cell is not None if entry["fired"] else cell is None, (agent, kind)
     # one line per agent in the compounding plot, and the reference line at 1.0 in each robustness plot
     assert text.count('class="line"') == len(report["groups"]["agent"])
     assert text.count('class="reference"') == 2
+    # every episode is embedded for the drill-down, in the per-episode order
+    rows = embedded_episodes(text)
+    assert [r["trace"] for r in rows] == [r["trace"] for r in report["per_episode"]]
+    assert [r["index"] for r in rows] == list(range(len(rows)))
 
 
 def hostile_report(report: dict[str, Any]) -> dict[str, Any]:
@@ -119,6 +133,10 @@ def hostile_report(report: dict[str, Any]) -> dict[str, Any]:
     for section in ("robustness", "intervention_robustness", "hint_gain", "pass_k", "compounding"):
         bad[section][0]["agent"] = HOSTILE
     bad["failures"]["calls"][HOSTILE] = 1
+    bad["success_by_agent"][HOSTILE] = {HOSTILE: next(iter(next(iter(bad["success_by_agent"].values())).values()))}
+    bad["recovery_by_agent"][HOSTILE] = {HOSTILE: next(iter(next(iter(bad["recovery_by_agent"].values())).values()))}
+    bad["agents"][HOSTILE] = next(iter(bad["agents"].values()))
+    bad["per_episode"][0]["agent"] = HOSTILE
     bad["warnings"] = [f"traces/{HOSTILE}.jsonl:3: unknown event type '{HOSTILE}'; skipped"]
     bad["generated_by"] = HOSTILE
     return bad
@@ -126,21 +144,24 @@ def hostile_report(report: dict[str, Any]) -> dict[str, Any]:
 
 def test_html_escapes_names_from_the_data(report: dict[str, Any]) -> None:
     text = render(hostile_report(report), "html")
-    assert "<script" not in text.lower()
+    assert text.lower().count("<script") == 2  # only the report's own two
     escaped = "&lt;script&gt;alert(1)&lt;/script&gt;"
     assert text.count(escaped) >= 15
-    assert re.search(rf"<text[^>]*>{re.escape(escaped)}</text>", text), "not escaped inside the SVG plots"
+    assert re.search(rf"<text[^>]*>[^<]*{re.escape(escaped)}", text), "not escaped inside the SVG plots"
     reader = read_html(text)
     assert reader.errors == []
-    assert HOSTILE in [row[0] for row in reader.sections["Success by condition"]]
+    assert HOSTILE in [row[0] for row in reader.sections["Success by condition and agent"]]
+    assert HOSTILE in reader.sections["Recovery by hazard kind and agent"][0]  # as a column: an agent
+    assert embedded_episodes(text)[0]["agent"] == HOSTILE  # data, which the page's script sets as text only
 
 
 def test_markdown_and_table_show_hostile_names_as_text(report: dict[str, Any]) -> None:
     bad = hostile_report(report)
     markdown = render(bad, "markdown")
     assert "<script>" not in markdown
-    assert escape(HOSTILE) in markdown and HOSTILE in [r[0] for r in markdown_rows(markdown)["Success by condition"]]
-    bad["groups"]["condition"]["[bold red]not markup[/]"] = bad["groups"]["condition"][HOSTILE]
+    rows = markdown_rows(markdown)["Success by condition and agent"]
+    assert escape(HOSTILE) in markdown and HOSTILE in [r[0] for r in rows]
+    bad["success_by_agent"]["[bold red]not markup[/]"] = bad["success_by_agent"][HOSTILE]
     table = render(bad, "table")
     assert "[bold red]not markup[/]" in table  # rich markup in a name is printed, not interpreted
     assert HOSTILE in table
@@ -158,7 +179,7 @@ def test_a_trace_file_with_a_hostile_agent_name_is_escaped(tmp_path: Path) -> No
     assert list(report["groups"]["agent"]) == [HOSTILE]
     assert re.search(r"(?<!\\)<script", render(report, "markdown")) is None  # only as \<script\>
     page = render(report, "html")
-    assert "<script" not in page
+    assert page.count("<script") == 2
     assert "&lt;script&gt;alert(1)&lt;/script&gt;" in page
     assert read_html(page).errors == []
 
@@ -167,13 +188,16 @@ def test_empty_sections_are_said_in_words() -> None:
     empty = aggregate([], ["runs/x.jsonl:1: truncated last line; skipped"])
     table, markdown, page = render(empty, "table"), render(empty, "markdown"), render(empty, "html")
     for text in (table, markdown, page):
+        assert "Nothing to show" in text
         assert "No hazard firings." in text
-        assert "No item was run both clean and under a condition." in text
+        assert "No item was run both clean and under a condition (run with --hazard)." in text
         assert "truncated last line" in text
     assert "–" in table  # the success rate of nothing is not a number
     reader = read_html(page)
-    assert reader.errors == [] and reader.svgs == 4
-    assert page.count('class="empty"') >= 3
+    assert reader.errors == [] and reader.svgs == 0  # no plot of nothing
+    # each empty section is one line in the list at the end, not a heading with an empty table
+    assert len(re.findall(r"^- .+: .+$", table.split("Nothing to show", 1)[1], re.M)) >= 8
+    assert "## Hint gain" not in markdown and "- **Hint gain**: No item was run in both hint profiles" in markdown
 
 
 def test_numbers_are_written_one_way() -> None:
@@ -189,3 +213,28 @@ def test_numbers_are_written_one_way() -> None:
 def test_unknown_format_is_refused(report: dict[str, Any]) -> None:
     with pytest.raises(ValueError, match="unknown report format 'pdf'"):
         render(report, "pdf")
+
+
+def test_a_new_section_shows_in_every_format_with_no_code_of_its_own(
+    report: dict[str, Any], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The section model is where a table plugs in: rows, links to its episodes and heat need nothing more."""
+    from mcp_hazard.scoring.report import html, markdown, sections, table
+
+    agents = sorted(report["agents"])
+    extra = sections.Section(
+        "made-up", "A made-up table", "One row per agent, to show how a new table plugs in.", ["agent", "share"],
+        [[agent, f"{index * 50}.0%"] for index, agent in enumerate(agents)], "Nothing.", numeric={1}, scorecard=True,
+        links=[{"agent": agent} for agent in agents], heat=[[None, index / 2] for index in range(len(agents))],
+    )  # fmt: skip
+    build = sections.build
+    for renderer in (table, markdown, html):  # each renderer's own reference to `build`
+        monkeypatch.setattr(renderer, "build", lambda data: [*build(data), extra])
+    expected = {"A made-up table": [[agent, f"{index * 50}.0%"] for index, agent in enumerate(agents)]}
+    assert missing_rows(table_rows(render(report, "table")), expected) == []
+    assert "A made-up table ───" in render_table(report, verbose=False)  # and in the scorecard, as asked
+    assert missing_rows(markdown_rows(render(report, "markdown")), expected) == []
+    page = render(report, "html")
+    assert missing_rows(read_html(page).sections, expected) == []
+    assert f'<a href="#episodes?agent={agents[0]}">{agents[0]}</a>' in page  # a drill-down link
+    assert '<td class="num heat-cell cell" style="--heat:#f7f7f7;' in page  # 0.5 is the middle of the scale

@@ -9,6 +9,8 @@ rename defeats them, reorder does not).
 
 from __future__ import annotations
 
+import base64
+import gzip
 import json
 import re
 import struct
@@ -128,24 +130,54 @@ def two(value: float | None) -> str:
     return "–" if value is None else f"{value:.2f}"
 
 
+def short(entry: dict[str, Any]) -> str:
+    return f"{pct(entry['rate'])} ({entry['successes']}/{entry['n']})"
+
+
 def expected_rows(report: dict[str, Any]) -> dict[str, list[list[str]]]:
     """Section title -> rows that must appear in it, every cell as the report must print it."""
     groups = report["groups"]
     overall = report["overall"]
+    agents = sorted(report["agents"])
+
+    def recovery_cell(entry: dict[str, Any] | None) -> str:
+        if entry is None:
+            return "not run"
+        if not entry["fired"]:
+            return "did not fire"  # never a rate
+        return f"{pct(entry['rate'])} ({entry['recovered']}/{entry['fired']})"
+
+    def irs_cell(entry: dict[str, Any] | None) -> str:
+        if entry is None:
+            return "not run"
+        return f"{two(entry['irs'])} ({pct(entry['accuracy_original'])} → {pct(entry['accuracy_intervened'])})"
+
+    lengths = sorted({r["golden_length"] for r in report["compounding_by_agent"]})
+    by_length = {(r["agent"], r["golden_length"]): r for r in report["compounding_by_agent"]}
     rows: dict[str, list[list[str]]] = {
-        "Headline": [
+        "Agents": [
+            [
+                a,
+                str(report["agents"][a]["episodes"]),
+                f"{pct(groups['agent'][a]['rate'])} {ci(groups['agent'][a]['ci95'])}",
+            ]
+            for a in agents
+        ],
+        "Recovery by hazard kind and agent": [
+            [kind, report["recovery"][kind]["family"], *(recovery_cell(row.get(a)) for a in agents)]
+            for kind, row in report["recovery_by_agent"].items()
+        ],
+        "Success by condition and agent": [
+            [condition, *(short(row[a]) if a in row else "not run" for a in agents)]
+            for condition, row in report["success_by_agent"].items()
+        ],
+        "Interface robustness (IRS) by intervention and agent": [
+            [intervention, *(irs_cell(row.get(a)) for a in agents)]
+            for intervention, row in report["intervention_by_agent"].items()
+        ],
+        "Overall": [
             ["episodes", str(report["episodes"])],
             ["success rate", f"{pct(overall['rate'])} {ci(overall['ci95'])} ({overall['successes']}/{overall['n']})"],
-        ],
-        "Success by condition": [
-            [k, str(v["n"]), str(v["successes"]), pct(v["rate"]), ci(v["ci95"])] for k, v in groups["condition"].items()
-        ],
-        "Success by hazard kind": [
-            [k, str(v["n"]), str(v["successes"]), pct(v["rate"]), ci(v["ci95"])]
-            for k, v in groups["hazard_kind"].items()
-        ],
-        "Success by agent": [
-            [k, str(v["n"]), str(v["successes"]), pct(v["rate"]), ci(v["ci95"])] for k, v in groups["agent"].items()
         ],
         "Recovery per hazard kind": [
             [k, v["family"], str(v["n"]), str(v["successes"]), pct(v["rate"]), ci(v["ci95"])]
@@ -196,7 +228,11 @@ def expected_rows(report: dict[str, Any]) -> dict[str, list[list[str]]]:
             ]
             for r in report["pass_k"]
         ],
-        "Error compounding by golden-path length": [
+        "Success by golden-path length and agent": [
+            [str(length), *(short(by_length[(a, length)]) if (a, length) in by_length else "not run" for a in agents)]
+            for length in lengths
+        ],
+        "Error compounding per condition": [
             [
                 r["agent"],
                 r["condition"],
@@ -217,6 +253,14 @@ def expected_rows(report: dict[str, Any]) -> dict[str, list[list[str]]]:
             ["calls per golden call", two(report["efficiency"]["calls_per_golden_call"])],
         ],
     }
+    return rows
+
+
+def embedded_episodes(page: str) -> list[dict[str, Any]]:
+    """The episodes the HTML report embeds for its drill-down (gzip, then base64, in a script element)."""
+    found = re.search(r'<script type="application/octet-stream" id="episode-data"[^>]*>([^<]*)</script>', page)
+    assert found, "no embedded episode data"
+    rows: list[dict[str, Any]] = json.loads(gzip.decompress(base64.b64decode(found.group(1))))
     return rows
 
 

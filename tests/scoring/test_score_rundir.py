@@ -21,8 +21,9 @@ import pytest
 
 from mcp_hazard.scoring.aggregate import EPISODE_COLUMNS
 from mcp_hazard.scoring.report import render
+from tests.e2e.support import console_script
 
-from .test_report_support import SCENARIOS, markdown_rows, read_html, table_rows
+from .test_report_support import SCENARIOS, embedded_episodes, markdown_rows, read_html, table_rows
 
 CRASH_AGENT = Path(__file__).resolve().parents[1] / "runner" / "agents" / "crash_agent.py"
 HAZARDS = ("transient_error", "transient_error:slots=9", "latency:slots=9")
@@ -31,7 +32,7 @@ EPISODES = 3 * (1 + len(HAZARDS))  # agents x conditions
 
 def cli(*args: str, cwd: Path, timeout: float = 150.0) -> subprocess.CompletedProcess[str]:
     return subprocess.run(
-        [sys.executable, "-m", "mcp_hazard", *args],
+        [console_script(), *args],
         cwd=cwd, stdin=subprocess.DEVNULL, capture_output=True, text=True, timeout=timeout,
     )  # fmt: skip
 
@@ -135,7 +136,7 @@ def test_some_traces_unscorable_the_rest_scored_and_listed(run: dict[str, Any], 
     assert report["episodes"] == EPISODES - 1
     assert [(u["trace"], u["episode_id"]) for u in report["unscorable"]] == [(str(orphan), first["run"]["episode_id"])]
     markdown = cli("score", str(copy), "--format", "markdown", cwd=tmp_path).stdout
-    headline = dict((row[0], row[1]) for row in markdown_rows(markdown)["Headline"][1:])
+    headline = dict((row[0], row[1]) for row in markdown_rows(markdown)["Overall"][1:])
     assert headline["unscorable traces"].startswith("1 ")
 
 
@@ -145,7 +146,8 @@ def test_per_episode_csv_and_jsonl(run: dict[str, Any], tmp_path: Path) -> None:
     assert done.stdout  # the report still goes to standard output
     assert cli("score", str(run["dir"]), "--per-episode", "e.jsonl", "--out", "r.json", cwd=tmp_path).returncode == 0
     rows = [json.loads(line) for line in (tmp_path / "e.jsonl").read_text(encoding="utf-8").splitlines()]
-    assert rows == json.loads((tmp_path / "r.json").read_text(encoding="utf-8"))["per_episode"]
+    full = json.loads((tmp_path / "r.json").read_text(encoding="utf-8"))["per_episode"]
+    assert rows == [{key: row[key] for key in EPISODE_COLUMNS} for row in full]  # the report has more per episode
     assert len(rows) == EPISODES and all(list(row) == list(EPISODE_COLUMNS) for row in rows)
     keys = [(r["agent"], r["scenario"], r["task"], r["condition"], r["seed"]) for r in rows]
     assert keys == sorted(keys)
@@ -211,26 +213,33 @@ def test_a_hazard_that_never_fired_reads_did_not_fire_never_a_rate(run: dict[str
             if len(row) > 3 and row[1].endswith("slots=9"):
                 assert row[3:6] == ["0", "–", "did not fire"], (fmt, row)
                 assert not any(cell.endswith("%") for cell in row), (fmt, row)
-        condition = next(r for r in rows["Success by condition"] if r[0] == "latency:slots=9" and len(r) > 1)
+        condition = next(r for r in rows["Success by condition and agent"] if r[0] == "latency:slots=9")
         assert condition[-1] == "did not fire", (fmt, condition)
+        latency = next(r for r in rows["Recovery by hazard kind and agent"] if r[0] == "latency")
+        assert latency[2:] == ["did not fire"] * 3, (fmt, latency)  # every agent met it; it never fired
         robust = [r for r in rows["Robustness"] if len(r) > 2 and r[2].endswith("slots=9")]
         assert robust and all(r[-1] == "did not fire" for r in robust), (fmt, robust)
+    # greyed in the heatmap, and linked to the episodes where it was set
+    page = render(report, "html")
+    cell = '<td class="num off cell" title="naive: latency was set but never fired"><a href="#episodes?agent=naive&amp;'
+    assert cell + 'hazard_kinds=latency">did not fire</a></td>' in page
 
 
-def test_html_has_the_per_episode_table_folded_when_long(run: dict[str, Any]) -> None:
+def test_html_embeds_every_episode_and_folds_long_tables(run: dict[str, Any]) -> None:
     report = run["report"]
-    reader = read_html(render(report, "html"))
-    assert reader.errors == []
-    rows = reader.sections["Episodes"]
-    assert len(rows) == EPISODES + 1  # and the header
-    crashed = [r for r in rows if r[0] == run["crash"]]
-    assert len(crashed) == 4 and all(r[7] == "(none)" and r[10] == "agent_crashed" for r in crashed)
-    assert "Show all" not in render(report, "html").split('id="episodes"')[1].split("</section>")[0]
-    long = {**report, "per_episode": report["per_episode"] * 6}
-    text = render(long, "html")
-    section = text.split('<section id="episodes">')[1].split("</section>")[0]
-    assert f"<details><summary>Show all {EPISODES * 6} rows</summary>" in section
-    assert "Episodes" not in markdown_rows(render(report, "markdown"))  # long: HTML and JSON only
+    page = render(report, "html")
+    assert read_html(page).errors == []
+    rows = embedded_episodes(page)
+    assert len(rows) == EPISODES
+    crashed = [r for r in rows if r["agent"] == run["crash"]]
+    assert len(crashed) == 4 and all(not r["answered"] and r["class"] == "agent_crashed" for r in crashed)
+    assert all(r["timeline"] is None for r in rows)  # scored from JSON: no traces read, the page says so
+    long = {**report, "compounding": report["compounding"] * 3}
+    rows_shown = len(long["compounding"])
+    section = render(long, "html").split('<section id="compounding">')[1].split("</section>")[0]
+    assert f"<details><summary>Show all {rows_shown} rows</summary>" in section
+    assert f"<details><summary>All {rows_shown} rows</summary>" in render(long, "markdown")
+    assert "Episodes" not in markdown_rows(render(report, "markdown"))  # HTML and JSON only
 
 
 @pytest.mark.parametrize(

@@ -11,13 +11,17 @@ from typing import Any
 FORMATS = ("table", "json", "markdown", "html")
 
 
-def render(report: dict[str, Any], fmt: str) -> str:
+def render(
+    report: dict[str, Any], fmt: str, *, verbose: bool = True, timelines: dict[str, list[Any]] | None = None
+) -> str:
+    """`report` in `fmt`. `verbose=False` makes the table the short scorecard; `timelines` (by trace path, from
+    `score_traces(..., timelines=True)`) give the HTML drill-down each episode's timeline."""
     if fmt == "json":
         return json.dumps(report, indent=2, ensure_ascii=False)
     if fmt == "table":
         from mcp_hazard.scoring.report.table import render_table
 
-        return render_table(report)
+        return render_table(report, verbose=verbose)
     if fmt == "markdown":
         from mcp_hazard.scoring.report.markdown import render_markdown
 
@@ -25,7 +29,7 @@ def render(report: dict[str, Any], fmt: str) -> str:
     if fmt == "html":
         from mcp_hazard.scoring.report.html import render_html
 
-        return render_html(report)
+        return render_html(report, timelines)
     raise ValueError(f"unknown report format {fmt!r}")
 
 

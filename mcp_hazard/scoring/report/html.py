@@ -1,71 +1,81 @@
-"""The report as one self-contained HTML file: inline CSS, inline SVG plots, no scripts, fonts or URLs.
+"""The report as one self-contained HTML file: inline CSS, inline SVG plots, one inline script, nothing fetched.
 
-Works offline and can be attached to a CI run as is. Every string from the data is escaped (`html.escape`):
+Works offline and can be attached to a CI run as is. Sections become tables; a section's `heat` colours its cells
+(a heatmap, "did not fire" greyed), and its `links`/`cell_links` become links to the episodes behind a row or a
+cell. The episodes themselves (one row each, with the verdict, the hazards that fired and a timeline of the trace)
+are embedded compressed and drawn only when asked for, so a report of 10,000 episodes opens quickly
+(docs/performance.md). Every string from the data is escaped (`html.escape`) here and set as text by the script:
 scenario, task and agent names come from user files.
 """
 
 from __future__ import annotations
 
 import html
+from itertools import pairwise
 from typing import Any
+from urllib.parse import urlencode
 
+from mcp_hazard.scoring.report.html_assets import CSS, SCRIPT
+from mcp_hazard.scoring.report.html_data import episode_data
 from mcp_hazard.scoring.report.plots import all_plots
-from mcp_hazard.scoring.report.sections import Section, build, per_episode
+from mcp_hazard.scoring.report.sections import GREY, Filter, Heat, Section, build
 
 MAX_OPEN_WARNINGS = 20
-
-CSS = """
-:root { --fg: #1d1f23; --muted: #5c6370; --line: #d9dce1; --stripe: #f6f7f9; --accent: #0072B2; }
-* { box-sizing: border-box; }
-body { margin: 0; color: var(--fg); background: #fff; font: 14px/1.45 system-ui, -apple-system, "Segoe UI",
-  Roboto, "Helvetica Neue", Arial, sans-serif; }
-main { max-width: 1180px; margin: 0 auto; padding: 24px 28px 48px; }
-h1 { font-size: 24px; margin: 0 0 4px; }
-h2 { font-size: 18px; margin: 32px 0 4px; padding-top: 8px; border-top: 1px solid var(--line); }
-.meta, .blurb, .empty, footer { color: var(--muted); }
-.blurb { margin: 0 0 10px; max-width: 980px; }
-.empty { font-style: italic; }
-nav { margin: 14px 0 4px; display: flex; flex-wrap: wrap; gap: 4px 14px; font-size: 13px; }
-nav a { color: var(--accent); text-decoration: none; }
-.cards { display: flex; flex-wrap: wrap; gap: 12px; margin: 18px 0 6px; }
-.card { border: 1px solid var(--line); border-radius: 8px; padding: 10px 16px; min-width: 200px; }
-.card .label { color: var(--muted); font-size: 12px; text-transform: uppercase; letter-spacing: .04em; }
-.card .value { font-size: 22px; font-weight: 600; }
-.card .sub { color: var(--muted); font-size: 12px; }
-table { border-collapse: collapse; margin: 6px 0 4px; font-variant-numeric: tabular-nums; }
-th, td { padding: 4px 12px 4px 8px; border-bottom: 1px solid var(--line); text-align: left; vertical-align: top; }
-th { font-weight: 600; background: var(--stripe); white-space: nowrap; }
-tbody tr:nth-child(even) td { background: #fbfbfc; }
-td.num, th.num { text-align: right; white-space: nowrap; }
-td { overflow-wrap: anywhere; }
-table.facts th { background: none; font-weight: 600; }
-figure { margin: 10px 0 14px; }
-svg.plot { max-width: 100%; height: auto; font-family: inherit; }
-svg .plot-title { font-size: 14px; font-weight: 600; fill: var(--fg); }
-svg .label, svg .legend { font-size: 12px; fill: var(--fg); }
-svg .tick, svg .value { font-size: 11px; fill: var(--muted); }
-svg .grid { stroke: #eceef1; }
-svg .axis { stroke: #8a9099; fill: none; }
-svg .whisker { stroke: var(--fg); stroke-width: 1.5; fill: none; }
-svg .reference { stroke: #D55E00; stroke-width: 1.5; stroke-dasharray: 5 4; }
-svg .line { fill: none; stroke-width: 2.5; }
-svg .frame { fill: #fafafa; stroke: var(--line); }
-svg .empty { font-size: 13px; fill: var(--muted); font-style: italic; }
-ul.warnings { padding-left: 20px; font-family: ui-monospace, SFMono-Regular, Menlo, Consolas, monospace;
-  font-size: 12px; }
-details > summary { cursor: pointer; color: var(--accent); margin: 8px 0; }
-footer { margin-top: 36px; font-size: 12px; }
-@media print { h2 { break-after: avoid; } figure, tr { break-inside: avoid; } }
-"""
+NOTHING = "Nothing to show"
+# The heat scale (ColorBrewer RdBu, safe for the common colour blindnesses): 0 red, 0.5 light, 1 blue.
+STOPS = ((0.0, (178, 24, 43)), (0.25, (239, 138, 98)), (0.5, (247, 247, 247)), (0.75, (103, 169, 207)),
+         (1.0, (33, 102, 172)))  # fmt: skip
+EPISODE_COLUMNS = ("agent · task", "condition", "interventions", "profile", "seed", "verdict", "hazards", "calls")
 
 
 def _e(value: Any) -> str:
     return html.escape(str(value), quote=True)
 
 
+def colour(value: float) -> tuple[str, str]:
+    """(background, text colour) of a heat value in [0, 1]."""
+    value = max(0.0, min(1.0, value))
+    for (low, a), (high, b) in pairwise(STOPS):
+        if value <= high:
+            t = (value - low) / (high - low)
+            rgb = tuple(round(x + (y - x) * t) for x, y in zip(a, b, strict=True))
+            break
+    light = 0.299 * rgb[0] + 0.587 * rgb[1] + 0.114 * rgb[2] > 150
+    return "#" + "".join(f"{channel:02x}" for channel in rgb), "#1d1f23" if light else "#ffffff"
+
+
+def _href(link: Filter) -> str:
+    return "#episodes?" + urlencode(link) if link else "#episodes"
+
+
+def _cell(section: Section, r: int, i: int, text: str) -> str:
+    """One <td>: numeric alignment, heat colour or grey, a tooltip, and a link to its episodes."""
+    classes = ["num"] if i in section.numeric else []
+    style = ""
+    heat: Heat = section.heat[r][i] if section.heat and i < len(section.heat[r]) else None
+    if heat == GREY:
+        classes.append("off")
+    elif isinstance(heat, int | float) and not isinstance(heat, bool):
+        background, ink = colour(float(heat))
+        classes.append("heat-cell")
+        style = f' style="--heat:{background};--ink:{ink}"'
+    if section.heat is not None and i > 0 and heat is not None:
+        classes.append("cell")
+    tip = section.tips[r][i] if section.tips and i < len(section.tips[r]) and section.tips[r][i] else ""
+    link: Filter | None = None
+    if section.cell_links is not None and i < len(section.cell_links[r]):
+        link = section.cell_links[r][i]
+    if link is None and i == section.link_column and section.links is not None:
+        link = section.links[r]
+    body = _e(text) if link is None else f'<a href="{_e(_href(link))}">{_e(text)}</a>'
+    attributes = (f' class="{" ".join(classes)}"' if classes else "") + style + (f' title="{_e(tip)}"' if tip else "")
+    return f"<td{attributes}>{body}</td>"
+
+
 def _table(section: Section) -> str:
     facts = section.kind == "facts"
-    out = [f'<table class="{"facts" if facts else "data"}">']
+    kind = "facts" if facts else "data heat" if section.heat is not None else "data"
+    out = [f'<table class="{kind}">']
     if not facts:
         cells = "".join(
             f'<th scope="col"{" class=num" if i in section.numeric else ""}>{_e(c)}</th>'
@@ -73,20 +83,26 @@ def _table(section: Section) -> str:
         )
         out.append(f"<thead><tr>{cells}</tr></thead>")
     out.append("<tbody>")
-    for row in section.rows:
+    for r, row in enumerate(section.rows):
         if facts:
             out.append(
                 f'<tr><th scope="row">{_e(row[0])}</th>' + "".join(f"<td>{_e(c)}</td>" for c in row[1:]) + "</tr>"
             )
             continue
-        cells = "".join(f"<td{' class=num' if i in section.numeric else ''}>{_e(c)}</td>" for i, c in enumerate(row))
-        out.append(f"<tr>{cells}</tr>")
+        out.append("<tr>" + "".join(_cell(section, r, i, c) for i, c in enumerate(row)) + "</tr>")
     out.append("</tbody></table>")
     return "\n".join(out)
 
 
+def _legend(section: Section) -> str:
+    greys = section.heat is not None and any(value == GREY for row in section.heat for value in row)
+    grey = '<span class="off">grey: no rate (did not fire, nothing paired)</span>' if greys else ""
+    low, high = ("0.00", "1.00 (no loss)") if "IRS" in section.title else ("0%", "100%")
+    return f'<div class="legend"><span>{low}</span><span class="ramp"></span><span>{high}</span>{grey}</div>'
+
+
 def _warnings(section: Section) -> str:
-    items = "\n".join(f"<li>{_e(line)}</li>" for (line,) in section.rows)
+    items = "\n".join(f"<li>{_e(line)}</li>" for (line, *_) in section.rows)
     listing = f'<ul class="warnings">\n{items}\n</ul>'
     if len(section.rows) <= MAX_OPEN_WARNINGS:
         return listing
@@ -101,9 +117,9 @@ def _section(section: Section, plot: str | None) -> str:
     ]
     if plot is not None:
         out.append(f"<figure>\n{plot}\n</figure>")
-    if not section.rows:
-        out.append(f'<p class="empty">{_e(section.empty)}</p>')
-    elif section.kind == "list":
+    if section.heat is not None and section.rows:
+        out.append(_legend(section))
+    if section.kind == "list":
         out.append(_warnings(section))
     elif section.fold is not None and len(section.rows) > section.fold:
         out.append(f"<details><summary>Show all {len(section.rows)} rows</summary>\n{_table(section)}\n</details>")
@@ -136,22 +152,46 @@ def _cards(report: dict[str, Any]) -> str:
     return f'<div class="cards">{items}</div>'
 
 
-def render_html(report: dict[str, Any]) -> str:
+def _episodes(report: dict[str, Any], timelines: dict[str, list[Any]] | None) -> str:
+    head = "".join(f'<th scope="col"{" class=num" if c in ("seed", "calls") else ""}>{_e(c)}</th>'
+                   for c in EPISODE_COLUMNS)  # fmt: skip
+    return "\n".join([
+        '<section id="episodes">', "<h2>Episodes</h2>",
+        '<p class="blurb">Every scored episode. A heatmap cell or a table row above lists the episodes behind it '
+        "here; an episode opens its verdict, the rule that decided it, the hazards that fired and whether each was "
+        "recovered, and a timeline of its trace with injected faults marked.</p>",
+        '<noscript><p class="empty">The episode list needs JavaScript; every number above is there without it.</p>'
+        "</noscript>",
+        '<div id="episode-filter"><a href="#episodes">Show all episodes</a></div>',
+        f'<table class="data" id="episode-list"><thead><tr>{head}</tr></thead><tbody></tbody></table>',
+        '<div id="episode-pager"></div>', "</section>", '<section id="episode" hidden></section>',
+        '<script type="application/octet-stream" id="episode-data" data-encoding="gzip+base64">'
+        f"{episode_data(report, timelines)}</script>",
+    ])  # fmt: skip
+
+
+def render_html(report: dict[str, Any], timelines: dict[str, list[Any]] | None = None) -> str:
     sections = build(report)
     plots = all_plots(report)
     generated = _e(report.get("generated_by", "mcp-hazard"))
     version = _e(report.get("report_schema_version"))
-    # Last but for the lists (unscorable traces, warnings): the per-episode table, long, and only in HTML and JSON.
-    tail = [per_episode(report), *(s for s in sections if s.kind == "list")]
-    main = [s for s in sections if not s.detail and s.kind != "list"]
-    detail = [s for s in sections if s.detail]
-    nav = " ".join(f'<a href="#{_e(s.key)}">{_e(s.title)}</a>' for s in [*main, *tail])
+    shown = [s for s in sections if s.rows]
+    main = [s for s in shown if not s.detail and s.kind != "list"]
+    detail = [s for s in shown if s.detail]
+    lists = [s for s in shown if s.kind == "list"]
+    empty = [s for s in sections if not s.rows]
+    nav = " ".join(f'<a href="#{_e(s.key)}">{_e(s.title)}</a>' for s in main)
+    nav += ' <a href="#episodes">Episodes</a>' + "".join(f' <a href="#{_e(s.key)}">{_e(s.title)}</a>' for s in lists)
     body = [_section(s, plots.get(s.key)) for s in main]
     if detail:
         inner = "\n".join(_section(s, None) for s in detail)
-        titles = ", ".join(s.title.removeprefix("Success by ") for s in detail)
-        body.append(f'<details class="detail"><summary>Success by {_e(titles)}</summary>\n{inner}\n</details>')
-    body += [_section(s, None) for s in tail]
+        titles = ", ".join(s.title for s in detail)
+        body.append(f'<details class="detail"><summary>More breakdowns: {_e(titles)}</summary>\n{inner}\n</details>')
+    body.append(_episodes(report, timelines))
+    body += [_section(s, None) for s in lists]
+    if empty:
+        items = "".join(f"<li><strong>{_e(s.title)}</strong>: {_e(s.empty)}</li>" for s in empty)
+        body.append(f'<section id="nothing"><h2>{NOTHING}</h2><ul class="nothing">{items}</ul></section>')
     episodes = _e(report.get("episodes", 0))
     return "\n".join([
         "<!DOCTYPE html>",
@@ -175,6 +215,7 @@ def render_html(report: dict[str, Any]) -> str:
         f"<footer>Generated by {generated}, report schema version {version}. Every number is defined in "
         "docs/scoring.md of mcp-hazard; intervals are 95% Wilson score intervals.</footer>",
         "</main>",
+        f"<script>{SCRIPT}</script>",
         "</body>",
         "</html>",
         "",

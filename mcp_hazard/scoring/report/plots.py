@@ -173,7 +173,7 @@ def success_by_length(report: dict[str, Any]) -> str:
             cell[0] += r["success"] * r["episodes"]
             cell[1] += r["episodes"]
     if not solved:
-        return _empty("compounding", title, "No episodes.")
+        return _empty("compounding-by-agent", title, "No episodes.")
     lengths = sorted({length for series in solved.values() for length in series})
     left, plot_w, plot_h = 56, WIDTH - 56 - 150, 220
     height = TOP + plot_h + BOTTOM
@@ -211,14 +211,13 @@ def success_by_length(report: dict[str, Any]) -> str:
         ly = TOP + 14 + 18 * i
         body.append(f'<rect x="{left + plot_w + 16}" y="{ly - 9}" width="10" height="10" fill="{color}"/>')
         body.append(f'<text class="legend" x="{left + plot_w + 30}" y="{ly}">{_e(_short(agent)[:18])}</text>')
-    return _svg("compounding", title, height, body)
+    return _svg("compounding-by-agent", title, height, body)
 
 
 def all_plots(report: dict[str, Any]) -> dict[str, str]:
     """The plots keyed by the section they illustrate."""
     return {
-        "by-hazard-kind": success_by_hazard_kind(report),
         "robustness": robustness_ratio(report),
         "intervention-robustness": intervention_robustness_ratio(report),
-        "compounding": success_by_length(report),
+        "compounding-by-agent": success_by_length(report),
     }

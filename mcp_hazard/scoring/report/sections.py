@@ -2,17 +2,25 @@
 
 The table, Markdown and HTML renderers only lay these out, so the three always show the same numbers with the same
 wording. Every cell is already formatted text (see `_format`); escaping for the target format is the renderer's job.
+
+A new table is a new Section returned by `build`: every renderer shows it with no code of its own. A section may
+also say which episodes are behind each row or cell (`links`, `cell_links`: filters on the per-episode rows, which
+the HTML report turns into drill-down links), colour its cells (`heat`: a heatmap in HTML), and whether it belongs to
+the terminal's short scorecard. A section with no rows is one line saying why, at the end of every format.
 """
 
 from __future__ import annotations
 
-import json
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
 from mcp_hazard.scoring.report import _format as f
 
 SectionKind = Literal["table", "facts", "list"]
+Filter = dict[str, str]  # per-episode field -> value: the episodes behind a row or a cell (list fields: contains)
+GREY = "off"  # a heat value: a cell that has no value to colour ("did not fire", nothing paired)
+Heat = float | str | None  # 0..1 coloured on the rate scale, GREY, or None (no colour: labels, counts)
 
 
 @dataclass
@@ -22,11 +30,18 @@ class Section:
     blurb: str  # what the numbers mean, one or two sentences
     columns: list[str]
     rows: list[list[str]]
-    empty: str  # said instead of a table when there are no rows
+    empty: str  # said instead of a table when there are no rows: why, and how to get it
     kind: SectionKind = "table"
     numeric: set[int] = field(default_factory=set)  # right-aligned column indices
-    detail: bool = False  # left out of the terminal table (long, and in the Markdown/HTML reports)
-    fold: int | None = None  # HTML: fold the table into <details> above this many rows
+    detail: bool = False  # a secondary breakdown: folded away in HTML, only with --verbose in the terminal
+    fold: int | None = None  # fold the table (HTML, Markdown) above this many rows
+    scorecard: bool = False  # in the terminal's short scorecard (`run`, `score` without --verbose)
+    brief: list[int] | None = None  # the columns the scorecard shows (default: all)
+    links: Sequence[Filter | None] | None = None  # per row: its episodes (linked from column `link_column`)
+    link_column: int = 0
+    cell_links: Sequence[Sequence[Filter | None]] | None = None  # per cell: its episodes (matrices)
+    heat: Sequence[Sequence[Heat]] | None = None  # per cell: its colour value (heatmaps)
+    tips: Sequence[Sequence[str]] | None = None  # per cell: more detail on hover (HTML), e.g. counts and intervals
 
 
 GROUP_TITLES = {
@@ -43,11 +58,15 @@ GROUP_TITLES = {
     "golden_length": ("Success by golden-path length", "Success rate by the number of calls on the golden path."),
     "task": ("Success by task", "Success rate per task (scenario/task), over all conditions."),
 }
-ALWAYS_SHOWN = ("condition", "hazard_kind")
 DETAIL = ("scenario", "workflow", "golden_length", "task")
 RATE_COLUMNS = ["episodes", "successes", "success", "95% CI"]
 FIRED_GROUPS = ("condition", "hazard_kind")  # groups that also show how often their hazards fired
-FOLD_EPISODES = 50
+FOLD = 20  # longer tables are folded (HTML, Markdown) and left to --verbose in the terminal
+FILTER_FIELDS = {  # group dimension -> the per-episode field its drill-down filters on
+    "condition": "condition", "hazard_kind": "hazard_kinds", "agent": "agent", "profile": "profile",
+    "intervention": "interventions", "scenario": "scenario", "workflow": "workflow",
+    "golden_length": "golden_length", "task": "item",
+}  # fmt: skip
 
 
 def _dict(value: Any) -> dict[str, Any]:
@@ -81,20 +100,34 @@ def headline(report: dict[str, Any]) -> Section:
     if isinstance(unscorable, list) and unscorable:
         rows.append(["unscorable traces", f"{len(unscorable)} (not in any number above; listed below)"])
     return Section(
-        "headline", "Headline",
+        "headline", "Overall",
         "Success = the submitted answer matches the task's canonical answer. Premature = answered although a "
         "golden-path step never succeeded or a conflict was not cross-checked. Intervals are 95% Wilson intervals.",
         ["measure", "value"], rows, "No episodes.", kind="facts",
     )  # fmt: skip
 
 
+def _same_as_conditions(groups: dict[str, Any]) -> bool:
+    """True when every condition is one hazard kind with its defaults: then success by hazard kind would repeat
+    success by condition row for row."""
+    conditions, kinds = _dict(groups.get("condition")), _dict(groups.get("hazard_kind"))
+    return set(conditions) == set(kinds) and all(
+        _dict(conditions[k]).get("n") == _dict(kinds[k]).get("n") for k in kinds
+    )
+
+
 def group_sections(report: dict[str, Any], *, detail: bool) -> list[Section]:
-    """Success per group: the main dimensions (detail=False) or the long per-scenario/task ones (detail=True)."""
+    """Success per group: the main dimensions (detail=False) or the long per-scenario/task ones (detail=True).
+    By condition and by agent are in the matrices (matrices.py); by hazard kind only when it says something else."""
     groups = _dict(report.get("groups"))
     out = []
     for name, (title, blurb) in GROUP_TITLES.items():
         entries = _dict(groups.get(name))
-        if (name in DETAIL) != detail or (name not in ALWAYS_SHOWN and len(entries) < 2):
+        if (name in DETAIL) != detail or name in ("condition", "agent"):
+            continue
+        if name == "hazard_kind" and (_same_as_conditions(groups) or not entries):
+            continue
+        if name not in ("hazard_kind",) and len(entries) < 2:
             continue
         keys = sorted(entries, key=lambda k: (int(k), k) if k.isdigit() else (10**9, k))
         rows = [[f.text(key), *f.rate_cells(entries[key])] for key in keys]
@@ -105,7 +138,9 @@ def group_sections(report: dict[str, Any], *, detail: bool) -> list[Section]:
                 row.append(f.fired(_dict(entries[key]).get("fired")))
             blurb += ' "did not fire": no hazard of this group fired in any of its episodes.'
         out.append(Section(f"by-{name.replace('_', '-')}", title, blurb, columns, rows,
-                           "No episodes.", numeric={1, 2, 3}, detail=name in DETAIL))  # fmt: skip
+                           "No episodes.", numeric={1, 2, 3}, detail=name in DETAIL, fold=FOLD,
+                           links=[{FILTER_FIELDS[name]: key} for key in keys],
+                           heat=[[None, None, None, _dict(entries[k]).get("rate")] for k in keys]))  # fmt: skip
     return out
 
 
@@ -116,11 +151,19 @@ def agent_outcomes(report: dict[str, Any]) -> Section:
         outcomes += [k for k in _dict(entry) if k != "episodes" and k not in outcomes]
     rows = [[f.text(agent), f.count(_dict(entry).get("episodes")), *(f.count(_dict(entry).get(k, 0)) for k in outcomes)]
             for agent, entry in sorted(data.items())]  # fmt: skip
+    stopped = any(_dict(e).get(k) for e in data.values() for k in outcomes if k not in ("finished", "unknown"))
+    known = any(_dict(e).get(k) for e in data.values() for k in outcomes if k != "unknown")
+    why = "Every episode finished: no agent crashed, lost its model endpoint or timed out."
+    if not known:
+        why = "Not recorded: these traces were not made by `mcp-hazard run`, which records how each agent's run ended."
     return Section(
         "agent-outcomes", "Agent outcomes",
         "How each agent's runs ended: finished, or stopped early (agent_crashed, endpoint_error, timeout). Stopped "
         "episodes count as failures in every success rate.",
-        ["agent", "episodes", *outcomes], rows, "No episodes.", numeric=set(range(1, len(outcomes) + 2)),
+        ["agent", "episodes", *outcomes], rows if stopped else [], why if data else "No episodes.",
+        numeric=set(range(1, len(outcomes) + 2)), scorecard=True,
+        links=[{"agent": agent} for agent in sorted(data)],
+        cell_links=[[None, None, *({"agent": agent, "agent_outcome": k} for k in outcomes)] for agent in sorted(data)],
     )  # fmt: skip
 
 
@@ -145,10 +188,15 @@ def recovery(report: dict[str, Any]) -> Section:
         "that never fired reads \"did not fire\": it has no recovery rate.",
         ["hazard kind", "family", "fired", "recovered", "rate", "95% CI", "paths", "mean calls"], rows,
         "No hazard firings.", numeric={2, 3, 4, 7},
+        links=[{"hazards_fired": kind} for kind in sorted(_dict(report.get("recovery")))],
     )  # fmt: skip
 
 
-def recovery_by_condition(report: dict[str, Any]) -> Section:
+def recovery_by_condition(report: dict[str, Any]) -> Section | None:
+    """Per agent and condition; None when every condition is one hazard kind (the recovery matrix says it all)."""
+    entries = _rows(report.get("recovery_by_condition"))
+    if {str(r.get("condition")) for r in entries} <= set(_dict(report.get("recovery"))):
+        return None
     rows = [
         [f.text(r.get("agent")), f.text(r.get("condition")), f.count(r.get("episodes")),
          *_fired_cells(r.get("fired"), r.get("recovered"), r.get("rate"), r.get("ci95"))]
@@ -159,7 +207,8 @@ def recovery_by_condition(report: dict[str, Any]) -> Section:
         "Hazard firings in each agent's episodes under each hazard condition and the share recovered from; "
         "\"did not fire\" when the condition's hazards fired in none of them (no rate).",
         ["agent", "condition", "episodes", "fired", "recovered", "rate", "95% CI"], rows,
-        "No hazard conditions.", numeric={2, 3, 4, 5, 6},
+        "No hazard conditions.", numeric={2, 3, 4, 5, 6}, fold=FOLD,
+        links=[{"agent": str(r.get("agent")), "condition": str(r.get("condition"))} for r in entries],
     )  # fmt: skip
 
 
@@ -184,19 +233,25 @@ def robustness(report: dict[str, Any]) -> Section:
         "firings in those items under the condition (\"did not fire\": the ratio measures no hazard).",
         ["agent", "profile", "condition", "items", "acc. clean", "acc. condition", "ratio", "paired acc.",
          "hazard fired"], rows,
-        "No item was run both clean and under a condition.", numeric={3, 4, 5, 6, 7},
+        "No item was run both clean and under a condition (run with --hazard).", numeric={3, 4, 5, 6, 7}, fold=FOLD,
+        links=[{"agent": str(r.get("agent")), "profile": str(r.get("profile")), "condition": str(r.get("condition"))}
+               for r in entries],
     )  # fmt: skip
 
 
 def intervention_robustness(report: dict[str, Any]) -> Section:
+    entries = _rows(report.get("intervention_robustness"))
     return Section(
         "intervention-robustness", "Robustness to interface interventions",
         "Robustness ratio = Acc(intervened)/Acc(original interface) over items run both ways under the same "
         "condition (1.00 = no loss; – when the original accuracy is 0). Paired accuracy = share of items solved "
         "both with the original interface and the intervened one.",
         ["agent", "profile", "intervention", "items", "acc. original", "acc. intervened", "ratio", "paired acc."],
-        _ratio_rows(report.get("intervention_robustness"), "intervention", "accuracy_original", "accuracy_intervened"),
-        "No item was run both with the original interface and under an intervention.", numeric={3, 4, 5, 6, 7},
+        _ratio_rows(entries, "intervention", "accuracy_original", "accuracy_intervened"),
+        "No item was run both with the original interface and under an intervention (run with --intervention all).",
+        numeric={3, 4, 5, 6, 7}, fold=FOLD,
+        links=[{"agent": str(r.get("agent")), "profile": str(r.get("profile")),
+                "interventions": str(r.get("intervention"))} for r in entries],
     )  # fmt: skip
 
 
@@ -212,38 +267,50 @@ def hint_gain(report: dict[str, Any]) -> Section:
         "Accuracy with guided errors minus accuracy with strict ones, over items run in both profiles; newly solved "
         "= solved only with hints, regressions = solved strict but failed guided.",
         ["agent", "condition", "items", "acc. strict", "acc. guided", "gain", "newly solved", "regressions"], rows,
-        "No item was run in both hint profiles.", numeric={2, 3, 4, 5, 6, 7},
+        "No item was run in both hint profiles (run with --profile strict,guided).", numeric={2, 3, 4, 5, 6, 7},
+        fold=FOLD, links=[{"agent": str(r.get("agent")), "condition": str(r.get("condition"))}
+                          for r in _rows(report.get("hint_gain"))],
     )  # fmt: skip
 
 
 def pass_k(report: dict[str, Any]) -> Section:
+    """Only when some item ran more than once: with k = 1 both numbers are the success rate again."""
+    entries = _rows(report.get("pass_k"))
+    if all(r.get("k") == 1 for r in entries):
+        entries = []
     rows = [
         [f.text(r.get("agent")), f.text(r.get("condition")), f.text(r.get("profile")), f.text(r.get("intervention")),
          f.count(r.get("k")), f.count(r.get("items")), f.pct(r.get("pass_at_k")), f.pct(r.get("pass_hat_k"))]
-        for r in _rows(report.get("pass_k"))
+        for r in entries
     ]  # fmt: skip
     return Section(
         "pass-k", "pass@k and pass^k over seeds",
         "Over the seeds run for each item: pass@k = chance at least one of k attempts succeeds; pass^k = chance all "
         "k attempts succeed (averaged over items).",
         ["agent", "condition", "profile", "intervention", "k", "items", "pass@k", "pass^k"], rows,
-        "No episodes.", numeric={4, 5, 6, 7},
+        "Every item ran once: pass@k and pass^k need several seeds per item (run with --seeds 0-4).",
+        numeric={4, 5, 6, 7}, fold=FOLD,
+        links=[{"agent": str(r.get("agent")), "condition": str(r.get("condition")), "profile": str(r.get("profile")),
+                "interventions": str(r.get("intervention"))} for r in entries],
     )  # fmt: skip
 
 
 def compounding(report: dict[str, Any]) -> Section:
+    entries = _rows(report.get("compounding"))
     rows = [
         [f.text(r.get("agent")), f.text(r.get("condition")), f.count(r.get("golden_length")),
          f.count(r.get("episodes")), f.pct(r.get("success")), f.pct(r.get("per_step")),
          f.ratio(r.get("compounding_factor"))]
-        for r in _rows(report.get("compounding"))
+        for r in entries
     ]  # fmt: skip
     return Section(
-        "compounding", "Error compounding by golden-path length",
+        "compounding", "Error compounding per condition",
         "Success by golden-path length L; per-step = success(L)^(1/L); compounding factor = success(L)/success(1)^L "
         "(1 = steps fail independently, below 1 = errors compound; – without length-1 successes).",
         ["agent", "condition", "length", "episodes", "success", "per step", "factor"], rows,
-        "No episodes.", numeric={2, 3, 4, 5, 6},
+        "No episodes.", numeric={2, 3, 4, 5, 6}, detail=True, fold=FOLD,
+        links=[{"agent": str(r.get("agent")), "condition": str(r.get("condition")),
+                "golden_length": str(r.get("golden_length"))} for r in entries],
     )  # fmt: skip
 
 
@@ -254,11 +321,14 @@ def failures(report: dict[str, Any]) -> Section:
     total_episodes = sum(int(v or 0) for v in episodes.values())
     rows = [["failed call", f.text(k), f.count(v), f.pct(int(v or 0) / total_calls)] for k, v in calls.items()]
     rows += [["episode", f.text(k), f.count(v), f.pct(int(v or 0) / total_episodes)] for k, v in episodes.items()]
+    links: list[Filter | None] = [{"call_failures": str(k)} for k in calls]
+    links += [{"class": str(k)} for k in episodes]
     return Section(
         "failures", "Failure taxonomy",
         "Each failed tool call gets one class and each episode one outcome (solved, agent_crashed, endpoint_error, "
         "timeout, no_answer, gave_up, invented, wrong_answer); shares are of all failed calls and of all episodes.",
-        ["level", "class", "count", "share"], rows, "No calls and no episodes.", numeric={2, 3},
+        ["level", "class", "count", "share"], rows, "No calls and no episodes.", numeric={2, 3}, links=links,
+        link_column=1,
     )  # fmt: skip
 
 
@@ -286,41 +356,6 @@ def unscorable(report: dict[str, Any]) -> Section:
                    ["trace"], rows, "None.", kind="list")  # fmt: skip
 
 
-def per_episode(report: dict[str, Any]) -> Section:
-    """One row per episode (the HTML report's table; `score --per-episode` writes the same rows as CSV or JSONL)."""
-    rows = []
-    for r in _rows(report.get("per_episode")):
-        answer = r.get("answer")
-        given = f.text(answer if isinstance(answer, str) else json.dumps(answer)) if r.get("answered") else "(none)"
-        rows.append([
-            f.text(r.get("agent")), f.text(r.get("scenario")), f.text(r.get("task")), f.text(r.get("condition")),
-            f.text(r.get("interventions")), f.text(r.get("profile")), f.count(r.get("seed")), given,
-            "yes" if r.get("correct") else "no", f.text(r.get("answer_rule") or None),
-            f.outcome(r.get("episode_failure")),
-            f.text(r.get("agent_outcome")), _kinds(r.get("hazards_fired")), _kinds(r.get("hazards_recovered")),
-            f.count(r.get("calls")), f.ratio(r.get("duration_s"), 2), f.text(r.get("trace")),
-        ])  # fmt: skip
-    return Section(
-        "episodes", "Episodes",
-        "Every scored episode: the answer given and its verdict, the failure class, how the agent's run ended, the "
-        "hazards that fired and those recovered from, tool calls, duration in seconds (from the trace's "
-        "timestamps) and the trace file.",
-        ["agent", "scenario", "task", "condition", "interventions", "profile", "seed", "answer", "correct",
-         "answer rule", "class", "agent outcome", "hazards fired", "recovered", "calls", "seconds", "trace"],
-        rows, "No episodes.", numeric={6, 14, 15}, fold=FOLD_EPISODES,
-    )  # fmt: skip
-
-
-def _kinds(value: Any) -> str:
-    """['transient_error', 'transient_error'] -> 'transient_error ×2'; [] -> '–'."""
-    if not isinstance(value, list) or not value:
-        return f.MISSING
-    counts: dict[str, int] = {}
-    for kind in value:
-        counts[str(kind)] = counts.get(str(kind), 0) + 1
-    return ", ".join(k if n == 1 else f"{k} ×{n}" for k, n in counts.items())
-
-
 def warnings(report: dict[str, Any]) -> Section:
     items = report.get("warnings")
     rows = [[f.text(w)] for w in items] if isinstance(items, list) else []
@@ -329,8 +364,15 @@ def warnings(report: dict[str, Any]) -> Section:
 
 
 def build(report: dict[str, Any]) -> list[Section]:
-    """Every section, in reading order."""
-    return [
+    """Every section, in reading order: the answer first (per agent, then the heatmaps), breakdowns after."""
+    from mcp_hazard.scoring.report import matrices
+
+    found = [
+        matrices.agents(report),
+        matrices.recovery_matrix(report),
+        matrices.irs_matrix(report),
+        matrices.success_matrix(report),
+        matrices.skipped(report),
         headline(report),
         *group_sections(report, detail=False),
         agent_outcomes(report),
@@ -340,10 +382,13 @@ def build(report: dict[str, Any]) -> list[Section]:
         intervention_robustness(report),
         hint_gain(report),
         pass_k(report),
-        compounding(report),
+        matrices.compounding_by_agent(report),
         failures(report),
         efficiency(report),
+        compounding(report),
         *group_sections(report, detail=True),
         unscorable(report),
         warnings(report),
     ]
+    # An empty list (no unscorable traces, no warnings) is no news: left out, where an empty table says why.
+    return [section for section in found if section is not None and (section.rows or section.kind != "list")]

@@ -1,4 +1,9 @@
-"""The report as plain text tables for a terminal (rich, exported as text so it works without a TTY)."""
+"""The report as plain text tables for a terminal (rich, exported as text so it works without a TTY).
+
+Two lengths: the scorecard (the sections marked `scorecard`, without their explanations: one screen, about 40
+lines, for the end of `mcp-hazard run`) and the full report (`verbose`: every section with its meaning, as in the
+Markdown and HTML reports). Sections with nothing to show are one line each at the end.
+"""
 
 from __future__ import annotations
 
@@ -10,50 +15,69 @@ from rich.console import Console, JustifyMethod
 from rich.table import Table
 from rich.text import Text
 
+from mcp_hazard.scoring.report import _format as f
 from mcp_hazard.scoring.report.sections import Section, build
 
 WIDTH = 120
 MAX_WARNINGS = 20
+NOTHING = "Nothing to show"
 
 
-def _table(section: Section) -> Table:
+def _table(section: Section, columns: list[int]) -> Table:
     facts = section.kind == "facts"
     table = Table(box=box.SIMPLE_HEAD, show_header=not facts, show_edge=False, pad_edge=False, expand=False)
-    for index, column in enumerate(section.columns):
+    for index in columns:
         justify: JustifyMethod = "right" if index in section.numeric else "left"
-        table.add_column(Text(column), justify=justify, style="bold" if facts and index == 0 else None,
-                         overflow="fold")  # fmt: skip
+        table.add_column(Text(section.columns[index]), justify=justify, overflow="fold",
+                         style="bold" if facts and index == 0 else None)  # fmt: skip
     for row in section.rows:
-        table.add_row(*(Text(cell) for cell in row))  # Text: data never parsed as rich markup
+        table.add_row(*(Text(row[i]) for i in columns))  # Text: data never parsed as rich markup
     return table
 
 
-def _print(console: Console, section: Section) -> None:
+def _print(console: Console, section: Section, *, brief: bool) -> None:
     console.rule(Text(section.title), align="left")
-    console.print(Text(section.blurb, style="dim"))
-    if not section.rows:
-        console.print(Text(section.empty, style="italic"))
-    elif section.kind == "list":
-        for (line,) in section.rows[:MAX_WARNINGS]:
+    if not brief:
+        console.print(Text(section.blurb, style="dim"))
+    if section.kind == "list":
+        for line, *_ in section.rows[:MAX_WARNINGS]:
             console.print(Text(f"- {line}"), soft_wrap=True)  # whole, so a path can be copied or grepped
         hidden = len(section.rows) - MAX_WARNINGS
         if hidden > 0:
             console.print(Text(f"... and {hidden} more (all of them in --format json, markdown or html)"))
     else:
-        console.print(_table(section))
-    console.print()
+        columns = section.brief if brief and section.brief is not None else list(range(len(section.columns)))
+        console.print(_table(section, columns))
+    if not brief:
+        console.print()
 
 
-def render_table(report: dict[str, Any], width: int = WIDTH) -> str:
+def _summary(report: dict[str, Any]) -> str:
+    overall, agents = report.get("overall"), report.get("agents")
+    agents = agents if isinstance(agents, dict) else {}
+    return (f"mcp-hazard scorecard: {f.count(report.get('episodes'))} episodes, {len(agents)} agent"
+            f"{'' if len(agents) == 1 else 's'}, {f.rate_with_ci(overall)} solved")  # fmt: skip
+
+
+def render_table(report: dict[str, Any], width: int = WIDTH, *, verbose: bool = True) -> str:
     console = Console(file=io.StringIO(), record=True, width=width, color_system=None, force_terminal=False,
                       highlight=False, soft_wrap=False)  # fmt: skip
-    title = (
-        f"mcp-hazard report ({report.get('generated_by', 'mcp-hazard')}, schema {report.get('report_schema_version')})"
-    )
-    console.print(Text(title, style="bold"))
-    console.print()
-    for section in build(report):
-        if not section.detail:
-            _print(console, section)
+    sections = build(report)
+    if verbose:
+        title = f"mcp-hazard report ({report.get('generated_by', 'mcp-hazard')}, schema " \
+                f"{report.get('report_schema_version')})"  # fmt: skip
+        console.print(Text(title, style="bold"))
+        console.print()
+    else:
+        console.print(Text(_summary(report), style="bold"))
+        sections = [s for s in sections if s.scorecard]
+    empty = [s for s in sections if not s.rows]
+    for section in sections:
+        if section.rows:
+            _print(console, section, brief=not verbose)
+    if empty:
+        console.rule(Text(NOTHING), align="left")
+        for section in empty:
+            console.print(Text(f"- {section.title}: {section.empty}"))
     lines = console.export_text(styles=False).splitlines()
     return "\n".join(line.rstrip() for line in lines).rstrip() + "\n"

@@ -1,0 +1,34 @@
+"""The episodes embedded in the HTML report for its drill-down: the per-episode rows with their timelines, as JSON,
+gzip-compressed (mtime 0, so the same report gives the same bytes) and base64-encoded.
+
+Compressed, 10,000 episodes with their timelines take a few megabytes instead of tens (docs/performance.md); the
+page's script unpacks them with the browser's own DecompressionStream the first time a list is asked for.
+"""
+
+from __future__ import annotations
+
+import base64
+import gzip
+import json
+from typing import Any
+
+MAX_ANSWER = 300  # characters of an answer kept for display; the trace has it whole
+
+
+def episode_rows(report: dict[str, Any], timelines: dict[str, list[Any]] | None) -> list[dict[str, Any]]:
+    rows = []
+    for index, row in enumerate(r for r in report.get("per_episode") or [] if isinstance(r, dict)):
+        answer = row.get("answer")
+        if isinstance(answer, str) and len(answer) > MAX_ANSWER:
+            answer = answer[: MAX_ANSWER - 1] + "…"
+        shown = {**row, "index": index, "answer": answer, "seed": row.get("seed"),
+                 "timeline": (timelines or {}).get(str(row.get("trace")))}  # fmt: skip
+        for key in ("hazards", "premature_reasons", "hazard_kinds", "hazards_fired", "call_failures"):
+            shown.setdefault(key, [])
+        rows.append(shown)
+    return rows
+
+
+def episode_data(report: dict[str, Any], timelines: dict[str, list[Any]] | None) -> str:
+    text = json.dumps(episode_rows(report, timelines), ensure_ascii=False, separators=(",", ":"))
+    return base64.b64encode(gzip.compress(text.encode("utf-8"), compresslevel=9, mtime=0)).decode("ascii")

@@ -1,0 +1,33 @@
+"""Bind the HTTP server's socket before anything says it is listening.
+
+uvicorn binds only once it starts, and a busy port then surfaces as its own error after our "serving" line (and exit
+code 3). Binding first turns that into one line naming the address and the way out, with exit code 2, and lets port 0
+pick a free port whose number is then printed.
+"""
+
+from __future__ import annotations
+
+import errno
+import socket
+
+from mcp_hazard.errors import UserError
+
+
+def listen(host: str, port: int) -> socket.socket:
+    """A listening TCP socket on (host, port), or a one-line UserError saying why not."""
+    family = socket.AF_INET6 if ":" in host else socket.AF_INET
+    try:
+        return socket.create_server((host, port), family=family, backlog=2048)
+    except OSError as exc:
+        where = f"--http {f'[{host}]' if ':' in host else host}:{port}"
+        if exc.errno == errno.EADDRINUSE:
+            raise UserError(f"{where}: the port is already in use (another server is listening there); pick "
+                            "another port, or port 0 for any free one") from None  # fmt: skip
+        if exc.errno == errno.EACCES:
+            raise UserError(f"{where}: permission denied (ports below 1024 need privileges); pick a port above "
+                            "1024") from None  # fmt: skip
+        if exc.errno == errno.EADDRNOTAVAIL:
+            raise UserError(f"{where}: this machine has no such address; use 127.0.0.1") from None
+        if isinstance(exc, socket.gaierror):
+            raise UserError(f"{where}: cannot resolve host {host!r}: {exc.strerror or exc}") from None
+        raise UserError(f"{where}: cannot listen: {exc.strerror or exc}") from None

@@ -1,0 +1,100 @@
+"""The HTML report in a real browser (Debian's Chromium driven by Playwright), as a user meets it: made by the
+installed `mcp-hazard run`, opened from disk, offline. It loads without console errors, its heatmaps are coloured
+cells, a heatmap cell lists the episodes behind it, and an episode opens its verdict, hazards and timeline.
+
+Needs the `chromium` binary and Playwright for Python (both installed by .ci/run); without them it skips, saying
+which is missing.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+import subprocess
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from bench.browser import chromium, missing, open_report
+from tests.e2e.support import ROOT, console_script
+from tests.scoring.test_report_support import png_facts
+
+pytestmark = pytest.mark.e2e
+
+RUN = ["run", "scenarios/travel.yaml", "--hazard", "all", "--intervention", "rename", "--transport", "memory",
+       "--call-timeout", "0.3", "--concurrency", "8", "--no-progress"]  # fmt: skip
+
+
+@pytest.fixture(scope="module")
+def run(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    why = missing()
+    if why is not None:
+        pytest.skip(f"no browser to drive: {why}")
+    out = tmp_path_factory.mktemp("browser") / "run"
+    done = subprocess.run([console_script(), *RUN, "--out", str(out)], cwd=ROOT, capture_output=True, text=True,
+                          timeout=300, stdin=subprocess.DEVNULL)  # fmt: skip
+    assert done.returncode == 0, done.stderr
+    assert f"Full report: {out / 'report.html'}" in done.stdout
+    return out
+
+
+def report_of(run: Path) -> dict[str, Any]:
+    report: dict[str, Any] = json.loads((run / "report.json").read_text(encoding="utf-8"))
+    return report
+
+
+def test_the_report_loads_clean_and_its_heatmaps_are_coloured(run: Path, tmp_path: Path) -> None:
+    report = report_of(run)
+    fired = sum(1 for row in report["recovery_by_agent"].values() for cell in row.values() if cell["fired"])
+    scored = sum(1 for row in report["intervention_by_agent"].values() for c in row.values() if c["irs"] is not None)
+    assert fired >= 10 and scored == 2  # the run is varied enough to mean something
+    with chromium() as browser:
+        page, problems = open_report(browser, run / "report.html")
+        for table, expected in (("#recovery-matrix", fired), ("#irs-matrix", scored)):
+            cells = page.locator(f"{table} td.heat-cell")
+            assert cells.count() == expected, table
+            colours = cells.evaluate_all("cells => cells.map(c => getComputedStyle(c).backgroundColor)")
+            assert all(re.fullmatch(r"rgb\(\d+, \d+, \d+\)", c) and c != "rgb(255, 255, 255)" for c in colours)
+        # the worst and the best recovery are far apart on the scale
+        naive = page.locator('#recovery-matrix a[href="#episodes?agent=naive&hazards_fired=transient_error"]')
+        best = page.locator('#recovery-matrix a[href="#episodes?agent=recovering&hazards_fired=transient_error"]')
+        red = naive.evaluate("a => getComputedStyle(a.parentElement).backgroundColor")
+        blue = best.evaluate("a => getComputedStyle(a.parentElement).backgroundColor")
+        assert (red, blue) == ("rgb(178, 24, 43)", "rgb(33, 102, 172)")
+        shot = tmp_path / "first-screen.png"
+        page.screenshot(path=str(shot))
+        facts = png_facts(shot.read_bytes())
+        assert (facts["width"], facts["height"], facts["complete"]) == (1280, 900, True)
+        assert facts["busy"] > 0.01, f"the first screen looks blank ({facts['busy']:.4f})"
+        assert problems.messages == []
+
+
+def test_a_heatmap_cell_opens_its_episodes_and_an_episode_its_timeline(run: Path) -> None:
+    report = report_of(run)
+    behind = [r for r in report["per_episode"] if r["agent"] == "naive" and "transient_error" in r["hazards_fired"]]
+    assert behind
+    with chromium() as browser:
+        page, problems = open_report(browser, run / "report.html")
+        page.locator('#recovery-matrix a[href="#episodes?agent=naive&hazards_fired=transient_error"]').click()
+        page.wait_for_selector("#episode-list tbody tr")
+        assert page.locator("#episode-list tbody tr").count() == len(behind)
+        status = page.inner_text("#episode-filter")
+        assert status.startswith(f"{len(behind)} of {report['episodes']} episodes: agent = naive, hazards fired")
+        first = page.locator("#episode-list tbody tr a").first
+        name = first.inner_text()
+        first.click()
+        page.wait_for_selector("#episode table.timeline")
+        assert page.is_visible("#episode") and page.inner_text("#episode-title").startswith(name)
+        facts = dict(row.split("\t", 1) for row in page.inner_text("#episode table.facts").splitlines() if "\t" in row)
+        assert facts["verdict"].startswith("✗ ") and facts["agent outcome"] == "finished"
+        assert facts["trace"] in {r["trace"] for r in behind}
+        hazards = page.inner_text("#episode table.hazards")
+        assert "transient_error" in hazards and "\tno\t" in hazards  # naive never recovers
+        injected = page.locator("#episode table.timeline tr.hazard")
+        assert injected.count() >= 1
+        assert "transient_error fired on" in injected.first.inner_text()
+        page.go_back()
+        page.wait_for_selector("#episode", state="hidden")
+        assert page.locator("#episode-list tbody tr").count() == len(behind)
+        assert problems.messages == []

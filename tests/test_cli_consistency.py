@@ -1,0 +1,133 @@
+"""Every command behaves the same way, seen through the installed `mcp-hazard` console script: exit codes 0/1/2 (the
+README's table), one `mcp-hazard: error:` line for every user error, "did you mean" for a mistyped name or flag,
+examples in every `--help`, a busy HTTP port refused before anything claims to listen, and bash completion."""
+
+from __future__ import annotations
+
+import re
+import shlex
+import subprocess
+from pathlib import Path
+
+import pytest
+
+from mcp_hazard.cli import build_parser
+from mcp_hazard.commands.examples import EXAMPLES
+from tests.e2e.support import ROOT, console_script, free_port_server
+
+TIMEOUT = 60
+
+
+def cli(*args: str, cwd: Path = ROOT) -> subprocess.CompletedProcess[str]:
+    return subprocess.run([console_script(), *args], cwd=cwd, capture_output=True, text=True, timeout=TIMEOUT,
+                          stdin=subprocess.DEVNULL)  # fmt: skip
+
+
+def one_error_line(done: subprocess.CompletedProcess[str]) -> str:
+    lines = done.stderr.splitlines()
+    assert len(lines) == 1, done.stderr
+    assert lines[0].startswith("mcp-hazard: error: "), lines[0]
+    assert "Traceback" not in done.stderr
+    return lines[0]
+
+
+@pytest.mark.parametrize(
+    ("args", "suggestion"),
+    [
+        (["run", "scenarios/travel.yaml", "--agent", "naiv"], "did you mean 'naive'?"),
+        (["run", "scenarios/travel.yaml", "--task", "cheapest-trp"], "did you mean 'cheapest-trip'?"),
+        (["serve", "scenarios/", "--scenario", "travl"], "did you mean 'travel'?"),
+        (["run", "scenarios/travel.yaml", "--hazard", "transient_eror", "--transport", "memory"],
+         "did you mean 'transient_error'?"),
+        (["serve", "scenarios/travel.yaml", "--intervention", "renam"], "did you mean 'rename'?"),
+        (["run", "scenarios/travel.yaml", "--sed", "3"], "did you mean '--seeds'?"),
+        (["scroe", "runs/"], "did you mean 'score'?"),
+        (["score", "scenarios/", "--out", "report.pdf"], "unknown report extension .pdf"),
+    ],
+    ids=lambda value: value if isinstance(value, str) else " ".join(value),
+)  # fmt: skip
+def test_a_user_error_is_one_line_exit_2_with_a_suggestion(args: list[str], suggestion: str) -> None:
+    done = cli(*args)
+    assert done.returncode == 2, done.stderr
+    assert suggestion in one_error_line(done)
+    assert done.stdout == ""
+
+
+def test_a_finding_exits_1_and_success_exits_0(tmp_path: Path) -> None:
+    script = tmp_path / "wrong.yaml"
+    script.write_text(f"scenario: {ROOT / 'scenarios' / 'travel.yaml'}\ntask: fare-class\n"
+                      f"trace_dir: {tmp_path / 'runs'}\ncalls: []\nanswer: Flex\n", encoding="utf-8")  # fmt: skip
+    wrong = cli("replay", str(script))
+    assert wrong.returncode == 1, wrong.stderr  # a finding: the script's answer is wrong
+    assert "not correct" in wrong.stdout
+    version = cli("--version")
+    assert (version.returncode, version.stdout.strip()) == (0, "mcp-hazard 0.1.0")
+
+
+def test_every_command_has_examples_that_parse() -> None:
+    parser = build_parser()
+    commands = next(a for a in parser._actions if a.__class__.__name__ == "_SubParsersAction").choices
+    assert set(EXAMPLES) == set(commands)
+    for name, examples in EXAMPLES.items():
+        assert examples, name
+        for line, what in examples:
+            words = shlex.split(line.split(" > ")[0])
+            if words[0] == "eval":
+                words = shlex.split(words[1].strip("$()"))
+            assert words[:2] == ["mcp-hazard", name] and what, line
+            parser.parse_args(words[1:])  # exits (2) on a flag or value the parser does not take
+
+
+def test_help_ends_with_the_examples() -> None:
+    done = cli("run", "--help")
+    assert done.returncode == 0
+    tail = done.stdout.split("examples:\n", 1)[1]
+    assert "  mcp-hazard run scenarios/\n" in tail
+    assert all(line in done.stdout for line, _ in EXAMPLES["run"])
+
+
+def test_a_busy_port_is_one_line_before_any_serving_line(tmp_path: Path) -> None:
+    with free_port_server([console_script(), "serve", str(ROOT / "scenarios"), "--trace-dir", "runs"],
+                          tmp_path) as port:  # fmt: skip
+        done = cli("serve", str(ROOT / "scenarios"), "--http", f"127.0.0.1:{port}", cwd=tmp_path)
+    assert done.returncode == 2
+    line = one_error_line(done)  # nothing else, in particular no "serving ... on" line
+    assert f"--http 127.0.0.1:{port}: the port is already in use" in line
+
+
+def test_bash_completion_completes_commands_flags_and_values(tmp_path: Path) -> None:
+    script = tmp_path / "mcp-hazard.bash"
+    done = cli("completion", "bash")
+    assert done.returncode == 0
+    script.write_text(done.stdout, encoding="utf-8")
+    probe = f"""
+source {shlex.quote(str(script))}
+complete_words() {{
+    COMP_WORDS=("$@"); COMP_CWORD=$((${{#COMP_WORDS[@]}} - 1)); _mcp_hazard; echo "${{COMPREPLY[*]}}"
+}}
+complete_words mcp-hazard sc
+complete_words mcp-hazard run --trans
+complete_words mcp-hazard run scenarios/ --hazard transient
+complete_words mcp-hazard --log-level info score runs/ --form
+complete_words mcp-hazard generate dag --na
+"""
+    ran = subprocess.run(["bash", "-c", probe], capture_output=True, text=True, timeout=TIMEOUT)
+    assert ran.returncode == 0, ran.stderr
+    assert ran.stdout.splitlines() == ["schema score", "--transport", "transient_error", "--format", "--names"]
+    assert re.search(r"^complete .* mcp-hazard$", done.stdout, re.M)
+
+
+def test_run_prints_a_short_scorecard_saying_once_which_kinds_were_left_out(tmp_path: Path) -> None:
+    out = tmp_path / "run"
+    done = cli("run", "scenarios/travel.yaml", "--agent", "naive", "--hazard", "all", "--transport", "memory",
+               "--call-timeout", "0.2", "--no-progress", "--out", str(out))  # fmt: skip
+    assert done.returncode == 0, done.stderr
+    lines = done.stdout.splitlines()
+    assert len(lines) <= 45 and max(len(line) for line in lines[:-2]) <= 120, done.stdout  # the end names paths
+    assert done.stdout.count("Hazard kinds left out of some tasks") == 1
+    left_out = {line.split()[0]: line for line in lines if re.match(r"^(conflict|pagination|permanent_error) ", line)}
+    assert set(left_out) == {"conflict", "pagination", "permanent_error"}, done.stdout
+    assert "3 of 4   needs a second tool serving the values the task reads, to cross-check with" in left_out["conflict"]
+    assert lines[-1].startswith(f"Full report: {out / 'report.html'} ")
+    markdown = (out / "report.md").read_text(encoding="utf-8")
+    assert "## Hazard kinds left out of some tasks" in markdown and "travel/fare-class" in markdown
