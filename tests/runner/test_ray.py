@@ -160,7 +160,7 @@ def test_ray_options_are_checked_before_anything_runs(
 ) -> None:
     # Through the real command once (a new process, one line on stderr), the other cases through its entry point.
     ran = run_cli("run", *MATRIX, "--out", str(tmp_path / "out"), "--executor", "ray", "--ray-address", "127.0.0.1:1")
-    assert ran.code == 1 and ran.stderr.strip().splitlines() == [
+    assert ran.code == 2 and ran.stderr.strip().splitlines() == [
         "mcp-hazard: error: --ray-address 127.0.0.1:1: nothing answers there (Connection refused)"
     ], ran.explain()
     cases = [
