@@ -28,6 +28,7 @@ from mcp_hazard.scenario.arguments import argument_problem, bounds_problem
 from mcp_hazard.scenario.behaviours import BehaviourFault, ToolOutcome, run_behaviour
 from mcp_hazard.scenario.load import LoadedScenario
 from mcp_hazard.scenario.models import Task, ToolSpec
+from mcp_hazard.server.restate import Restatement
 from mcp_hazard.server.served import ServedInterface
 from mcp_hazard.trace import events as ev
 from mcp_hazard.trace.writer import TraceWriter
@@ -150,6 +151,7 @@ class Episode:
         self.end_reason: str | None = None
         self.answer: str | None = None
         self._early_refusals: list[dict[str, Any]] = []
+        self.restatement = Restatement(task.restate_known) if task.restate_known is not None else None
 
     @property
     def guided(self) -> bool:
@@ -410,6 +412,8 @@ class Episode:
             if bad:
                 return self._fault(spec.name, slot, arguments, began, f"result does not match output_schema: {bad}",
                                    inner=below)  # fmt: skip
+        if self.restatement is not None and structured is not None:
+            result = structured = self.restatement.restate(structured)
         self._record(spec.name, slot, arguments, began, "ok", result=result, text=text, hazards=touched, inner=below)
         content: list[types.ContentBlock] = [
             types.TextContent(type="text", text=text if text is not None else _text(result))
