@@ -75,8 +75,11 @@ def add_generate_parser(subparsers: Any) -> argparse.ArgumentParser:
                      help="names of tools and variables: random tokens (default), meaningful, realistic but "
                      "unrelated, contradicting (real cause-effect pairs served the other way round) or "
                      "random-realistic (real entity names, no familiar relation)")  # fmt: skip
-    dag.add_argument("--restate", action="store_true",
-                     help="every result also restates every variable value known so far (given and obtained)")
+    dag.add_argument(
+        "--restate",
+        action="store_true",
+        help="every result also restates every variable value known so far (given and obtained)",
+    )
     dag.add_argument("--count", type=_whole(1, MAX_COUNT), default=1, metavar="N",
                      help="tasks to write, with seeds SEED to SEED+N-1 (default 1)")  # fmt: skip
     dag.add_argument("--out", required=True, metavar="DIR", help="folder for the files (dag-s<SEED>.yaml)")

@@ -17,11 +17,13 @@ from mcp_hazard.agents import BUILT_IN, RUNNABLE
 from mcp_hazard.commands import EXIT_INVALID
 from mcp_hazard.errors import UserError
 from mcp_hazard.runner.external import agent_name
-from mcp_hazard.runner.matrix import plan, select_tasks
+from mcp_hazard.runner.matrix import agent_labels, plan, select_tasks
 from mcp_hazard.runner.run import Runner
 from mcp_hazard.scenario.load import LoadedScenario, load_scenarios
 
-PROFILES = ("strict", "guided")
+PROFILES = ("strict", "guided", "guarded")
+DEFAULT_AGENTS = ("naive", "naive-positional", "recovering")
+"""naive-positional is in the default so that reorder's effect shows: nothing else binds arguments by position."""
 MAX_PROBLEM_LINES = 10
 
 
@@ -29,7 +31,7 @@ def _profiles(text: str) -> list[str]:
     profiles = [p.strip() for p in text.split(",") if p.strip()]
     bad = [p for p in profiles if p not in PROFILES]
     if bad or not profiles:
-        raise UserError(f"--profile: expected strict, guided or strict,guided, got {text!r}")
+        raise UserError(f"--profile: expected strict, guided, guarded or a comma-separated list of them, got {text!r}")
     return profiles
 
 
@@ -77,7 +79,7 @@ def run_command(args: argparse.Namespace) -> int:
     scenarios, tasks = select_tasks(
         load_scenarios(args.paths, allow_python=args.allow_python), args.scenario or [], args.task or []
     )
-    agents = list(args.agent) if args.agent else ([] if args.agent_cmd else ["naive", "recovering"])
+    agents = list(args.agent) if args.agent else ([] if args.agent_cmd else list(DEFAULT_AGENTS))
     for name in agents:
         if name not in BUILT_IN or name == "replay":
             raise UserError(f"--agent {name!r}: built-in agents are {RUNNABLE}")
@@ -95,14 +97,16 @@ def run_command(args: argparse.Namespace) -> int:
 
     interventions = [parse_composition(text) for text in args.intervention or []]
     hazards = _hazards(args.hazard if args.hazard is not None or not interventions else ["declared"])
-    cells = plan(scenarios, [*agents, *commands], hazards, _profiles(args.profile), args.seeds, interventions, tasks)
+    labels = agent_labels(args.agent_label, [*agents, *commands])
+    cells = plan(scenarios, [*agents, *commands], hazards, _profiles(args.profile), args.seeds, interventions, tasks,
+                 args.repeats)  # fmt: skip
     if not cells:
         raise UserError("nothing to run: the selected scenarios have no tasks")
     out = Path(args.out)
     keep_scenarios(scenarios, out)
     runner = Runner(
         out, transport=args.transport, concurrency=args.concurrency, timeout_s=args.timeout,
-        call_timeout_s=args.call_timeout, agent_cmds=commands, show_progress=not args.no_progress,
+        call_timeout_s=args.call_timeout, agent_cmds=commands, show_progress=not args.no_progress, labels=labels,
     )  # fmt: skip
     results = anyio.run(runner.run, cells)
     statuses = Counter(r.status for r in results)

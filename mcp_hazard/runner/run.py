@@ -138,6 +138,7 @@ class Runner:
         call_timeout_s: float,
         agent_cmds: dict[str, str] | None = None,
         show_progress: bool = True,
+        labels: dict[str, str] | None = None,
     ) -> None:
         self.out = out
         self.traces = out / "traces"
@@ -147,6 +148,7 @@ class Runner:
         self.call_timeout_s = call_timeout_s
         self.agent_cmds = agent_cmds or {}
         self.show_progress = show_progress
+        self.labels = labels or {}  # agent -> group (`--agent-label`), recorded in each agent_ended
         self.host: HttpHost | None = None
         self.results: list[CellResult] = []
 
@@ -252,7 +254,8 @@ class Runner:
         with anyio.move_on_after(ENDED_WAIT_S):
             while not any(e.get("type") == "episode_ended" for e in _events(path)):
                 await anyio.sleep(0.02)
-        append_event(path, AgentEnded, outcome=outcome, detail=detail, events=report.events)
+        append_event(path, AgentEnded, outcome=outcome, detail=detail, events=report.events,
+                     label=self.labels.get(cell.agent), repeat=cell.repeat)  # fmt: skip
 
     async def _internal(self, cell: Cell, report: AgentReport) -> None:
         task = cell.scenario.model.task(cell.task)
