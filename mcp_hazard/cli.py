@@ -163,7 +163,8 @@ def build_parser() -> argparse.ArgumentParser:
                      help="run only this task, ID or SCENARIO/ID (repeatable; default: every task)")  # fmt: skip
     run.add_argument("--agent", action="append", default=None,
                      help="built-in agent: naive, naive-positional, recovering, golden, llm "
-                          "(repeatable; default: naive, naive-positional and recovering)")  # fmt: skip
+                          "(repeatable; default: naive and recovering, and naive-positional when an intervention "
+                          "runs)")  # fmt: skip
     run.add_argument("--agent-label", action="append", default=None, metavar="AGENT=GROUP",
                      help="put an agent in a group for the report's group table, e.g. llm=contaminated "
                           "(repeatable)")  # fmt: skip

@@ -87,7 +87,7 @@ class _RelationNames(Intervention):
             local = set(self.originals) | {given}
             names: dict[str, str] = {}
             for index, prop in enumerate(properties(surface.input_schema)):
-                if index == 0:
+                if index == 0 and prop in self.originals:  # a field a hazard renamed gets a name of its own
                     names[prop] = given
                     continue
                 others = [e for e in ENTITIES if e not in local and not familiar(e, output)]

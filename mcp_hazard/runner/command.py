@@ -22,8 +22,10 @@ from mcp_hazard.runner.run import Runner
 from mcp_hazard.scenario.load import LoadedScenario, load_scenarios
 
 PROFILES = ("strict", "guided", "guarded")
-DEFAULT_AGENTS = ("naive", "naive-positional", "recovering")
-"""naive-positional is in the default so that reorder's effect shows: nothing else binds arguments by position."""
+DEFAULT_AGENTS = ("naive", "recovering")
+INTERVENTION_AGENTS = ("naive", "naive-positional", "recovering")
+"""The default agents when interventions run: naive-positional shows reorder's effect (nothing else binds arguments
+by position). Without interventions it makes exactly naive's calls, so the default run leaves it out."""
 MAX_PROBLEM_LINES = 10
 
 
@@ -79,7 +81,8 @@ def run_command(args: argparse.Namespace) -> int:
     scenarios, tasks = select_tasks(
         load_scenarios(args.paths, allow_python=args.allow_python), args.scenario or [], args.task or []
     )
-    agents = list(args.agent) if args.agent else ([] if args.agent_cmd else list(DEFAULT_AGENTS))
+    defaults = INTERVENTION_AGENTS if args.intervention else DEFAULT_AGENTS
+    agents = list(args.agent) if args.agent else ([] if args.agent_cmd else list(defaults))
     for name in agents:
         if name not in BUILT_IN or name == "replay":
             raise UserError(f"--agent {name!r}: built-in agents are {RUNNABLE}")

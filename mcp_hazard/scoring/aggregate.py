@@ -23,9 +23,10 @@ REPORT_SCHEMA_VERSION = 3
 # 2: `per_episode`, `agent_outcomes`, `recovery_by_condition`, `unscorable`; `fired` in recovery, robustness and in
 #    the condition and hazard-kind groups; recovery has an entry (rate and ci95 None) for each kind set, never fired.
 # 3: `compounding` is the CIB's factor IRS(1)/IRS(L) per stressor and length bucket (it was success(L)/success(1)^L
-#    per condition); `pass_k` rows say what they are `over` (seeds, repeats); the research quantities `structure`,
-#    `value_taxonomy`, `trajectory`, `intervention_effects`, `agent_groups`, `name_policies`, `hint_gain_by_family`,
-#    `harness_gain_by_family` (docs/scoring.md, "Research quantities").
+#    per condition; success and per-step reliability by length are now `success_by_length`); `pass_k` rows say
+#    what they are `over` (seeds, repeats); the research quantities `structure`, `value_taxonomy`, `trajectory`,
+#    `intervention_effects`, `agent_groups`, `name_policies`, `hint_gain_by_family`, `harness_gain_by_family`
+#    (docs/scoring.md, "Research quantities").
 AGENT_OUTCOMES = ("finished", "agent_crashed", "endpoint_error", "timeout")
 DIMENSIONS: dict[str, Callable[[EpisodeScore], str]] = {
     "agent": lambda s: s.agent,
@@ -284,6 +285,20 @@ def _pass_k(scores: list[EpisodeScore], index: Trials | None = None) -> list[dic
     return rows
 
 
+def _success_by_length(scores: list[EpisodeScore]) -> list[dict[str, Any]]:
+    """Success by golden-path length per agent and condition, and per-step reliability success(L)^(1/L)."""
+    groups: dict[tuple[str, str], dict[int, list[bool]]] = defaultdict(lambda: defaultdict(list))
+    for s in scores:
+        groups[(s.agent, s.condition)][s.golden_length].append(s.correct)
+    rows = []
+    for (agent, condition), by_length in sorted(groups.items()):
+        for length, results in sorted(by_length.items()):
+            success = sum(results) / len(results)
+            rows.append({"agent": agent, "condition": condition, "golden_length": length, "episodes": len(results),
+                         "success": success, "per_step": success ** (1 / length)})  # fmt: skip
+    return rows
+
+
 def _research(scores: list[EpisodeScore], trials: Trials) -> dict[str, Any]:
     """The research quantities (scoring/structure.py, scoring/paired.py): what the four papers measure."""
     effects = paired.intervention_effects(trials)
@@ -325,6 +340,7 @@ def aggregate(
         "hint_gain": _hint_gain(scores, trials),
         "pass_k": _pass_k(scores, trials) + structure.pass_k_over_repeats(trials),
         "compounding": structure.compounding(trials),
+        "success_by_length": _success_by_length(scores),
         "failures": {"calls": dict(sorted(failures.items())), "episodes": dict(sorted(episode_failures.items()))},
         "efficiency": {
             "calls": calls,

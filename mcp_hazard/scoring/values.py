@@ -1,8 +1,10 @@
 """FuncBenchGen's failure taxonomy of calls (paper 003, "Failure Type Analysis"), for episodes that failed.
 
 Silent failures return an ok outcome with a wrong value, so every call is classified, not only those that returned
-an error, by tracking which values the agent had been shown before it made the call: the task prompt, and every
-earlier result, result text and error message. In order, the first that applies:
+an error, by tracking which values the agent had been shown before it made the call: the task prompt, the tool
+listing (descriptions and input schemas: enums, examples), and every earlier result, result text and error
+message. A successful call that is exactly a golden step's call gets no class; for the others, in order, the first
+that applies:
 
 - `non_existent_function`: the tool name is unknown;
 - `wrong_argument_count`: fewer arguments than the tool requires, or more than it has;
@@ -18,6 +20,7 @@ golden step get no class. docs/scoring.md ("Value taxonomy") has a worked exampl
 
 from __future__ import annotations
 
+import json
 import re
 from dataclasses import dataclass, field
 from typing import Any
@@ -95,6 +98,9 @@ def classify_calls(
     """(seq, class) for every classified call, in order (CLASSES)."""
     shown = _Shown()
     shown.add_text(task.prompt)
+    for tool in scenario.task_tools(task):
+        shown.add_text(tool.description)
+        shown.add_text(json.dumps(tool.input_schema, ensure_ascii=False))
     out: list[tuple[int, str]] = []
     for call in calls:
         found = _classify(call, shown, scenario, golden)
@@ -115,15 +121,15 @@ def _classify(call: dict[str, Any], shown: _Shown, scenario: Scenario, golden: G
     if outcome in _SKIPPED or call.get("hazards"):
         return None
     arguments = original_arguments(call)
+    on_path = [i for i, step in enumerate(golden.steps) if step == tool]
+    if outcome == "ok" and golden.arguments is not None and any(same_value(arguments, golden.arguments[i])
+                                                               for i in on_path):  # fmt: skip
+        return None  # the golden call itself
     arity = _arity(scenario, str(tool))
     if isinstance(arguments, dict) and arity is not None and not arity[0] <= len(arguments) <= arity[1]:
         return "wrong_argument_count"
     if not all(shown.knows(v) for v in _scalars(arguments)):
         return "unknown_value"
-    on_path = [i for i, step in enumerate(golden.steps) if step == tool]
-    if outcome == "ok":
-        if not on_path or golden.arguments is None:
-            return None  # a detour, or nothing to compare with
-        if any(same_value(arguments, golden.arguments[i]) for i in on_path):
-            return None
+    if outcome == "ok" and (not on_path or golden.arguments is None):
+        return None  # a detour, or nothing to compare with
     return "incorrect_value"

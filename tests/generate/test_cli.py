@@ -67,7 +67,10 @@ def test_generated_file_loads_and_golden_path_reaches_answer(tmp_path: Path) -> 
 @pytest.mark.parametrize(
     ("argv", "message"),
     [
-        (["--core", "2", "--depth", "3"], "--depth 3 needs at least 4 core functions (a path of 3 edges), got --core 2"),
+        (
+            ["--core", "2", "--depth", "3"],
+            "--depth 3 needs at least 4 core functions (a path of 3 edges), got --core 2",
+        ),
         (["--core", "3", "--depth", "0"], "--core 3 needs --depth 1 or more"),
         (["--seed", str(2**63 - 1), "--count", "2"], "goes past the largest seed"),
     ],

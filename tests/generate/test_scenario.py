@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import itertools
 import re
 from pathlib import Path
 
@@ -9,19 +10,17 @@ import pytest
 
 from mcp_hazard.agents.normalise import parse_label_lines, unalias
 from mcp_hazard.generate import Knobs, build_scenario, scenario_id, write_scenario
-from mcp_hazard.generate.scenario import problem_id
 from mcp_hazard.generate.dag import TYPES
-from mcp_hazard.generate.names import REALISTIC_FIELDS, REALISTIC_NOUNS, readable
+from mcp_hazard.generate.names import POLICIES, REALISTIC_FIELDS, REALISTIC_NOUNS, readable
+from mcp_hazard.generate.scenario import problem_id
 from mcp_hazard.hazards.output import alias_keys
+from mcp_hazard.interventions.pairs import CAUSE_EFFECT, ENTITIES, base, familiar
 from mcp_hazard.scenario.answers import answer_matches
 from mcp_hazard.scenario.behaviours import run_behaviour
 from mcp_hazard.scenario.load import load_scenario, run_golden_path
 from mcp_hazard.scenario.models import Scenario
 
 from .support import file_graph
-
-from mcp_hazard.generate.names import POLICIES
-from mcp_hazard.interventions.pairs import CAUSE_EFFECT, ENTITIES, base, familiar
 
 
 @pytest.fixture(params=[(p, r) for p in POLICIES for r in (False, True)], ids=lambda v: f"{v[0]}-restate{v[1]}")
@@ -58,7 +57,7 @@ def test_prompt_gives_every_input_and_names_the_target(loaded: tuple[Knobs, Scen
 
 
 def test_a_wrong_input_gives_a_plausible_wrong_value_never_an_error(loaded: tuple[Knobs, Scenario]) -> None:
-    knobs, scenario = loaded
+    _knobs, scenario = loaded
     run = run_golden_path(scenario, scenario.tasks[0])
     for (_step, arguments, right), step in zip(run.steps, scenario.tasks[0].golden_path.steps, strict=True):
         tool = scenario.tool(step.tool)
@@ -91,7 +90,7 @@ def test_wrong_values_are_random_not_a_formula() -> None:
     seen = [run_behaviour(tool, {**arguments, name: v}).result[out] for v in range(100, 1000) if v != arguments[name]]
     assert right[out] not in seen
     assert len(set(seen)) > 500  # 898 draws from 899 values: about 570 distinct if random, 1 to 899 if a formula
-    steps = {b - a for a, b in zip(seen, seen[1:], strict=False)}
+    steps = {b - a for a, b in itertools.pairwise(seen)}
     assert len(steps) > 100  # a linear slip formula would step by one constant (mod the range)
 
 
@@ -137,8 +136,11 @@ def test_names_follow_the_policy_and_are_never_reused(policy: str) -> None:
             assert not related  # real entities, no familiar relation between a tool's inputs and its output
         else:
             # the tool computes the familiar cause from its effect: output = cause, some input = its effect
-            reversed_ = [f for f in graph.functions if any(
-                (base(names.variables[f.output]), base(names.variables[v])) in CAUSE_EFFECT for v in f.inputs)]
+            reversed_ = [
+                f
+                for f in graph.functions
+                if any((base(names.variables[f.output]), base(names.variables[v])) in CAUSE_EFFECT for v in f.inputs)
+            ]
             assert names.contradicting == len(reversed_) >= 0.8 * len(graph.functions)
 
 

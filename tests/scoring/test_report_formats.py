@@ -54,7 +54,7 @@ def test_the_traces_give_varied_numbers(traces: Path, report: dict[str, Any]) ->
 def test_json_is_unchanged(report: dict[str, Any]) -> None:
     text = render(report, "json")
     assert json.loads(text) == report
-    assert text.startswith('{\n  "report_schema_version": 2')
+    assert text.startswith('{\n  "report_schema_version": 3')
 
 
 def test_table_holds_every_number_and_fits_120_columns(report: dict[str, Any]) -> None:
@@ -99,7 +99,7 @@ def test_html_is_balanced_self_contained_and_holds_every_number(report: dict[str
     lowered = text.lower()
     for outside in ("http://", "https://", "<script", "<link", "@import", "url(", "src="):
         assert outside not in lowered, outside
-    assert "report schema version 2" in text
+    assert "report schema version 3" in text
     assert report["generated_by"] in text
     # the plots carry the numbers too: each hazard kind's rate is written next to its bar
     for kind, entry in report["groups"]["hazard_kind"].items():

@@ -249,7 +249,7 @@ def compounding(report: dict[str, Any]) -> Section:
         "compounding factor = IRS(1)/IRS(L) (1 = no compounding, above 1 = the stressor hurts longer tasks more; "
         "paper 000, section 4.4). pooled = the mean IRS(L) over the stressors of one kind.",
         ["agent", "profile", "stressor", "length", "items", "acc. base", "acc. changed", "IRS", "factor"], rows,
-        "No item was run both ways.", numeric={4, 5, 6, 7, 8}, detail=True,
+        "No item was run both ways.", numeric={4, 5, 6, 7, 8},
     )  # fmt: skip
 
 
