@@ -89,7 +89,8 @@ def variance(values: list[float]) -> float | None:
 def drop_ci(pairs: list[tuple[float, float]], z: float = Z95) -> tuple[float, float] | None:
     """95% interval of a relative drop 1 - mean(after)/mean(before) over paired items (before_i, after_i), by the
     delta method for a ratio of means: Var(R) ~ (Var(a) + R^2 Var(b) - 2R Cov(a, b)) / (n * mean(b)^2). None for
-    fewer than two pairs or no success before."""
+    fewer than two pairs or no success before. The upper end is cut at 1 (a drop cannot exceed 100%); with no
+    spread at all the interval is a point, which says the sample holds no variation to estimate, not certainty."""
     n = len(pairs)
     if n < 2:
         return None
@@ -103,4 +104,4 @@ def drop_ci(pairs: list[tuple[float, float]], z: float = Z95) -> tuple[float, fl
     cov = sum((a - mean_a) * (b - mean_b) for b, a in pairs) / (n - 1)
     se = math.sqrt(max(0.0, var_a + ratio**2 * var_b - 2 * ratio * cov) / n) / mean_b
     drop = 1 - ratio
-    return (drop - z * se, drop + z * se)
+    return (drop - z * se, min(1.0, drop + z * se))

@@ -88,10 +88,14 @@ def original_arguments(call: dict[str, Any]) -> Any:
 
 
 def final_call_matches(calls: list[dict[str, Any]], golden: GoldenCalls) -> bool:
-    """Single-step tasks: the last tool call the agent made has the golden step's tool and arguments."""
+    """Single-step tasks: the last tool call the agent made has the golden step's tool and arguments, and was a call
+    of the served interface (not an unknown name, not arguments the served schema refused: a call in the original
+    interface's terms that the intervened one does not accept is no match)."""
     if not calls or golden.arguments is None:
         return False
     last = calls[-1]
+    if last.get("outcome") in ("unknown_tool", "invalid_arguments"):
+        return False
     return last.get("tool") == golden.steps[0] and same_value(original_arguments(last), golden.arguments[0])
 
 

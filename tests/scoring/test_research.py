@@ -90,6 +90,11 @@ def test_exact_final_call_for_single_step_tasks_after_the_way_back() -> None:
     served.events[-1]["inner_arguments"] = {"flight_id": "AU-426"}
     assert served.answer("Standard").score().trajectory_match is True
     assert Builder("fare-class").answer("Standard").score().trajectory_match is False  # no call at all
+    # the original name or arguments where the intervention changed them: refused, so no match
+    unknown = Builder("fare-class").call("get_fare", {"flight_id": "AU-426"}, "unknown_tool", error="Unknown tool")
+    assert unknown.answer("Standard").score().trajectory_match is False
+    refused = Builder("fare-class").call("get_fare", {"flight_id": "AU-426"}, "invalid_arguments", error="Invalid")
+    assert refused.answer("Standard").score().trajectory_match is False
 
 
 # -- FuncBenchGen's failure taxonomy of calls ------------------------------------------------------------------------
