@@ -15,10 +15,7 @@ from mcp_hazard.scoring.episode import EpisodeScore
 from mcp_hazard.scoring.stats import drop_ci, mcnemar_exact, paired_difference_ci, variance
 from mcp_hazard.scoring.structure import Index
 
-REORDER_NOTE = (
-    "reorder cannot bite an agent that passes arguments by name (MCP arguments are named); naive-positional, which "
-    "binds remembered values by position, shows its effect"
-)
+REORDER_NOTE = "cannot bite an agent that passes arguments by name; see naive-positional"
 POLICY_ORDER = ("original", "meaningful", "random", "realistic", "random-realistic", "contradicting")
 
 

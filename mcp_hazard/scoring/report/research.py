@@ -91,7 +91,7 @@ def intervention_effects(report: dict[str, Any]) -> list[Section]:
     rows = [
         [f.text(r.get("agent")), f.text(r.get("profile")), f.text(r.get("intervention")), f.count(r.get("pairs")),
          f.pct(r.get("accuracy_before")), f.pct(r.get("accuracy_after")), f.pct(r.get("drop")),
-         f"{f.count(r.get('only_before'))}/{f.count(r.get('only_after'))}", p_value(r.get("p_value")),
+         f"{f.count(r.get('only_before'))}/{f.count(r.get('only_after'))} {p_value(r.get('p_value'))}",
          f.text(r.get("note")) if r.get("note") else ""]
         for r in _rows(data.get("per_intervention"))
     ]  # fmt: skip
@@ -103,11 +103,12 @@ def intervention_effects(report: dict[str, Any]) -> list[Section]:
     return [
         Section(
             "intervention-effects", "Drop per intervention (CIB)",
-            "Drop = 1 - Acc(intervened)/Acc(original) over items run both ways (paper 000, section 4.3). Lost/won = "
-            "items solved only on the original / only under the intervention; p = two-sided exact McNemar test "
-            "on those items against the baseline.",
-            ["agent", "profile", "intervention", "items", "acc. original", "acc. intervened", "drop", "lost/won",
-             "p", "note"], rows, "No intervention.", numeric={3, 4, 5, 6, 8},
+            "Drop = 1 - Acc(intervened)/Acc(original) over items run both ways (paper 000, section 4.3). McNemar: "
+            "items solved only on the original / only under the intervention, and the two-sided exact test's p "
+            "against the baseline. Reorder cannot bite an agent that passes arguments by name (MCP arguments are "
+            "named); naive-positional binds by position and shows its effect.",
+            ["agent", "profile", "intervention", "items", "acc. original", "acc. intervened", "drop", "McNemar",
+             "note"], rows, "No intervention.", numeric={3, 4, 5, 6},
         ),
         Section(
             "mean-drop", "Mean drop across interventions (CIB)",
