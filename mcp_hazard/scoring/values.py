@@ -23,6 +23,7 @@ from __future__ import annotations
 import json
 import re
 from dataclasses import dataclass, field
+from functools import lru_cache
 from typing import Any
 
 from mcp_hazard.scenario.answers import canonical_text
@@ -71,8 +72,35 @@ class _Shown:
         text = canonical_text(value).casefold()
         if not text or text in self.texts:
             return True
-        pattern = re.compile(rf"(?<!\w){re.escape(text)}(?!\w)")
+        pattern = _phrase(text)
         return any(pattern.search(part) for part in self.prose)
+
+    def copy(self) -> _Shown:
+        return _Shown(set(self.numbers), set(self.texts), list(self.prose))
+
+
+@lru_cache(maxsize=4096)
+def _phrase(text: str) -> re.Pattern[str]:
+    return re.compile(rf"(?<!\w){re.escape(text)}(?!\w)")
+
+
+_LISTINGS: dict[tuple[int, str], tuple[Scenario, _Shown]] = {}
+
+
+def _listing(scenario: Scenario, task: Task) -> _Shown:
+    """What every episode of a task is shown before its first call (prompt, tool listing): built once per task."""
+    key = (id(scenario), task.id)
+    cached = _LISTINGS.get(key)
+    if cached is None or cached[0] is not scenario:
+        shown = _Shown()
+        shown.add_text(task.prompt)
+        for tool in scenario.task_tools(task):
+            shown.add_text(tool.description)
+            shown.add_text(json.dumps(tool.input_schema, ensure_ascii=False))
+        if len(_LISTINGS) > 4096:
+            _LISTINGS.clear()
+        cached = _LISTINGS[key] = (scenario, shown)
+    return cached[1].copy()
 
 
 def _scalars(value: Any) -> list[Any]:
@@ -96,11 +124,7 @@ def classify_calls(
     calls: list[dict[str, Any]], scenario: Scenario, task: Task, golden: GoldenCalls
 ) -> list[tuple[int, str]]:
     """(seq, class) for every classified call, in order (CLASSES)."""
-    shown = _Shown()
-    shown.add_text(task.prompt)
-    for tool in scenario.task_tools(task):
-        shown.add_text(tool.description)
-        shown.add_text(json.dumps(tool.input_schema, ensure_ascii=False))
+    shown = _listing(scenario, task)
     out: list[tuple[int, str]] = []
     for call in calls:
         found = _classify(call, shown, scenario, golden)
