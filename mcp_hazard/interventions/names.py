@@ -36,12 +36,17 @@ class _NamePolicy(Intervention):
             taken.add(tool)
             local = set(self.originals)
             names = {p: self.maker(local, *self.keys(surface.inner, p)) for p in properties(surface.input_schema)}
-            inward, outward = rename_args(names)
-            to_inner, to_outer = surface.then(inward, outward)
-            description = rename_in_text(surface.description, names)
-            out.append(surface.derive(name=tool, input_schema=renamed_schema(surface.input_schema, names),
-                                      to_inner=to_inner, to_outer=to_outer, description=description))  # fmt: skip
+            out.append(_renamed(surface, tool, names))
         return out
+
+
+def _renamed(surface: Surface, tool: str, names: dict[str, str]) -> Surface:
+    """`surface` served as `tool` with its arguments renamed by `names` (original -> served), and the way back."""
+    inward, outward = rename_args(names)
+    to_inner, to_outer = surface.then(inward, outward)
+    description = rename_in_text(surface.description, names)
+    return surface.derive(name=tool, input_schema=renamed_schema(surface.input_schema, names), to_inner=to_inner,
+                          to_outer=to_outer, description=description)  # fmt: skip
 
 
 @register
@@ -93,11 +98,7 @@ class _RelationNames(Intervention):
                 others = [e for e in ENTITIES if e not in local and not familiar(e, output)]
                 names[prop] = choose(others, *self.keys(surface.inner, prop)) if others else f"{given}_{index}"
                 local.add(names[prop])
-            inward, outward = rename_args(names)
-            to_inner, to_outer = surface.then(inward, outward)
-            description = rename_in_text(surface.description, names)
-            out.append(surface.derive(name=tool, input_schema=renamed_schema(surface.input_schema, names),
-                                      to_inner=to_inner, to_outer=to_outer, description=description))  # fmt: skip
+            out.append(_renamed(surface, tool, names))
         return out
 
 

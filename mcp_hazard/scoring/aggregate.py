@@ -17,7 +17,7 @@ from typing import Any
 from mcp_hazard import __version__
 from mcp_hazard.scoring import paired, structure
 from mcp_hazard.scoring.episode import EpisodeScore
-from mcp_hazard.scoring.stats import pass_at_k, pass_hat_k, wilson
+from mcp_hazard.scoring.stats import wilson
 
 REPORT_SCHEMA_VERSION = 3
 # 2: `per_episode`, `agent_outcomes`, `recovery_by_condition`, `unscorable`; `fired` in recovery, robustness and in
@@ -271,17 +271,9 @@ def _pass_k(scores: list[EpisodeScore], index: Trials | None = None) -> list[dic
             s.correct
         )
     rows = []
-    for (agent, condition, profile, intervention), items in sorted(trials.items()):
+    for group, items in sorted(trials.items()):
         counts = [(len(v), sum(v)) for v in items.values()]  # (trials, successes) per item
-        k_max = min(n for n, _ in counts)
-        for k in range(1, k_max + 1):
-            at = [pass_at_k(n, c, k) for n, c in counts]
-            hat = [pass_hat_k(n, c, k) for n, c in counts]
-            rows.append({
-                "agent": agent, "condition": condition, "profile": profile, "intervention": intervention,
-                "over": "seeds", "k": k, "items": len(items), "pass_at_k": sum(at) / len(at),
-                "pass_hat_k": sum(hat) / len(hat),
-            })  # fmt: skip
+        rows += structure.pass_k_rows(group, counts, "seeds")
     return rows
 
 

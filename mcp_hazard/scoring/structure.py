@@ -168,16 +168,23 @@ def pass_k_over_repeats(index: Index) -> list[dict[str, Any]]:
     for ((agent, scenario, task, seed, intervention, profile, condition), _n), score in index.items():
         attempts[(agent, condition, profile, intervention)][(scenario, task, seed)].append(score.correct)
     rows = []
-    for (agent, condition, profile, intervention), items in sorted(attempts.items()):
+    for group, items in sorted(attempts.items()):
         counts = [(len(v), sum(v)) for v in items.values() if len(v) >= 2]
-        if not counts:
-            continue
-        for k in range(1, min(n for n, _ in counts) + 1):
-            at = [pass_at_k(n, c, k) for n, c in counts]
-            hat = [pass_hat_k(n, c, k) for n, c in counts]
-            rows.append({
-                "agent": agent, "condition": condition, "profile": profile, "intervention": intervention,
-                "over": "repeats", "k": k, "items": len(counts), "pass_at_k": sum(at) / len(at),
-                "pass_hat_k": sum(hat) / len(hat),
-            })  # fmt: skip
+        if counts:
+            rows += pass_k_rows(group, counts, "repeats")
+    return rows
+
+
+def pass_k_rows(group: tuple[str, str, str, str], counts: list[tuple[int, int]], over: str) -> list[dict[str, Any]]:
+    """pass@k and pass^k averaged over items of (n attempts, c successes), k = 1 .. the fewest attempts; `group` is
+    (agent, condition, profile, intervention)."""
+    agent, condition, profile, intervention = group
+    rows = []
+    for k in range(1, min(n for n, _ in counts) + 1):
+        at = [pass_at_k(n, c, k) for n, c in counts]
+        hat = [pass_hat_k(n, c, k) for n, c in counts]
+        rows.append({
+            "agent": agent, "condition": condition, "profile": profile, "intervention": intervention, "over": over,
+            "k": k, "items": len(counts), "pass_at_k": sum(at) / len(at), "pass_hat_k": sum(hat) / len(hat),
+        })  # fmt: skip
     return rows
