@@ -586,8 +586,9 @@ def _research(
     classes = [] if correct else [c for _, c in classify_calls(scorer.calls, scenario, task, golden)]
     interventions = condition.get("interventions")
     listed = interventions if isinstance(interventions, list) else []
-    names = [str(i)[6:] for i in listed if str(i).startswith("names=")]
+    names = [str(i) for i in listed if str(i).startswith("names=")]
     generated = scenario.generated
+    # A name-policy intervention keeps its `names=` label, so it never merges with a generated file's own policy.
     policy = names[-1] if names else (generated.names if generated is not None else "original")
     problem = scenario.id if generated is None else generated.problem + ("-restate" if generated.restate else "")
     label, repeat = ended.get("label"), ended.get("repeat")

@@ -110,7 +110,8 @@ def agent_groups(scores: list[EpisodeScore], effects: list[dict[str, Any]]) -> d
 
 def _policy_key(score: EpisodeScore) -> tuple[str, str, str, int, str, str, str]:
     """The item across name policies: the problem (a generated graph under every surface, else the scenario), task,
-    seed, profile, hazard condition and the interventions other than a name policy."""
+    seed, profile, hazard condition and the interventions other than a name policy. The policy is a `names=...`
+    intervention as applied, else the generated file's own `--names`, else `original`."""
     others = "+".join(p for p in score.intervention.split("+") if not p.startswith("names=")) or "none"
     return (score.agent, score.problem, score.task, score.seed, score.profile, score.condition, others)
 
@@ -152,8 +153,10 @@ def name_policies(scores: list[EpisodeScore]) -> dict[str, list[dict[str, Any]]]
     return {"policies": rows, "differences": differences}
 
 
-def _policy_rank(policy: str) -> tuple[int, str]:
-    return (POLICY_ORDER.index(policy) if policy in POLICY_ORDER else len(POLICY_ORDER), policy)
+def _policy_rank(policy: str) -> tuple[int, int, str]:
+    """The file's own policies first, then `names=` interventions, each in POLICY_ORDER."""
+    bare = policy.removeprefix("names=")
+    return (policy != bare, POLICY_ORDER.index(bare) if bare in POLICY_ORDER else len(POLICY_ORDER), policy)
 
 
 def _families(score: EpisodeScore) -> list[str]:

@@ -76,7 +76,7 @@ def test_repeats_give_best_of_k_over_attempts_and_labels_give_groups(cib_run: Pa
     ratio = next(r for r in report["agent_groups"]["ratios"] if (r["higher"], r["lower"]) == ("adaptive", "memorising"))
     assert ratio["ratio"] == 2.0
     names = {(d["agent"], d["before"], d["after"]): d for d in report["name_policies"]["differences"]}
-    naive = names[("naive", "original", "contradicting")]
+    naive = names[("naive", "original", "names=contradicting")]
     assert (naive["difference"], naive["pairs"], naive["p_value"]) == (-1.0, 4, 0.125)
 
     rescored = run_cli("score", str(cib_run), "--agent-label", "naive-positional=memorising", "--format", "json")

@@ -262,12 +262,13 @@ def test_name_policies_pair_on_the_same_items() -> None:
               for names, oks in runs.items() for seed, ok in enumerate(oks)]  # fmt: skip
     data = aggregate(scores)["name_policies"]
     rows = {r["policy"]: r for r in data["policies"]}
-    assert list(rows) == ["original", "random-realistic", "contradicting"]
+    assert list(rows) == ["original", "names=random-realistic", "names=contradicting"]
     assert [rows[p]["accuracy"] for p in rows] == pytest.approx([0.75, 0.5, 0.25])
-    assert rows["random-realistic"]["modified_accuracy"] == pytest.approx(0.5)
-    assert rows["contradicting"]["modified_accuracy"] == pytest.approx(0.25)
-    assert rows["contradicting"]["reference"] == "original"
-    diff = next(d for d in data["differences"] if (d["before"], d["after"]) == ("random-realistic", "contradicting"))
+    assert rows["names=random-realistic"]["modified_accuracy"] == pytest.approx(0.5)
+    assert rows["names=contradicting"]["modified_accuracy"] == pytest.approx(0.25)
+    assert rows["names=contradicting"]["reference"] == "original"
+    pair = ("names=random-realistic", "names=contradicting")
+    diff = next(d for d in data["differences"] if (d["before"], d["after"]) == pair)
     assert diff["difference"] == pytest.approx(-0.25) and diff["pairs"] == 4
     assert (diff["only_before"], diff["only_after"], diff["p_value"]) == (1, 0, 1.0)
     assert diff["ci95"] == pytest.approx(list(paired_difference_ci(1, 0, 1, 2)))
