@@ -114,3 +114,22 @@ def test_run_measures_what_the_harness_adds_over_http(tmp_path: Path) -> None:
     assert recovering["refused_answers"] == 0 and recovering["accuracy_after"] == 1.0
     guarded = [e for e in report["per_episode"] if e["profile"] == "guarded" and e["agent"] == "naive"]
     assert guarded and all(not e["answered"] for e in guarded if e["condition"] == "conflict")
+
+
+def test_a_guarded_trace_replays_identically(tmp_path: Path) -> None:
+    """`mcp-hazard replay` re-sends the refused submissions and the answer as the agent wrote it, so the harness
+    refuses and canonicalises the same way and the new trace equals the old one."""
+
+    async def main() -> None:
+        async with open_episode("memory", SCENARIO, "fare-class", condition(profile="guarded"), tmp_path) as ep:
+            await ep.client.list_tools()  # as agents do: a listing the SDK makes on its own mid-call replays apart
+            await ep.client.call_tool("submit_answer", {"answer": "Standard"})
+            await ep.client.call_tool("get_fare", {"flight_id": "AU-426"})
+            await ep.client.call_tool("submit_answer", {"answer": "The fare class is Standard."})
+
+    anyio.run(main)
+    (trace,) = tmp_path.glob("*.jsonl")
+    done = subprocess.run([sys.executable, "-m", "mcp_hazard", "replay", str(trace)], cwd=REPO_ROOT,
+                          capture_output=True, text=True, stdin=subprocess.DEVNULL, timeout=120)  # fmt: skip
+    assert done.returncode == 0, done.stderr
+    assert "identical to" in done.stdout
