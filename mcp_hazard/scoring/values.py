@@ -37,22 +37,29 @@ _SKIPPED = frozenset({"rejected", "cancelled", "fault"})
 
 @dataclass
 class _Shown:
-    """What the agent had been shown so far: numbers by value, texts whole, and free text for phrases."""
+    """What the agent had been shown so far: numbers by value, texts whole, and free text for phrases. What calls
+    showed is only read when a value has to be looked up (most failed episodes never need it): `pending` holds it."""
 
     numbers: set[float] = field(default_factory=set)
     texts: set[str] = field(default_factory=set)
     prose: list[str] = field(default_factory=list)
+    pending: list[tuple[bool, Any]] = field(default_factory=list)  # (is free text, what was shown), in order
 
-    def add_text(self, text: str) -> None:
-        folded = canonical_text(text).casefold()
+    def show(self, value: Any, text: bool = False) -> None:
+        self.pending.append((text, value))
+
+    def add_text(self, text: str) -> str:
+        folded, numbers = _folded(text)
         self.prose.append(folded)
-        self.numbers.update(float(n) for n in _NUMBER.findall(folded.replace(",", "")))
+        self.numbers.update(numbers)
+        return folded
 
     def add_value(self, value: Any) -> None:
         if isinstance(value, dict):
             for key, item in value.items():
                 self.add_value(item)
-                self.texts.add(canonical_text(key).casefold())
+                if type(key) is str:
+                    self.texts.add(_folded(key)[0])
         elif isinstance(value, list):
             for item in value:
                 self.add_value(item)
@@ -61,22 +68,32 @@ class _Shown:
         elif isinstance(value, int | float):
             self.numbers.add(float(value))
         else:
-            self.texts.add(canonical_text(value).casefold())
-            self.add_text(str(value))
+            self.texts.add(self.add_text(str(value)))
 
     def knows(self, value: Any) -> bool:
         if isinstance(value, bool) or value is None:
             return True  # flags and nulls carry no value to remember
+        for is_text, shown in self.pending:
+            self.add_text(shown) if is_text else self.add_value(shown)
+        self.pending.clear()
         if isinstance(value, int | float):
             return float(value) in self.numbers
         text = canonical_text(value).casefold()
         if not text or text in self.texts:
             return True
         pattern = _phrase(text)
-        return any(pattern.search(part) for part in self.prose)
+        return any(text in part and pattern.search(part) for part in self.prose)
 
     def copy(self) -> _Shown:
         return _Shown(set(self.numbers), set(self.texts), list(self.prose))
+
+
+@lru_cache(maxsize=1 << 16)
+def _folded(text: str) -> tuple[str, tuple[float, ...]]:
+    """Text as the rules compare it (canonical, case-blind) and the numbers in it; texts repeat across episodes."""
+    folded = canonical_text(text).casefold()
+    digits = any(c.isdigit() for c in folded)
+    return folded, tuple(float(n) for n in _NUMBER.findall(folded.replace(",", ""))) if digits else ()
 
 
 @lru_cache(maxsize=4096)
@@ -131,10 +148,10 @@ def classify_calls(
         if found is not None:
             out.append((call["seq"], found))
         if call.get("outcome") == "ok":
-            shown.add_value(call.get("result"))
+            shown.show(call.get("result"))
         for key in ("text", "error"):
             if isinstance(call.get(key), str):
-                shown.add_text(call[key])
+                shown.show(call[key], text=True)
     return out
 
 
