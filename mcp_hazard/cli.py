@@ -138,7 +138,29 @@ def build_parser() -> argparse.ArgumentParser:
                        help="HTTP: release an episode idle this long (ended ones after min(TTL, 60 s)); "
                        "traces stay on disk (default 600)")  # fmt: skip
 
-    commands.add_parser("schema", help="print the JSON Schema of the scenario format")
+    proxy = commands.add_parser("proxy", help="put hazards in front of a real MCP server (stdio or HTTP)")
+    proxy.add_argument(
+        "path", nargs="?", help="a proxy file: what hazards need to know about the server's tools, tasks"
+    )
+    proxy.add_argument("--upstream-cmd", metavar="'CMD ...'", help="the real server's command line (it speaks stdio)")
+    proxy.add_argument("--upstream-url", metavar="URL", help="the real server's Streamable HTTP endpoint")
+    proxy.add_argument("--record", metavar="CASSETTE", help="also store the server's replies in this JSONL cassette")
+    proxy.add_argument("--replay", metavar="CASSETTE", help="serve the replies in this cassette, without the server")
+    proxy.add_argument("--task", help="task id from the proxy file (default: its first; none: an open episode)")
+    proxy.add_argument("--seed", type=_seed, default=None, help="seed of the condition (default: the file's, else 0)")
+    proxy.add_argument("--trace-dir", default="runs", help="where trace files go (default: ./runs)")
+    proxy.add_argument("--episode-id", help="name of the episode and its trace file (stdio)")
+    proxy.add_argument("--agent", help="name of the agent under test, recorded in the trace (stdio)")
+    _condition_options(proxy)
+    proxy.set_defaults(profile=None)
+    proxy.add_argument("--http", type=_host_port, metavar="HOST:PORT", help="serve Streamable HTTP instead of stdio")
+    proxy.add_argument("--token", help="HTTP: every request must send 'Authorization: Bearer TOKEN' "
+                       "(default: $MCP_HAZARD_TOKEN)")  # fmt: skip
+    proxy.add_argument("--episode-ttl", type=_ttl, default=600.0, metavar="SECONDS",
+                       help="HTTP: release an episode idle this long (default 600)")  # fmt: skip
+
+    schema = commands.add_parser("schema", help="print the JSON Schema of the scenario (or proxy) file format")
+    schema.add_argument("format", nargs="?", choices=["scenario", "proxy"], default="scenario")
 
     hazards = commands.add_parser("hazards", help="list the hazard kinds, their parameters and recovery paths")
     hazards.add_argument("--json", action="store_true", help="print as JSON")
@@ -190,6 +212,11 @@ def build_parser() -> argparse.ArgumentParser:
     run.add_argument("--out", default="runs/matrix", help="run folder: traces, run log, reports (default runs/matrix)")
     run.add_argument("--no-progress", action="store_true", help="no progress bar")
     run.add_argument("--allow-python", action="store_true", help="allow `python` behaviours (runs their code)")
+    run.add_argument("--upstream-cmd", metavar="'CMD ...'", help="proxy: the real server's command line (PATHS: a "
+                     "proxy file)")  # fmt: skip
+    run.add_argument("--upstream-url", metavar="URL", help="proxy: the real server's Streamable HTTP endpoint")
+    run.add_argument("--record", metavar="CASSETTE", help="proxy: also store the server's replies in this cassette")
+    run.add_argument("--replay", metavar="CASSETTE", help="proxy: serve the replies in this cassette, no server")
     verify = commands.add_parser("verify", help="prove every hazard instance solvable (recovering) and biting (naive)")
     verify.add_argument("paths", nargs="+", help="scenario files or directories")
     verify.add_argument("--seeds", type=_seeds, default=[0, 1], help="seeds (default 0-1)")
@@ -234,6 +261,7 @@ def _command(module: str, function: str) -> Callable[[argparse.Namespace], int]:
 COMMANDS = {
     "validate": _command("mcp_hazard.commands.validate", "validate"),
     "serve": _command("mcp_hazard.commands.serve", "serve"),
+    "proxy": _command("mcp_hazard.commands.proxy", "proxy"),
     "schema": _command("mcp_hazard.commands.validate", "schema"),
     "hazards": _command("mcp_hazard.commands.hazards", "hazards"),
     "score": _command("mcp_hazard.commands.score", "score"),

@@ -126,8 +126,10 @@ def start_http_server(
     attempts: int = 3,
     extra: tuple[str, ...] = (),
     env: dict[str, str] | None = None,
+    served: tuple[str, ...] | None = None,
 ) -> HttpServer:
-    """Start the server on a free port and wait (bounded) until it accepts connections.
+    """Start the server on a free port and wait (bounded) until it accepts connections. `served` replaces
+    `serve SCENARIO_PATH` (e.g. `proxy FILE --upstream-cmd ...`).
 
     A free port can be taken by someone else between choosing and binding it, so a server that exits early is
     retried on another port a few times.
@@ -140,8 +142,9 @@ def start_http_server(
         with stderr_path.open("wb") as stderr:
             process = subprocess.Popen(
                 hazard_command(
-                    "serve", str(scenario_path), "--http", f"127.0.0.1:{port}", "--trace-dir", str(trace_dir), *extra
-                ),
+                    *(served or ("serve", str(scenario_path))), "--http", f"127.0.0.1:{port}",
+                    "--trace-dir", str(trace_dir), *extra,
+                ),  # fmt: skip
                 cwd=REPO_ROOT,
                 env=env,
                 stdin=subprocess.DEVNULL,

@@ -49,6 +49,7 @@ from mcp_hazard.server.episode import SUBMIT_TOOL
 MAX_ATTEMPTS = 6
 MAX_CANDIDATES = 3  # tools tried for one renamed step: the best fit and at most two close runners-up
 RUNNER_UP_MARGIN = 3.0  # how far below the best fit a runner-up may score and still be tried
+PAGE_KEYS = ("page", "total_pages", "next_page")
 ALTERNATIVE_ATTEMPTS = 2  # requests to one fallback or cross-check tool: the call, and one corrected or retried
 MAX_PAGES = 50
 MAX_WAIT_S = 3.0
@@ -258,9 +259,12 @@ class RecoveringAgent:
         tool = self.tools.get(name)
         where = page_argument(tool.input_schema if tool is not None else None, " ".join(hints))
         key = next((k for k, v in value.items() if isinstance(v, list)), None)
+        lines = key is None  # a paged text (one entry per line), as a proxied server's listing may be
+        if lines:
+            key = next((k for k, v in value.items() if isinstance(v, str) and k not in PAGE_KEYS), None)
         if key is None:
             return value
-        items = list(value[key])
+        items = list(value[key]) if not lines else str(value[key]).splitlines()
         page = value["next_page"]
         for _ in range(MAX_PAGES):
             if not page:
@@ -270,10 +274,10 @@ class RecoveringAgent:
             more = read_result(text_of(result), result.structured_content)
             if result.is_error or not isinstance(more, dict):
                 raise _Stuck(f"{name} page {page} failed")
-            items.extend(more.get(key) or [])
+            items.extend(str(more.get(key) or "").splitlines() if lines else more.get(key) or [])
             page = more.get("next_page")
-        merged = {k: v for k, v in value.items() if k not in ("page", "total_pages", "next_page")}
-        merged[key] = items
+        merged = {k: v for k, v in value.items() if k not in PAGE_KEYS}
+        merged[key] = "\n".join(items) if lines else items
         return merged
 
     def alternatives(
@@ -349,10 +353,28 @@ class RecoveringAgent:
         serves them fresh; `value` unchanged when none does."""
         for other in self.alternatives(tool, name, arguments, fields, said):
             second = await self.ask_alternative(client, other, arguments)
-            if isinstance(second, dict) and not stale(second) and _has_fields(second, fields):
+            if (
+                isinstance(second, dict)
+                and not stale(second)
+                and _has_fields(second, fields)
+                and _alike(value, second, fields)
+            ):
                 self.confirmed_elsewhere = True
                 return {**value, **{f: convert_field(second, f) for f in fields}}
         return value
+
+
+def _alike(value: Any, second: dict[str, Any], fields: list[str]) -> bool:
+    """Whether another tool's answer holds the same kinds of values as the stale one (text for text, a number for
+    a number): a tool that answers with a list of blobs under the same name serves something else."""
+
+    def kind(item: Any) -> str:
+        if isinstance(item, bool) or item is None:
+            return type(item).__name__
+        return "number" if isinstance(item, int | float) else type(item).__name__
+
+    first = value if isinstance(value, dict) else {}
+    return all(f not in first or kind(first[f]) == kind(convert_field(second, f)) for f in fields)
 
 
 def _render(template: Any, results: dict[str, Any]) -> Any:

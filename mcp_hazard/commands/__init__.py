@@ -6,9 +6,36 @@ into one line on stderr.
 
 from __future__ import annotations
 
+from collections.abc import Awaitable, Callable
 from typing import Any
 
+from mcp_hazard.errors import UserError
+
 EXIT_INVALID = 1
+
+
+def run_async(function: Callable[..., Awaitable[Any]], *args: Any) -> Any:
+    """`anyio.run`, with a user error raised inside a task group surfacing as itself (one line), not as a group."""
+    import anyio
+
+    try:
+        return anyio.run(function, *args)
+    except BaseExceptionGroup as group:
+        found = _user_error(group)
+        if found is not None:
+            raise found from None
+        raise
+
+
+def _user_error(group: BaseExceptionGroup[Any]) -> UserError | None:
+    for exc in group.exceptions:
+        if isinstance(exc, UserError):
+            return exc
+        if isinstance(exc, BaseExceptionGroup):
+            found = _user_error(exc)
+            if found is not None:
+                return found
+    return None
 
 
 def hazard_options(values: list[str]) -> list[Any]:

@@ -65,6 +65,11 @@ async def _check_solvable(loaded: Any, args: argparse.Namespace) -> tuple[int, l
 
 
 def schema(args: argparse.Namespace) -> int:
+    if getattr(args, "format", "scenario") == "proxy":
+        from mcp_hazard.proxy.config import proxy_json_schema
+
+        print(json.dumps(proxy_json_schema(), indent=2))
+        return 0
     from mcp_hazard.scenario.models import scenario_json_schema
 
     print(json.dumps(scenario_json_schema(), indent=2))

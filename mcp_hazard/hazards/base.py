@@ -147,6 +147,11 @@ class Hazard:
     def salt(self) -> str:
         return f"{self.index}:{self.kind}"
 
+    def changeable(self, tool: str) -> ToolSpec | None:
+        """The tool as an interface change may alter it: every argument it lists. A proxied server's tool narrows
+        this to the arguments the task's calls pass, since changing an optional one no call uses would not bite."""
+        return self.scenario.tool(tool)
+
     def view(self, view: ToolView) -> ToolView:
         """Change how a tool is listed (lasting interface changes). Default: unchanged."""
         return view
@@ -172,6 +177,13 @@ def effective_schedule(spec: HazardSpec, defaults: dict[str, Any]) -> Schedule:
     """The kind's default schedule with the keys the user set laid over it (`after_calls=1` keeps `times=2`)."""
     given = spec.schedule.model_dump(exclude_unset=True) if spec.schedule is not None else {}
     return Schedule.model_validate({**defaults, **given})
+
+
+def kinds_for(scenario: Scenario) -> dict[str, type[Hazard]]:
+    """The hazard kinds that can act on this scenario's tools: the standard ones, or those its class names (a proxied
+    server's tools are known by what the proxy file declares, not by a golden path that can be run offline)."""
+    own = type(scenario).hazard_kinds
+    return own if own is not None else REGISTRY
 
 
 def register(cls: type[Hazard]) -> type[Hazard]:

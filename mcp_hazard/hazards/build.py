@@ -12,7 +12,7 @@ from typing import Any
 from pydantic import ValidationError
 
 from mcp_hazard.errors import UserError
-from mcp_hazard.hazards.base import REGISTRY, Hazard
+from mcp_hazard.hazards.base import REGISTRY, Hazard, kinds_for
 from mcp_hazard.scenario.hazard_spec import HazardSpec
 from mcp_hazard.scenario.models import Scenario, Task
 
@@ -85,9 +85,10 @@ def all_hazards(scenario: Scenario, task: Task) -> list[HazardSpec]:
     """Every kind that applies, with its defaults. Kinds that change a tool's interface share the tools out in turn,
     since one tool cannot honour two interface changes at once."""
     specs: list[HazardSpec] = []
-    interface_kinds = sorted(k for k, cls in REGISTRY.items() if cls.changes_interface)
+    registry = kinds_for(scenario)
+    interface_kinds = sorted(k for k, cls in registry.items() if cls.changes_interface)
     taken: set[str] = set()
-    for kind, cls in sorted(REGISTRY.items()):
+    for kind, cls in sorted(registry.items()):
         tools = cls.applicable_tools(scenario, task)
         if not tools:
             continue
@@ -137,9 +138,10 @@ def applicable_options(options: list[HazardSpec | str], scenario: Scenario, task
 def check_spec(spec: HazardSpec, index: int, scenario: Scenario, task: Task) -> tuple[Hazard, set[str]]:
     """Instantiate one hazard for an episode; every bad parameter is a one-line UserError naming the hazard."""
     label = f"hazard #{index + 1} ({spec.kind})"
-    cls = REGISTRY.get(spec.kind)
+    registry = kinds_for(scenario)
+    cls = registry.get(spec.kind)
     if cls is None:
-        raise UserError(f"{label}: unknown kind; known kinds: {', '.join(sorted(REGISTRY))}")
+        raise UserError(f"{label}: unknown kind; known kinds: {', '.join(sorted(registry))}")
     try:
         params = cls.Params.model_validate(spec.params)
     except ValidationError as exc:

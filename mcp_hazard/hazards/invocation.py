@@ -28,7 +28,7 @@ def pick_change(
     hazard: Hazard, tool: str, seed: int, modes_allowed: tuple[ChangeMode, ...] = MODES
 ) -> ArgumentChange | None:
     """The change for `tool`: the declared mode and field, or a deterministic choice among those that apply."""
-    spec = hazard.scenario.tool(tool)
+    spec = hazard.changeable(tool)
     if spec is None:
         return None
     params: ChangeParams = hazard.params  # type: ignore[assignment]

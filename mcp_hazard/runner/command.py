@@ -14,7 +14,7 @@ from typing import Any
 import anyio
 
 from mcp_hazard.agents import BUILT_IN, RUNNABLE
-from mcp_hazard.commands import EXIT_INVALID
+from mcp_hazard.commands import EXIT_INVALID, run_async
 from mcp_hazard.errors import UserError
 from mcp_hazard.runner.external import agent_name
 from mcp_hazard.runner.matrix import agent_labels, plan, select_tasks
@@ -74,18 +74,58 @@ def keep_scenarios(scenarios: list[LoadedScenario], out: Path) -> None:
 
 
 def run_command(args: argparse.Namespace) -> int:
-    from mcp_hazard.scoring.aggregate import aggregate
-    from mcp_hazard.scoring.collect import score_traces
-    from mcp_hazard.scoring.report import render
+    if _proxied(args):
+        return int(run_async(_run_proxied, args))
+    scenarios = load_scenarios(args.paths, allow_python=args.allow_python)
+    cells, runner = _plan(args, scenarios, None)
+    results = anyio.run(runner.run, cells)
+    return _report(args, cells, results)
 
-    scenarios, tasks = select_tasks(
-        load_scenarios(args.paths, allow_python=args.allow_python), args.scenario or [], args.task or []
-    )
+
+def _proxied(args: argparse.Namespace) -> bool:
+    from mcp_hazard.proxy.config import is_proxy_file
+
+    flags = any(getattr(args, name, None) for name in ("upstream_cmd", "upstream_url", "replay"))
+    return flags or any(Path(path).is_file() and is_proxy_file(path) for path in args.paths)
+
+
+async def _run_proxied(args: argparse.Namespace) -> int:
+    """A matrix in front of a real server: one proxy file (its tasks), the server reached once to read its tools,
+    then every episode through its own connection (or the cassette)."""
+    from mcp_hazard.proxy.config import is_proxy_file, load_proxy_file
+    from mcp_hazard.proxy.service import ProxyService, upstream_source
+
+    files = [path for path in args.paths if Path(path).is_file() and is_proxy_file(path)]
+    if len(files) != 1 or len(args.paths) != 1:
+        raise UserError("a run through a proxy takes exactly one path: the proxy file, whose tasks it runs")
+    file = load_proxy_file(files[0])
+    if not file.model.tasks:
+        raise UserError(f"{files[0]}: the proxy file has no tasks; a run needs tasks (prompt, expected answer)")
+    service = ProxyService(source=upstream_source(file, args.upstream_cmd, args.upstream_url, args.replay),
+                           file=file, record=args.record)  # fmt: skip
+    async with service.running():
+        env = await service.discover()
+        cells, runner = _plan(args, [env.scenario], service)
+        results = await runner.run(cells)
+    return _report(args, cells, results)
+
+
+def _plan(args: argparse.Namespace, loaded: list[LoadedScenario], proxy: Any) -> tuple[list[Any], Runner]:
+    scenarios, tasks = select_tasks(loaded, args.scenario or [], args.task or [])
     defaults = INTERVENTION_AGENTS if args.intervention else DEFAULT_AGENTS
     agents = list(args.agent) if args.agent else ([] if args.agent_cmd else list(defaults))
     for name in agents:
         if name not in BUILT_IN or name == "replay":
             raise UserError(f"--agent {name!r}: built-in agents are {RUNNABLE}")
+    scripted = [name for name in agents if name != "llm"]
+    for scenario in scenarios if scripted else []:
+        blind = [t.id for t in scenario.model.tasks if not t.golden_path.steps
+                 and (tasks is None or (scenario.id, t.id) in tasks)]  # fmt: skip
+        if blind:
+            raise UserError(
+                f"--agent {scripted[0]} follows a task's golden path, and task {blind[0]!r} has none; give it a "
+                "golden_path in the proxy file, or run only --agent llm / --agent-cmd"
+            )
     commands = {agent_name(command): command for command in args.agent_cmd}
     if args.transport == "memory" and commands:
         raise UserError("--agent-cmd needs --transport stdio or http: an external program cannot reach memory")
@@ -109,9 +149,18 @@ def run_command(args: argparse.Namespace) -> int:
     keep_scenarios(scenarios, out)
     runner = Runner(
         out, transport=args.transport, concurrency=args.concurrency, timeout_s=args.timeout,
-        call_timeout_s=args.call_timeout, agent_cmds=commands, show_progress=not args.no_progress, labels=labels,
+        call_timeout_s=args.call_timeout, agent_cmds=commands, show_progress=not args.no_progress, proxy=proxy,
+        labels=labels,
     )  # fmt: skip
-    results = anyio.run(runner.run, cells)
+    return cells, runner
+
+
+def _report(args: argparse.Namespace, cells: list[Any], results: list[Any]) -> int:
+    from mcp_hazard.scoring.aggregate import aggregate
+    from mcp_hazard.scoring.collect import score_traces
+    from mcp_hazard.scoring.report import render
+
+    out = Path(args.out)
     statuses = Counter(r.status for r in results)
     # Every episode of the matrix is scored, crashed ones too: a crash is an outcome (docs/agents.md).
     scored = score_traces([str(out / "traces")], allow_python=args.allow_python)

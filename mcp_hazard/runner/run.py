@@ -13,7 +13,7 @@ from __future__ import annotations
 import json
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Literal
+from typing import TYPE_CHECKING, Literal
 
 import anyio
 from rich.console import Console
@@ -24,11 +24,14 @@ from mcp_hazard.agents.base import AgentReport, Brief, signatures_of
 from mcp_hazard.errors import UserError
 from mcp_hazard.runner.external import http_env, run_external, stdio_env
 from mcp_hazard.runner.matrix import Cell
-from mcp_hazard.runner.transports import HttpHost, Transport, open_episode, serve_command
+from mcp_hazard.runner.transports import HttpHost, Transport, episode_maker, open_episode, serve_command
 from mcp_hazard.server.episode import SUBMIT_TOOL
 from mcp_hazard.server.episodes import EpisodeRegistry
 from mcp_hazard.trace.events import AgentEnded, AgentOutcome
 from mcp_hazard.trace.writer import append_event, utc_now
+
+if TYPE_CHECKING:
+    from mcp_hazard.proxy.service import ProxyService
 
 Status = Literal["done", "skipped", "timeout", "crashed", "endpoint_error"]
 STATUS_OF: dict[AgentOutcome, Status] = {
@@ -138,8 +141,11 @@ class Runner:
         call_timeout_s: float,
         agent_cmds: dict[str, str] | None = None,
         show_progress: bool = True,
+        proxy: ProxyService | None = None,
         labels: dict[str, str] | None = None,
     ) -> None:
+        """`proxy`: the cells' scenario is a real server's tools, reached through this running ProxyService."""
+        self.proxy = proxy
         self.out = out
         self.traces = out / "traces"
         self.transport = transport
@@ -159,7 +165,8 @@ class Runner:
         stopped: UserError | None = None
         if self.transport == "http":
             scenarios = list({id(c.scenario): c.scenario for c in cells}.values())
-            self.host = HttpHost(EpisodeRegistry(scenarios, self.traces, transport="http"))
+            registry = EpisodeRegistry(scenarios, self.traces, transport="http", **episode_maker(self.proxy))
+            self.host = HttpHost(registry, self.proxy)
             async with self.host.running():
                 rest, stopped = await self._first_contact(cells)
                 if stopped is None:
@@ -265,7 +272,7 @@ class Runner:
                       signatures=signatures_of(cell.scenario.model), report=report)  # fmt: skip
         async with open_episode(
             self.transport, cell.scenario, cell.task, cell.condition, self.traces, http_host=self.host,
-            agent=cell.agent, episode_id=cell.episode_id,
+            agent=cell.agent, episode_id=cell.episode_id, proxy=self.proxy,
         ) as connected:  # fmt: skip
             await agent.run(connected.client, brief)
 
@@ -275,7 +282,8 @@ class Runner:
             return
         episode = self.host.registry.get(cell.episode_id) if self.host is not None else None
         if episode is None or episode.trace.closed:
-            registry = EpisodeRegistry([cell.scenario], self.traces, transport="http" if self.host else "stdio")
+            registry = EpisodeRegistry([cell.scenario], self.traces, transport="http" if self.host else "stdio",
+                                       **episode_maker(self.proxy))  # fmt: skip
             episode = registry.create(cell.scenario.id, cell.task, cell.condition, cell.episode_id, cell.agent)
         episode.start("none")
         episode.end("never_connected")
@@ -294,7 +302,8 @@ class Runner:
             )
             env.update(http_env(created["mcp_url"]))
         else:
-            server = serve_command(cell.scenario, cell.task, cell.condition, self.traces, cell.episode_id, cell.agent)
+            server = serve_command(cell.scenario, cell.task, cell.condition, self.traces, cell.episode_id, cell.agent,
+                                   self.proxy)  # fmt: skip
             env.update(stdio_env(server))
         log = self.out / "agent-logs" / f"{cell.episode_id}.log"
         try:

@@ -13,7 +13,7 @@ from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Literal
+from typing import TYPE_CHECKING, Any, Literal
 
 import anyio
 import httpx
@@ -26,7 +26,24 @@ from mcp_hazard.server.episodes import EpisodeRegistry, new_episode_id
 from mcp_hazard.server.http import build_http_app
 from mcp_hazard.server.stdio import single_episode_server
 
+if TYPE_CHECKING:
+    from mcp_hazard.proxy.service import ProxyService
+
 Transport = Literal["memory", "stdio", "http"]
+
+
+def episode_maker(proxy: ProxyService | None) -> dict[str, Any]:
+    """Registry options: a proxy's episodes forward calls to its server."""
+    return {} if proxy is None else {"make_episode": proxy.make_episode}
+
+
+def proxy_server(proxy: ProxyService, resolve: Any) -> Any:
+    from mcp_hazard.proxy.app import build_proxy_server
+
+    assert proxy.env is not None
+    return build_proxy_server(resolve, proxy.env.info, with_task=proxy.with_task)
+
+
 TRANSPORTS: tuple[Transport, ...] = ("memory", "stdio", "http")
 
 
@@ -44,10 +61,14 @@ def serve_command(
     trace_dir: Path,
     episode_id: str,
     agent: str | None = None,
+    proxy: ProxyService | None = None,
 ) -> list[str]:
-    """The stdio command line for one episode (also what a desktop assistant's config would hold)."""
+    """The stdio command line for one episode (also what a desktop assistant's config would hold): `serve`, or
+    `proxy` for a real server's tools."""
+    served = ["serve", scenario.path] if proxy is None else ["proxy", *([scenario.path] if scenario.path else []),
+                                                                *proxy.upstream_args()]  # fmt: skip
     command = [
-        sys.executable, "-m", "mcp_hazard", "serve", scenario.path,
+        sys.executable, "-m", "mcp_hazard", *served,
         "--task", task, "--seed", str(condition.seed), "--trace-dir", str(trace_dir), "--episode-id", episode_id,
         "--profile", condition.profile,
     ]  # fmt: skip
@@ -70,8 +91,9 @@ def free_port() -> int:
 class HttpHost:
     """A uvicorn server on 127.0.0.1 running inside the caller's event loop, for the span of a `with` block."""
 
-    def __init__(self, registry: EpisodeRegistry) -> None:
+    def __init__(self, registry: EpisodeRegistry, proxy: ProxyService | None = None) -> None:
         self.registry = registry
+        self.proxy = proxy
         self.port = 0
         self._server: uvicorn.Server | None = None
 
@@ -82,9 +104,11 @@ class HttpHost:
     @asynccontextmanager
     async def running(self) -> AsyncIterator[HttpHost]:
         self.port = free_port()
-        config = uvicorn.Config(
-            build_http_app(self.registry), host="127.0.0.1", port=self.port, log_level="warning", lifespan="on"
-        )
+        app = build_http_app(self.registry)
+        if self.proxy is not None:  # its connections live in the runner's ProxyService, already running
+            proxy = self.proxy
+            app = build_http_app(self.registry, build=lambda resolve: proxy_server(proxy, resolve))
+        config = uvicorn.Config(app, host="127.0.0.1", port=self.port, log_level="warning", lifespan="on")
         self._server = uvicorn.Server(config)
         async with anyio.create_task_group() as group:
             group.start_soon(self._server.serve)
@@ -121,19 +145,21 @@ async def open_episode(
     http_host: HttpHost | None = None,
     agent: str | None = None,
     episode_id: str | None = None,
+    proxy: ProxyService | None = None,
 ) -> AsyncIterator[Connected]:
     """Start an episode over `transport` and yield a connected client; the episode ends when the block exits."""
     if transport == "memory":
-        registry = EpisodeRegistry([scenario], trace_dir, transport="memory")
+        registry = EpisodeRegistry([scenario], trace_dir, transport="memory", **episode_maker(proxy))
         episode = registry.create(scenario.id, task, condition, episode_id, agent)
+        server = single_episode_server(episode) if proxy is None else proxy_server(proxy, lambda ctx: episode)
         try:
-            async with Client(single_episode_server(episode), mode=mode) as client:
+            async with Client(server, mode=mode) as client:
                 yield Connected(client, trace_dir / f"{episode.id}.jsonl", episode.id)
         finally:
             episode.end("disconnected")
     elif transport == "stdio":
         episode_id = episode_id or new_episode_id(scenario.id, task, condition.seed)
-        command = serve_command(scenario, task, condition, trace_dir, episode_id, agent)
+        command = serve_command(scenario, task, condition, trace_dir, episode_id, agent, proxy)
         params = StdioServerParameters(command=command[0], args=command[1:])
         async with Client(params, mode=mode) as client:
             yield Connected(client, trace_dir / f"{episode_id}.jsonl", episode_id)

@@ -6,7 +6,7 @@ import importlib
 import json
 import math
 from collections.abc import Callable, Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
 from mcp_hazard.errors import UserError
@@ -23,10 +23,12 @@ from mcp_hazard.scenario.models import (
 
 @dataclass(frozen=True)
 class ToolOutcome:
-    """What a call produced: `result` when `error` is None, else the declared error message."""
+    """What a call produced: `result` when `error` is None, else the declared error message. `raw` is the reply as a
+    real server sent it (proxy mode), served as it is unless a hazard changes the outcome."""
 
     result: Any = None
     error: str | None = None
+    raw: Any = field(default=None, compare=False, repr=False)
 
     @property
     def ok(self) -> bool:

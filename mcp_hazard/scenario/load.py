@@ -7,9 +7,9 @@ import sys
 from collections.abc import Iterable
 from dataclasses import dataclass
 from pathlib import Path as FsPath
-from typing import Any
+from typing import Any, TypeVar
 
-from pydantic import ValidationError
+from pydantic import BaseModel, ValidationError
 
 from mcp_hazard.errors import Problem, ScenarioError, UserError
 from mcp_hazard.scenario.answers import answer_matches
@@ -37,6 +37,7 @@ from mcp_hazard.scenario.replacement import replacement_problems
 from mcp_hazard.scenario.yaml_source import MAX_FILE_BYTES, Path, Positions, format_path, parse_yaml
 
 SCENARIO_SUFFIXES = (".yaml", ".yml")
+M = TypeVar("M", bound=BaseModel)
 
 
 @dataclass(frozen=True)
@@ -60,7 +61,9 @@ class GoldenRun:
     answer: Any
 
 
-class _Problems:
+class Problems:
+    """Problems found in one file, each placed at the line and column of the field it is about."""
+
     def __init__(self, file: str, positions: Positions) -> None:
         self.file, self.positions, self.items = file, positions, []  # type: ignore[var-annotated]
 
@@ -104,9 +107,14 @@ def _pydantic_message(error: Any, field: str | int) -> str:
     return message
 
 
-def _validate_model(data: Any, problems: _Problems) -> Scenario | None:
+def _validate_model(data: Any, problems: Problems) -> Scenario | None:
+    return validate_model(Scenario, data, problems)
+
+
+def validate_model(model: type[M], data: Any, problems: Problems) -> M | None:
+    """`model` validated from file data, or None with every pydantic error added to `problems` at its place."""
     try:
-        return Scenario.model_validate(data)
+        return model.model_validate(data)
     except ValidationError as exc:
         for error in exc.errors():
             loc = tuple(error["loc"])
@@ -116,19 +124,19 @@ def _validate_model(data: Any, problems: _Problems) -> Scenario | None:
         return None
 
 
-def _check_expressions(template: Any, path: Path, problems: _Problems) -> None:
+def _check_expressions(template: Any, path: Path, problems: Problems) -> None:
     for source in template_expressions(template):
         _check_expression(source, path, problems)
 
 
-def _check_expression(source: str, path: Path, problems: _Problems) -> None:
+def _check_expression(source: str, path: Path, problems: Problems) -> None:
     try:
         parse_expression(source)
     except ExpressionError as exc:
         problems.add(path, str(exc))
 
 
-def _check_tool(scenario: Scenario, tool: ToolSpec, path: Path, problems: _Problems, allow_python: bool) -> None:
+def _check_tool(scenario: Scenario, tool: ToolSpec, path: Path, problems: Problems, allow_python: bool) -> None:
     if tool.name in RESERVED_TOOL_NAMES:
         problems.add((*path, "name"), f"tool name {tool.name!r} is reserved by mcp-hazard")
     for key in ("input_schema", "output_schema"):
@@ -141,7 +149,7 @@ def _check_tool(scenario: Scenario, tool: ToolSpec, path: Path, problems: _Probl
         elif schema.get("type") != "object":
             problems.add((*path, key), "the schema's type must be 'object'")
         else:
-            _check_patterns(schema, (*path, key), problems)
+            check_patterns(schema, (*path, key), problems)
     for i, fallback in enumerate(tool.fallbacks):
         fpath = (*path, "fallbacks", i)
         other = scenario.tool(fallback.tool)
@@ -195,7 +203,7 @@ def _check_tool(scenario: Scenario, tool: ToolSpec, path: Path, problems: _Probl
                 problems.add((*bpath, "function"), str(exc).split(": ", 1)[-1])
 
 
-def _check_patterns(schema: Any, path: Path, problems: _Problems) -> None:
+def check_patterns(schema: Any, path: Path, problems: Problems) -> None:
     """Every regex in a schema must compile with RE2, which matches in linear time (patterns.py): a pattern Python's
     `re` would accept but RE2 refuses (a backreference, a lookaround) is an error here, not a stall at call time."""
     for where, pattern, is_key in schema_patterns(schema, path):
@@ -210,7 +218,7 @@ def _check_patterns(schema: Any, path: Path, problems: _Problems) -> None:
         )
 
 
-def _check_static_result(tool: ToolSpec, result: Any, error: str | None, path: Path, problems: _Problems) -> None:
+def _check_static_result(tool: ToolSpec, result: Any, error: str | None, path: Path, problems: Problems) -> None:
     if error is not None or tool.output_schema is None or template_expressions(result):
         return
     if not isinstance(result, dict):
@@ -221,7 +229,7 @@ def _check_static_result(tool: ToolSpec, result: Any, error: str | None, path: P
         problems.add(path, "result does not match output_schema: " + problem.replace("argument", "field"))
 
 
-def _check_task(scenario: Scenario, task: Task, path: Path, problems: _Problems) -> bool:
+def _check_task(scenario: Scenario, task: Task, path: Path, problems: Problems) -> bool:
     """Reference checks; returns False when the golden path cannot even be attempted."""
     ok = True
     names = {tool.name for tool in scenario.tools}
@@ -310,7 +318,7 @@ class GoldenPathError(Exception):
         super().__init__(message)
 
 
-def _check_golden(scenario: Scenario, task: Task, path: Path, problems: _Problems, allow_python: bool) -> None:
+def _check_golden(scenario: Scenario, task: Task, path: Path, problems: Problems, allow_python: bool) -> None:
     try:
         run = run_golden_path(scenario, task, allow_python=allow_python)
     except PythonNotAllowed:
@@ -330,7 +338,7 @@ def _check_golden(scenario: Scenario, task: Task, path: Path, problems: _Problem
 def parse_scenario(text: str, file: str, *, allow_python: bool = False) -> Scenario:
     """Validate scenario text completely; raise ScenarioError with every problem found."""
     data, positions = parse_yaml(text, file)
-    problems = _Problems(file, positions)
+    problems = Problems(file, positions)
     if not isinstance(data, dict):
         problems.add((), "a scenario file must be a mapping with id, title, tools and tasks")
         raise ScenarioError(problems.items)
@@ -348,7 +356,7 @@ def parse_scenario(text: str, file: str, *, allow_python: bool = False) -> Scena
         for where, message, at_key in replacement_problems(tool, taken):
             problems.add(("tools", i, "replacement", *where), message, at_key=at_key)
         if tool.replacement is not None and isinstance(tool.replacement.input_schema, dict):
-            _check_patterns(tool.replacement.input_schema, ("tools", i, "replacement", "input_schema"), problems)
+            check_patterns(tool.replacement.input_schema, ("tools", i, "replacement", "input_schema"), problems)
         if tool.replacement is not None:
             taken.add(tool.replacement.name)
     seen_tasks: set[str] = set()
@@ -366,7 +374,7 @@ def parse_scenario(text: str, file: str, *, allow_python: bool = False) -> Scena
     return scenario
 
 
-def _check_declared_hazards(scenario: Scenario, problems: _Problems) -> None:
+def _check_declared_hazards(scenario: Scenario, problems: Problems) -> None:
     """Hazards a file offers must be valid for every task they apply to: unknown kinds, tools or params are errors."""
     from mcp_hazard.hazards.build import check_spec
 
@@ -389,7 +397,8 @@ def _check_declared_hazards(scenario: Scenario, problems: _Problems) -> None:
                     problems.add(("tools", k, "hazards", j), str(exc).split(": ", 1)[-1])
 
 
-def load_scenario(path: str | FsPath, *, allow_python: bool = False) -> LoadedScenario:
+def read_source(path: str | FsPath) -> tuple[bytes, str]:
+    """A user's file as bytes (for its hash) and text, never more than the size limit; one-line errors otherwise."""
     file = str(path)
     try:
         with open(path, "rb") as handle:  # never read more than the limit, however large the file
@@ -404,6 +413,12 @@ def load_scenario(path: str | FsPath, *, allow_python: bool = False) -> LoadedSc
         text = raw.decode("utf-8")
     except UnicodeDecodeError as exc:
         raise ScenarioError([Problem(file, None, None, "", f"not UTF-8 text (byte {exc.start})")]) from None
+    return raw, text
+
+
+def load_scenario(path: str | FsPath, *, allow_python: bool = False) -> LoadedScenario:
+    file = str(path)
+    raw, text = read_source(path)
     if allow_python:  # modules named by `python` behaviours may sit next to the scenario file
         folder = str(FsPath(path).resolve().parent)
         if folder not in sys.path:

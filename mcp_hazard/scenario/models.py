@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from typing import Annotated, Any, Literal
+from typing import Annotated, Any, ClassVar, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, model_validator
 
@@ -215,6 +215,9 @@ class Generated(Strict):
 
 class Scenario(Strict):
     """One tool environment and its tasks."""
+
+    hazard_kinds: ClassVar[dict[str, Any] | None] = None
+    """The hazard kinds for this kind of environment, by name; None: the standard registry (hazards/base.py)."""
 
     format: Literal[1] = Field(default=1, description="Version of this file format.")
     id: Identifier

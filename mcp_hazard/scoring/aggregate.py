@@ -311,22 +311,26 @@ def aggregate(
 ) -> dict[str, Any]:
     """The whole report as JSON-ready data (schema: docs/scoring.md, `report_schema_version`). `unscorable`: the
     traces found but not scored (`Scored.unscorable`), listed so that they are not silently missing."""
-    scores = list(scores)
-    failures = Counter(f.failure for s in scores for f in s.failures)
+    every = list(scores)
+    # Success needs an answer to judge: a proxied server's episode without an expected answer counts for recovery,
+    # premature answers and the taxonomy, never in a success rate.
+    scores = [s for s in every if s.judged]
+    failures = Counter(f.failure for s in every for f in s.failures)
     episode_failures = Counter(s.episode_failure or "solved" for s in scores)
-    calls = sum(s.calls for s in scores)
-    golden = sum(s.golden_length for s in scores)
+    calls = sum(s.calls for s in every)
+    golden = sum(s.golden_length for s in every)
     trials = _trials(scores)
     return {
         "report_schema_version": REPORT_SCHEMA_VERSION,
         "generated_by": f"mcp-hazard {__version__}",
-        "episodes": len(scores),
+        "episodes": len(every),
+        "not_judged": len(every) - len(scores),
         "overall": rate(sum(s.correct for s in scores), len(scores)),
-        "premature": rate(sum(s.premature for s in scores), len(scores)),
+        "premature": rate(sum(s.premature for s in every), len(every)),
         "groups": _groups(scores),
-        "recovery": _recovery(scores),
-        "recovery_by_condition": _recovery_by_condition(scores),
-        "agent_outcomes": _agent_outcomes(scores),
+        "recovery": _recovery(every),
+        "recovery_by_condition": _recovery_by_condition(every),
+        "agent_outcomes": _agent_outcomes(every),
         "robustness": _robustness(scores, trials),
         "intervention_robustness": _intervention_robustness(scores, trials),
         "hint_gain": _hint_gain(scores, trials),
@@ -341,7 +345,7 @@ def aggregate(
             "redundant_calls": sum(s.redundant_calls for s in scores),
         },
         **_research(scores, trials),
-        "per_episode": episode_rows(scores, trials),
+        "per_episode": episode_rows(every, trials),
         "unscorable": unscorable or [],
         "warnings": warnings or [],
     }

@@ -28,6 +28,8 @@ from pathlib import Path
 from typing import Any
 
 from mcp_hazard.errors import ScenarioError, UserError
+from mcp_hazard.proxy.config import LoadedProxyFile, is_proxy_file, load_proxy_file
+from mcp_hazard.proxy.environment import scenario_from_trace
 from mcp_hazard.scenario.load import SCENARIO_SUFFIXES, LoadedScenario, load_scenario
 from mcp_hazard.scoring.episode import EpisodeScore, score_episode
 from mcp_hazard.trace.reader import read_trace
@@ -115,8 +117,8 @@ class ScenarioFinder:
             self.folders.append(path)
         self._hashes: dict[Path, str | None] = {}
         self._listing: dict[Path, list[Path]] = {}
-        self._loaded: dict[Path, LoadedScenario | str] = {}
-        self._found: dict[tuple[str, str, str, Path], tuple[LoadedScenario | None, str]] = {}
+        self._loaded: dict[Path, LoadedScenario | LoadedProxyFile | str] = {}
+        self._found: dict[tuple[str, str, str, Path], tuple[LoadedScenario | LoadedProxyFile | None, str]] = {}
 
     def _hash(self, file: Path) -> str | None:
         key = file.resolve()
@@ -136,11 +138,14 @@ class ScenarioFinder:
                 self._listing[key] = []
         return self._listing[key]
 
-    def _load(self, file: Path) -> LoadedScenario | str:
+    def _load(self, file: Path) -> LoadedScenario | LoadedProxyFile | str:
         key = file.resolve()
         if key not in self._loaded:
             try:
-                self._loaded[key] = load_scenario(file, allow_python=self.allow_python)
+                if is_proxy_file(file):
+                    self._loaded[key] = load_proxy_file(str(file))
+                else:
+                    self._loaded[key] = load_scenario(file, allow_python=self.allow_python)
             except ScenarioError as exc:
                 self._loaded[key] = f"scenario file {file} cannot be used: {exc.problems[0]}"
         return self._loaded[key]
@@ -159,7 +164,9 @@ class ScenarioFinder:
                 out.append(candidate)
         return out
 
-    def find(self, scenario_id: str, path: str, sha: str, trace: Path) -> tuple[LoadedScenario | None, str]:
+    def find(
+        self, scenario_id: str, path: str, sha: str, trace: Path
+    ) -> tuple[LoadedScenario | LoadedProxyFile | None, str]:
         """(the scenario, "") when the exact file is found; (scenario, note) when a changed one is used; (None,
         reason) when none can be used."""
         where = trace.resolve().parent
@@ -168,18 +175,20 @@ class ScenarioFinder:
             self._found[key] = self._find(scenario_id, path, sha, where)
         return self._found[key]
 
-    def _find(self, scenario_id: str, path: str, sha: str, where: Path) -> tuple[LoadedScenario | None, str]:
+    def _find(
+        self, scenario_id: str, path: str, sha: str, where: Path
+    ) -> tuple[LoadedScenario | LoadedProxyFile | None, str]:
         problems: list[str] = []
         recorded = self._recorded(path, where) if path else []
         searched = [*self.folders, *(folder / "scenarios" for folder in [where, *where.parents])]
 
-        def usable(file: Path) -> LoadedScenario | None:
+        def usable(file: Path) -> LoadedScenario | LoadedProxyFile | None:
             loaded = self._load(file)
             if isinstance(loaded, str):
                 problems.append(loaded)
                 return None
-            if loaded.id != scenario_id:
-                problems.append(f"scenario file {file} holds scenario {loaded.id!r}, not {scenario_id!r}")
+            if loaded.model.id != scenario_id:
+                problems.append(f"scenario file {file} holds scenario {loaded.model.id!r}, not {scenario_id!r}")
                 return None
             return loaded
 
@@ -196,7 +205,7 @@ class ScenarioFinder:
             by_id = [f for folder in self.folders for f in self._files(folder) if f not in recorded]
             for file in [*by_id, *recorded]:
                 loaded = self._load(file)
-                if not isinstance(loaded, str) and loaded.id == scenario_id:
+                if not isinstance(loaded, str) and loaded.model.id == scenario_id:
                     return loaded, f"scenario {loaded.path} changed since this trace was recorded (sha256 differs)"
                 if file in recorded:
                     usable(file)  # only to record why it cannot be used
@@ -296,7 +305,21 @@ def _score_traces(paths: list[str], *, folders: list[str], allow_python: bool) -
         scored.warnings.extend(trace.warnings)
         started = trace.started or first
         ref = _mapping(started.get("scenario"))
-        loaded, note = finder.find(str(ref.get("id")), str(ref.get("path") or ""), str(ref.get("sha256") or ""), file)
+        loaded: Any
+        if isinstance(started.get("upstream"), dict) and not ref.get("sha256"):
+            loaded, note = None, ""  # a proxy with no file: the trace holds all there is
+        else:
+            loaded, note = finder.find(str(ref.get("id")), str(ref.get("path") or ""), str(ref.get("sha256") or ""),
+                                       file)  # fmt: skip
+            if loaded is None:
+                pass
+            elif isinstance(started.get("upstream"), dict) != isinstance(loaded, LoadedProxyFile):
+                loaded, note = None, f"{file}: the file found for {ref.get('id')!r} is not the kind this trace ran"
+        if isinstance(started.get("upstream"), dict) and (loaded is not None or not ref.get("sha256")):
+            try:
+                loaded = scenario_from_trace(started, loaded)
+            except ScenarioError as exc:
+                loaded, note = None, f"{file}: {exc}"
         if loaded is None:
             index, count = missing.get(note, (len(scored.warnings), 0))
             if count == 0:

@@ -13,6 +13,7 @@ FAILURE_CLASSES = (
     "incorrect_known_value",
     "injected",
     "server_fault",
+    "upstream_failure",
 )
 EPISODE_FAILURES = ("agent_crashed", "endpoint_error", "timeout", "no_answer", "gave_up", "invented", "wrong_answer")
 """Why an episode failed. The first three come from the trace's `agent_ended` event and apply when no answer was

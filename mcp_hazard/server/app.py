@@ -48,7 +48,7 @@ class HazardServer(Server[Any]):
         )
 
 
-def _notifier(ctx: ServerRequestContext[Any, Any], episode: Episode) -> Any:
+def notifier(ctx: ServerRequestContext[Any, Any], episode: Episode) -> Any:
     async def notify() -> bool:
         """Announce a changed tool list in the request's era; False when the client could not be told."""
         try:
@@ -83,7 +83,9 @@ def build_server(resolve: Resolver) -> Server[Any]:
         episode = episode_for(ctx)
         try:
             arguments = params.arguments if params.arguments is not None else {}
-            return await episode.call_tool(params.name, arguments, _notifier(ctx, episode))
+            return await episode.call_tool(params.name, arguments, notifier(ctx, episode))
+        except MCPError:  # a proxied server's own protocol error, already traced: passed on as it came
+            raise
         except Exception as exc:  # last line of defence: a fault is an isError result, never a protocol error
             log.exception("tool call crashed", tool=params.name, episode=episode.id)
             return error_result(f"Internal error in tool '{params.name}': {type(exc).__name__}")

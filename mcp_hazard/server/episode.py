@@ -108,6 +108,15 @@ def describe_hazard(hazard: Hazard, targets: set[str]) -> dict[str, Any]:
     }
 
 
+class ToolCallFailed(Exception):
+    """A tool's implementation failed with a protocol error (a proxied server's JSON-RPC error, a lost connection):
+    the call is traced with `outcome` and `detail`, then `error` reaches the client as that JSON-RPC error."""
+
+    def __init__(self, outcome: str, detail: str, error: Exception) -> None:
+        super().__init__(detail)
+        self.outcome, self.detail, self.error = outcome, detail, error
+
+
 class Episode:
     def __init__(
         self,
@@ -172,6 +181,15 @@ class Episode:
 
     # -- lifecycle -------------------------------------------------------------------------------------------------
 
+    def upstream_record(self) -> dict[str, Any] | None:
+        """The real server behind the episode, for `episode_started` (proxy mode); None for a scenario's tools."""
+        return None
+
+    @property
+    def takes_answer(self) -> bool:
+        """Whether the episode serves `submit_answer` (a proxied server with no task to answer does not)."""
+        return True
+
     def start(self, protocol_version: str) -> None:
         """Write `episode_started` on the first request, when the protocol version is known."""
         if self.started:
@@ -186,6 +204,7 @@ class Episode:
             protocol_version=protocol_version,
             hazards=[describe_hazard(hazard, targets) for hazard, targets in self.hazards],
             run=ev.RunInfo(episode_id=self.id, transport=self.transport, agent=self.agent),  # type: ignore[arg-type]
+            upstream=self.upstream_record(),
         )
         log.info("episode started", episode=self.id, scenario=self.scenario.id, task=self.task.id)
         for fields in self._early_refusals:
@@ -241,7 +260,8 @@ class Episode:
     def served_tools(self) -> list[types.Tool]:
         views = {view.name: view for view in self.views()}
         tools = [self._tool(surface, views[surface.inner]) for surface in self.surfaces()]
-        tools.append(types.Tool(name=SUBMIT_TOOL, description=SUBMIT_DESCRIPTION, input_schema=SUBMIT_SCHEMA))
+        if self.takes_answer:
+            tools.append(types.Tool(name=SUBMIT_TOOL, description=SUBMIT_DESCRIPTION, input_schema=SUBMIT_SCHEMA))
         return tools
 
     def _tool(self, surface: Surface, view: ToolView) -> types.Tool:
@@ -309,7 +329,7 @@ class Episode:
             slot = self._next_slot(tool)
             return self._record(tool, slot, _preview(arguments), began, "invalid_arguments",
                                 error=f"Invalid {oversized}")  # fmt: skip
-        if name == SUBMIT_TOOL:
+        if name == SUBMIT_TOOL and self.takes_answer:
             return self._submit(arguments, self._next_slot(name))
         resolved = self._resolve(name)
         if resolved is None:
@@ -355,21 +375,43 @@ class Episode:
             message, hint = served(rejection.message), served(rejection.hint) if rejection.hint else None
             self._record(spec.name, slot, arguments, began, "rejected", error=message, hazards=touched, inner=below)
             return error_result(message, self._hint(hint))
-        problem = argument_problem(spec.input_schema, verdict.arguments)
+        problem = argument_problem(spec.input_schema, verdict.arguments) if self.checks_arguments else None
         if problem:
             return self._record(spec.name, slot, arguments, began, "invalid_arguments",
                                 error=served(f"Invalid {problem}"), hazards=touched, inner=below)  # fmt: skip
         try:
-            outcome = run_behaviour(spec, verdict.arguments, allow_python=self.allow_python)
+            outcome = await self.execute(spec, verdict.arguments)
+        except anyio.get_cancelled_exc_class():  # the client gave up on a call a real server was still running
+            with anyio.CancelScope(shield=True):
+                self._record(spec.name, slot, arguments, began, "cancelled", error="cancelled by the client",
+                             hazards=touched, inner=below)  # fmt: skip
+            raise
         except BehaviourFault as exc:
             return self._fault(spec.name, slot, arguments, began, str(exc), inner=below)
+        except ToolCallFailed as exc:  # the implementation answered with a protocol error: traced, then passed on
+            self._record(spec.name, slot, arguments, began, exc.outcome, error=exc.detail, hazards=touched,
+                         inner=below)  # fmt: skip
+            raise exc.error from None
         except Exception as exc:  # the server must survive any argument: a fault is traced, never raised
             log.exception("behaviour crashed", tool=name, episode=self.id)
             return self._fault(spec.name, slot, arguments, began, f"{type(exc).__name__}: {exc}", inner=below)
+        if not outcome.ok and not self.checks_arguments and argument_problem(spec.input_schema, verdict.arguments):
+            # refused by a real server, and its listed schema says why: the agent's doing, not the server's
+            return self._deliver(spec, view, slot, arguments, began, outcome, None, [], touched, below,
+                                 label="invalid_arguments")  # fmt: skip
         after = self.engine.after(call, outcome)
         touched.extend(after.touched)
         hints = [served(hint) for hint in after.hints]
-        return self._deliver(spec, view, slot, arguments, began, after.outcome, after.text, hints, touched, below)
+        return self._deliver(spec, view, slot, arguments, began, after.outcome, after.text, hints, touched, below,
+                             original=outcome)  # fmt: skip
+
+    checks_arguments: bool = True
+    """Refuse a call whose arguments do not fit the tool's schema before running it. A proxy passes such calls on
+    (the real server has the last word) and only labels a refusal that follows as `invalid_arguments`."""
+
+    async def execute(self, spec: ToolSpec, arguments: dict[str, Any]) -> ToolOutcome:
+        """Run the tool: the scenario's behaviour here; a proxy forwards the call to the real server."""
+        return run_behaviour(spec, arguments, allow_python=self.allow_python)
 
     def _served_terms(self, name: str | None) -> Callable[[str], str]:
         """Messages from below name arguments as the tool below knows them; under interventions the agent knows
@@ -405,11 +447,17 @@ class Episode:
         hints: list[str],
         touched: list[int],
         below: Any = None,
+        *,
+        label: str = "error",
+        original: ToolOutcome | None = None,
     ) -> types.CallToolResult:
         if not outcome.ok:
-            self._record(spec.name, slot, arguments, began, "error", error=outcome.error, hazards=touched, inner=below)
-            return error_result(str(outcome.error))
+            self._record(spec.name, slot, arguments, began, label, error=outcome.error, hazards=touched, inner=below)
+            return outcome.raw if outcome.raw is not None else error_result(str(outcome.error))
         result = outcome.result
+        if outcome.raw is not None and text is None and not (hints and self.guided):  # a reply no hazard touched
+            self._record(spec.name, slot, arguments, began, "ok", result=result, hazards=touched, inner=below)
+            return outcome.raw
         structured = result if isinstance(result, dict) and text is None else None
         if view.output_schema is not None:
             bad = argument_problem(view.output_schema, result) if structured is not None else "result is not an object"
@@ -419,10 +467,18 @@ class Episode:
         if self.restatement is not None and structured is not None:
             result = structured = self.restatement.restate(structured)
         self._record(spec.name, slot, arguments, began, "ok", result=result, text=text, hazards=touched, inner=below)
+        shown = [hint for hint in hints if self.guided]
+        return self._present(view, result, text, structured, shown, original)
+
+    def _present(
+        self, view: ToolView, result: Any, text: str | None, structured: Any, hints: list[str],
+        original: ToolOutcome | None,
+    ) -> types.CallToolResult:  # fmt: skip
+        """A result as served: the text (or the result as JSON), then the hints; a proxy keeps the server's form."""
         content: list[types.ContentBlock] = [
             types.TextContent(type="text", text=text if text is not None else _text(result))
         ]
-        content.extend(types.TextContent(type="text", text=f"Hint: {hint}") for hint in hints if self.guided)
+        content.extend(types.TextContent(type="text", text=f"Hint: {hint}") for hint in hints)
         return types.CallToolResult(content=content, structured_content=structured)
 
     def _fault(

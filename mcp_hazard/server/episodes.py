@@ -78,6 +78,8 @@ class EpisodeRegistry:
         allow_python: bool = False,
         ttl: float | None = None,
         clock: Callable[[], float] = time.monotonic,
+        make_episode: Callable[..., Episode] = Episode,
+        default_condition: Condition | None = None,
     ) -> None:
         """`ttl=None` never releases an episode (one run's in-process host); a server passes --episode-ttl.
 
@@ -90,6 +92,8 @@ class EpisodeRegistry:
         self.allow_python = allow_python
         self.ttl = ttl
         self.clock = clock
+        self.make_episode = make_episode  # a proxy's episodes forward calls to a real server
+        self.default_condition = default_condition or Condition()  # for a request that names no condition
         self.episodes: dict[str, Episode] = {}
         self.last_seen: dict[str, float] = {}
         self.order: dict[str, int] = {}
@@ -124,7 +128,7 @@ class EpisodeRegistry:
         if task is None:
             known = ", ".join(t.id for t in scenario.model.tasks)
             raise UserError(f"scenario {scenario_id!r} has no task {task_id!r}; its tasks: {known}")
-        condition = condition or Condition()
+        condition = condition or self.default_condition
         if episode_id is None:
             episode_id = new_episode_id(scenario.id, task.id, condition.seed)
             while episode_id in self.episodes or self.trace_path(episode_id).exists():
@@ -140,7 +144,7 @@ class EpisodeRegistry:
                 f"episode {episode_id!r} already has a trace ({episode_id}.jsonl in the trace directory); "
                 "traces are never appended to or overwritten: pick another id"
             )
-        episode = Episode(
+        episode = self.make_episode(
             episode_id=episode_id,
             scenario=scenario,
             task=task,

@@ -13,7 +13,8 @@ rule and the optional bearer token (access.py). Episodes are released from memor
 from __future__ import annotations
 
 import json
-from contextlib import asynccontextmanager
+from collections.abc import Callable
+from contextlib import AbstractAsyncContextManager, AsyncExitStack, asynccontextmanager
 from typing import Any
 
 import anyio
@@ -135,7 +136,7 @@ class _EpisodeGate:
                     fields["interventions"] = request.query_params.getlist("intervention")
                 if "seed" in fields:
                     fields["seed"] = int(fields["seed"]) if str(fields["seed"]).isdigit() else fields["seed"]
-                condition = parse_condition(fields)
+                condition = parse_condition(fields) if fields else None
                 self.registry.create(
                     query.get("scenario"), query.get("task"), condition, episode_id, query.get("agent")
                 )
@@ -166,8 +167,18 @@ def _page_args(request: Request) -> tuple[int, int | None] | JSONResponse:
     return min(int(limit_text), MAX_PAGE), int(cursor_text) if cursor_text is not None else None
 
 
-def build_http_app(registry: EpisodeRegistry, *, host: str = "127.0.0.1", token: str | None = None) -> ASGIApp:
-    """The episode API plus one MCP endpoint per episode, behind the Host/Origin rule and the optional token."""
+def build_http_app(
+    registry: EpisodeRegistry,
+    *,
+    host: str = "127.0.0.1",
+    token: str | None = None,
+    build: Callable[[Any], Any] = build_server,
+    around: Callable[[], AbstractAsyncContextManager[Any]] | None = None,
+) -> ASGIApp:
+    """The episode API plus one MCP endpoint per episode, behind the Host/Origin rule and the optional token.
+
+    `build` makes the MCP server from an episode resolver (a proxy serves a real server's tools); `around` is held
+    open for the app's life (a proxy's connections to the real server live in it)."""
 
     def resolve(ctx: Any) -> Episode:
         request = ctx.request
@@ -177,7 +188,7 @@ def build_http_app(registry: EpisodeRegistry, *, host: str = "127.0.0.1", token:
             raise EpisodeNotFound(f"no episode {episode_id!r}")
         return episode
 
-    server = build_server(resolve)
+    server = build(resolve)
     security = security_for(host)
     # The SDK reaps its own idle sessions after the same TTL, so a client that vanished without DELETE is freed too.
     manager = StreamableHTTPSessionManager(
@@ -220,7 +231,8 @@ def build_http_app(registry: EpisodeRegistry, *, host: str = "127.0.0.1", token:
         if not isinstance(payload, dict):
             return _problem(400, "body must be a JSON object with scenario, task and condition fields such as seed")
         try:
-            condition = parse_condition(_condition_fields(payload))
+            fields = _condition_fields(payload)
+            condition = parse_condition(fields) if fields else None  # none named: the server's default
             episode = registry.create(
                 payload.get("scenario"), payload.get("task"), condition, payload.get("episode_id"), payload.get("agent")
             )
@@ -285,7 +297,11 @@ def build_http_app(registry: EpisodeRegistry, *, host: str = "127.0.0.1", token:
 
     @asynccontextmanager
     async def lifespan(app: Starlette):
-        async with manager.run(), anyio.create_task_group() as group:
+        async with AsyncExitStack() as stack:
+            if around is not None:
+                await stack.enter_async_context(around())
+            await stack.enter_async_context(manager.run())
+            group = await stack.enter_async_context(anyio.create_task_group())
             if registry.ttl is not None:
                 group.start_soon(sweeper)
             try:

@@ -106,8 +106,9 @@ class CheckedLines:
             await self.replies.send(SessionMessage(error))
 
 
-async def serve_stdio(episode: Episode) -> None:
-    server = single_episode_server(episode)
+async def serve_stdio(episode: Episode, server: Any = None) -> None:
+    """Serve `episode` on this process's stdin/stdout; `server` replaces the scenario server (a proxy's)."""
+    server = server if server is not None else single_episode_server(episode)
     lines = CheckedLines(_claim_stdin(), episode)
     try:
         async with anyio.create_task_group() as group:

@@ -51,6 +51,9 @@ class EpisodeStarted(_Event):
     protocol_version: str
     hazards: list[dict[str, Any]] = Field(default_factory=list)
     run: RunInfo
+    # Proxy mode: the real server behind the episode (how it was reached, its name and version, its protocol version,
+    # the tools it listed). Left out for a scenario's own tools.
+    upstream: dict[str, Any] | None = Field(default=None, exclude_if=lambda value: value is None)
 
 
 class ToolsListed(_Event):
@@ -65,7 +68,12 @@ class TaskRead(_Event):
     via: Literal["prompt", "resource"]
 
 
-Outcome = Literal["ok", "error", "invalid_arguments", "unknown_tool", "rejected", "cancelled", "fault"]
+Outcome = Literal[
+    "ok", "error", "invalid_arguments", "unknown_tool", "rejected", "cancelled", "fault", "upstream_error"
+]
+"""`error`: the tool answered with an error result (a scenario's declared error, or a proxied server's isError);
+`rejected`: an injected hazard refused the call; `fault`: the scenario's behaviour broke; `upstream_error`: a proxied
+server failed at the protocol level (a JSON-RPC error, a lost connection, a reply missing from a cassette)."""
 
 
 class ToolCalled(_Event):
@@ -104,6 +112,8 @@ class ListChanged(_Event):
 
     type: Literal["list_changed"] = "list_changed"
     delivered: bool
+    # Proxy mode: `upstream` when the real server changed its list (a hazard's change is announced without it).
+    source: str | None = Field(default=None, exclude_if=lambda value: value is None)
 
 
 class AnswerSubmitted(_Event):
@@ -212,6 +222,8 @@ def comparable(event: dict[str, Any]) -> dict[str, Any]:
     """An event with its volatile fields removed: what must match between two runs of one condition. Empty
     condition fields count as absent, so a trace recorded before a field existed still compares."""
     kept = {key: value for key, value in event.items() if key not in VOLATILE_FIELDS}
+    if isinstance(kept.get("upstream"), dict):  # how a proxied server was reached: live, or from its cassette
+        kept["upstream"] = {k: v for k, v in kept["upstream"].items() if k != "via"}
     if isinstance(kept.get("condition"), dict):
         kept["condition"] = {k: v for k, v in kept["condition"].items() if v != []}
     return kept

@@ -215,10 +215,19 @@ def test_answers_in_sentences_are_judged_on_the_value_they_assert(
 
 
 def test_an_answer_without_any_number_invents_nothing() -> None:
-    score = Builder("fare-in-dollars").answer("Your final answer to the task, as text.").score()
+    score = Builder("fare-in-dollars").answer("Nothing found").score()
     assert (score.correct, score.answer_rule, score.episode_failure) == (False, "no_candidate", "wrong_answer")
     invented = Builder("fare-in-dollars").answer("It costs USD 999.").score()
     assert (invented.answer_rule, invented.episode_failure) == ("numeric-in-sentence", "invented")
+
+
+def test_an_answer_copying_the_submit_tools_description_invents_nothing() -> None:
+    """Small models copy the `answer` argument's description; seen on SmolLM2-135M over llama-cpp-python."""
+    for task in ("fare-class", "fare-in-dollars"):
+        score = Builder(task).answer("Your final answer to the task, as text.").score()
+        assert (score.correct, score.answer_rule, score.episode_failure) == (False, "placeholder", "wrong_answer")
+    made_up = Builder("fare-class").answer("Premium Plus").score()
+    assert made_up.episode_failure == "invented"
 
 
 def test_an_unsubmitted_answer_has_the_no_answer_rule() -> None:

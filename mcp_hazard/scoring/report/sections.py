@@ -77,6 +77,10 @@ def headline(report: dict[str, Any]) -> Section:
         ["agents", ", ".join(f.text(a) for a in agents) if 0 < len(agents) <= 6 else str(len(agents))],
         ["conditions", str(len(conditions))],
     ]
+    not_judged = report.get("not_judged")
+    if isinstance(not_judged, int) and not_judged:
+        shown = f"{not_judged} (tasks with no expected answer: in no success rate; recovery and failures count)"
+        rows.insert(2, ["not judged", shown])
     unscorable = report.get("unscorable")
     if isinstance(unscorable, list) and unscorable:
         rows.append(["unscorable traces", f"{len(unscorable)} (not in any number above; listed below)"])

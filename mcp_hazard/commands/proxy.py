@@ -1,0 +1,101 @@
+"""`proxy`: hazards and interventions in front of a real MCP server, over stdio (one episode) or HTTP (many)."""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+from mcp_hazard.commands import hazard_options, run_async
+from mcp_hazard.errors import UserError
+
+if TYPE_CHECKING:
+    from mcp_hazard.condition import Condition
+    from mcp_hazard.proxy.config import LoadedProxyFile
+    from mcp_hazard.proxy.service import ProxyService
+
+
+def proxy(args: argparse.Namespace) -> int:
+    from mcp_hazard.proxy.config import load_proxy_file
+    from mcp_hazard.proxy.service import ProxyService, upstream_source
+
+    file = load_proxy_file(args.path) if args.path else None
+    source = upstream_source(file, args.upstream_cmd, args.upstream_url, args.replay)
+    service = ProxyService(source=source, file=file, record=args.record)
+    condition = _condition(args, file)
+    trace_dir = Path(args.trace_dir)
+    if args.http:
+        return _serve_http(args, service, condition, trace_dir)
+    run_async(_serve_stdio, args, service, condition, trace_dir)
+    return 0
+
+
+def _condition(args: argparse.Namespace, file: LoadedProxyFile | None) -> Condition:
+    """The command line's condition; where it says nothing, the proxy file's."""
+    from mcp_hazard.condition import Condition
+    from mcp_hazard.interventions import parse_intervention
+
+    base = (file.model.condition if file is not None else None) or Condition()
+    interventions = [parse_intervention(name) for name in args.intervention]
+    if "all" in interventions:
+        raise UserError("--intervention all is for `run` (one condition per intervention); name them for proxy")
+    return Condition(
+        seed=args.seed if args.seed is not None else base.seed,
+        profile=args.profile or base.profile,
+        hazards=hazard_options(args.hazard) if args.hazard else list(base.hazards),
+        interventions=interventions or list(base.interventions),
+    )
+
+
+async def _serve_stdio(args: argparse.Namespace, service: ProxyService, condition: Condition, trace_dir: Path) -> None:
+    from mcp_hazard.proxy.app import build_proxy_server
+    from mcp_hazard.proxy.episode import ProxyEpisode
+    from mcp_hazard.server.episodes import EpisodeRegistry
+    from mcp_hazard.server.stdio import serve_stdio
+
+    async with service.running():
+        env = await service.discover(keep=True)
+        registry = EpisodeRegistry([env.scenario], trace_dir, transport="stdio", make_episode=service.make_episode)
+        episode = registry.create(env.scenario.id, args.task, condition, args.episode_id, args.agent)
+        assert isinstance(episode, ProxyEpisode)
+        server = build_proxy_server(lambda ctx: episode, env.info, with_task=episode.takes_answer)
+        await serve_stdio(episode, server)
+
+
+def _serve_http(args: argparse.Namespace, service: ProxyService, condition: Condition, trace_dir: Path) -> int:
+    import uvicorn
+
+    from mcp_hazard.proxy.app import build_proxy_server
+    from mcp_hazard.server.access import token_from_env
+    from mcp_hazard.server.episodes import EpisodeRegistry
+    from mcp_hazard.server.http import LOOPBACK, build_http_app
+
+    async def discover() -> None:
+        async with service.running():
+            await service.discover()
+
+    run_async(discover)
+    env = service.env
+    assert env is not None
+    host, port = args.http
+    token = token_from_env(args.token)
+    if host not in LOOPBACK and token is None:
+        print(f"mcp-hazard: warning: serving {host} beyond loopback without --token", file=sys.stderr)
+    registry = EpisodeRegistry(
+        [env.scenario],
+        trace_dir,
+        transport="http",
+        ttl=args.episode_ttl,
+        make_episode=service.make_episode,
+        default_condition=condition,
+    )
+    app = build_http_app(
+        registry, host=host, token=token,
+        build=lambda resolve: build_proxy_server(resolve, env.info, with_task=service.with_task),
+        around=service.running,
+    )  # fmt: skip
+    print(f"mcp-hazard: proxying {env.info.name} {env.info.version} ({service.source.label()}) on "
+          f"http://{host}:{port}; create an episode with POST /episodes", file=sys.stderr)  # fmt: skip
+    uvicorn.run(app, host=host, port=port, log_level="warning")
+    return 0

@@ -1,0 +1,96 @@
+"""Replay a cassette: serve the replies a real server gave, without the server, so a run repeats exactly in CI.
+
+A cassette is JSONL: a header line `{"cassette": 1, "upstream": {...}}` (what the server said about itself), then one
+line per exchange `{"request": "METHOD PARAMS", "result": ...}` or `{..., "error": {"code", "message"}}`, with the
+progress the server reported, in the order they happened. A request is matched by its method and parameters (JSON
+with sorted keys, `_meta` left out). The n-th identical request of an episode gets the n-th recorded reply; past the
+last one, the last one again. A request the cassette never saw is answered with a JSON-RPC error (-32603) that names
+it, and traced as `upstream_error`: record it first (`--record`).
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass, field
+from typing import Any
+
+from mcp_hazard.errors import UserError
+from mcp_hazard.proxy.upstream import LOST, Progress, Upstream, UpstreamError, UpstreamInfo, request_key
+
+MAX_CASSETTE_BYTES = 256 * 1024 * 1024
+
+
+@dataclass
+class Cassette:
+    path: str
+    upstream: dict[str, Any]
+    replies: dict[str, list[dict[str, Any]]] = field(default_factory=dict)
+
+
+def load_cassette(path: str) -> Cassette:
+    """Read a cassette; a damaged one is a one-line error naming the line."""
+    try:
+        with open(path, "rb") as handle:
+            raw = handle.read(MAX_CASSETTE_BYTES + 1)
+    except OSError as exc:
+        raise UserError(f"{path}: cannot read cassette: {exc.strerror or exc}") from None
+    if len(raw) > MAX_CASSETTE_BYTES:
+        raise UserError(f"{path}: cassette is larger than {MAX_CASSETTE_BYTES} bytes")
+    try:
+        lines = raw.decode("utf-8").splitlines()
+    except UnicodeDecodeError as exc:
+        raise UserError(f"{path}: cassette is not UTF-8 text (byte {exc.start})") from None
+    cassette: Cassette | None = None
+    for number, line in enumerate(lines, start=1):
+        if not line.strip():
+            continue
+        try:
+            data = json.loads(line)
+        except json.JSONDecodeError as exc:
+            raise UserError(f"{path}:{number}:{exc.colno}: not JSON: {exc.msg}") from None
+        if cassette is None:
+            if not isinstance(data, dict) or data.get("cassette") != 1 or not isinstance(data.get("upstream"), dict):
+                raise UserError(f"{path}:{number}: not a cassette: the first line must be its header "
+                                '{"cassette": 1, "upstream": {...}} (write one with --record)')  # fmt: skip
+            cassette = Cassette(path=path, upstream=data["upstream"])
+            continue
+        if not isinstance(data, dict) or not isinstance(data.get("request"), str):
+            raise UserError(f"{path}:{number}: expected an exchange with a 'request'")
+        if "result" not in data and not isinstance(data.get("error"), dict):
+            raise UserError(f"{path}:{number}: an exchange needs a 'result' or an 'error'")
+        cassette.replies.setdefault(data["request"], []).append(data)
+    if cassette is None:
+        raise UserError(f"{path}: the cassette is empty (write one with --record)")
+    return cassette
+
+
+class ReplayUpstream(Upstream):
+    """One episode's view of a cassette: its own count of each request, so episodes replay independently."""
+
+    def __init__(self, cassette: Cassette) -> None:
+        self.cassette = cassette
+        recorded = cassette.upstream.get("via")
+        self.info = UpstreamInfo.from_json(cassette.upstream, {"cassette": cassette.path, "recorded": recorded})
+        self.seen: dict[str, int] = {}
+
+    async def request(self, method: str, params: dict[str, Any] | None = None, progress: Progress | None = None
+                      ) -> dict[str, Any]:  # fmt: skip
+        key = request_key(method, params)
+        replies = self.cassette.replies.get(key)
+        if not replies:
+            shown = key if len(key) <= 200 else key[:197] + "..."
+            raise UpstreamError(
+                LOST, f"the cassette {self.cassette.path} has no reply to {shown}; record it with --record"
+            )
+        count = self.seen.get(key, 0)
+        self.seen[key] = count + 1
+        reply = replies[min(count, len(replies) - 1)]
+        if progress is not None:
+            for step in reply.get("progress") or []:
+                if isinstance(step, list) and len(step) == 3:
+                    await progress(step[0], step[1], step[2])
+        error = reply.get("error")
+        if isinstance(error, dict):
+            raise UpstreamError(int(error.get("code", LOST)), str(error.get("message", "")))
+        result = reply.get("result")
+        return result if isinstance(result, dict) else {}

@@ -1,0 +1,141 @@
+"""The Python reference time server (mcp-server-time) behind the proxy: every hazard kind that can act on its tools
+fires, is traced and is scored; the others are refused at load with why; a recorded run replays exactly."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+from pathlib import Path
+
+import pytest
+from conftest import REPO_ROOT, hazard_command
+
+from mcp_hazard.trace.events import comparable
+
+from .support import PROXIES, events
+
+pytestmark = pytest.mark.e2e
+
+APPLICABLE = ["transient_error", "latency:seconds=3", "invocation_error", "spec_drift", "output_drift",
+              "silent_wrong_value"]  # fmt: skip
+
+
+def _run(*args: str, timeout: float = 240) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(
+        hazard_command(*args), cwd=REPO_ROOT, stdin=subprocess.DEVNULL, capture_output=True, text=True,
+        timeout=timeout,
+    )  # fmt: skip
+
+
+def _rows(out: Path) -> list[dict[str, object]]:
+    report = json.loads((out / "report.json").read_text(encoding="utf-8"))
+    return list(report["per_episode"])
+
+
+def test_every_applicable_kind_fires_and_is_scored_on_the_time_server(tmp_path: Path, time_server: str) -> None:
+    out = tmp_path / "run"
+    hazards = [arg for kind in APPLICABLE for arg in ("--hazard", kind)]
+    done = _run("run", str(PROXIES / "time.yaml"), "--upstream-cmd", time_server, "--transport", "memory",
+                "--call-timeout", "1", "--concurrency", "8", "--out", str(out), "--no-progress", *hazards)  # fmt: skip
+    assert done.returncode == 0, done.stderr
+    rows = _rows(out)
+    assert len(rows) == 2 * 2 * (1 + len(APPLICABLE))  # agents x tasks x (clean + each kind)
+    for row in rows:
+        kind = str(row["condition"]).split(":")[0]
+        fired = row["hazards_fired"]
+        if kind == "clean":
+            assert fired == [] and row["correct"], row
+            continue
+        assert kind in fired, row  # it fired on the real server's tool
+        if row["agent"] == "recovering":
+            assert row["correct"] and kind in row["hazards_recovered"], row
+        else:
+            assert not row["correct"], row  # and it bites an agent that does not recover
+    traces = list((out / "traces").glob("*.jsonl"))
+    started = events(traces[0])[0]
+    upstream = started["upstream"]
+    assert isinstance(upstream, dict)
+    assert upstream["name"] == "mcp-time" and {t["name"] for t in upstream["tools"]} == {
+        "convert_time",
+        "get_current_time",
+    }
+    rescored = _run("score", str(out), "--per-episode", str(tmp_path / "again.jsonl"))
+    assert rescored.returncode == 0, rescored.stderr
+    again = [json.loads(line) for line in (tmp_path / "again.jsonl").read_text().splitlines()]
+    assert sorted((r["episode_id"], r["correct"], r["hazards_recovered"]) for r in again) == sorted(
+        (r["episode_id"], r["correct"], r["hazards_recovered"]) for r in rows
+    )
+
+
+@pytest.mark.parametrize(
+    ("hazard", "why"),
+    [
+        ("permanent_error", "names no fallback for 'convert_time'"),
+        ("conflict", "names no independent source for 'convert_time'"),
+        ("pagination", "does not say which list of 'convert_time' to page"),
+    ],
+)
+def test_kinds_that_cannot_act_on_its_tools_are_refused_with_why(
+    tmp_path: Path, time_server: str, hazard: str, why: str
+) -> None:
+    done = _run("proxy", str(PROXIES / "time.yaml"), "--upstream-cmd", time_server, "--hazard",
+                f"{hazard}:tools=convert_time", "--trace-dir", str(tmp_path), timeout=60)  # fmt: skip
+    assert done.returncode != 0
+    lines = done.stderr.strip().splitlines()
+    assert len(lines) == 1 and why in lines[0] and "Traceback" not in done.stderr, done.stderr
+    assert not list(tmp_path.glob("*.jsonl"))  # refused before any episode was written
+
+
+def test_a_recorded_run_replays_without_the_server_and_gives_the_same_traces(tmp_path: Path, time_server: str) -> None:
+    cassette = tmp_path / "time.cassette.jsonl"
+    common = ["--hazard", "silent_wrong_value", "--no-progress", "--concurrency", "8"]
+    recorded = _run("run", str(PROXIES / "time.yaml"), "--upstream-cmd", time_server, "--record", str(cassette),
+                    "--transport", "memory", "--out", str(tmp_path / "live"), *common)  # fmt: skip
+    assert recorded.returncode == 0, recorded.stderr
+    header = json.loads(cassette.read_text().splitlines()[0])
+    assert header["cassette"] == 1 and header["upstream"]["name"] == "mcp-time"
+    # Replayed over another transport (a `proxy --replay` subprocess per episode), with no server at all.
+    replayed = _run("run", str(PROXIES / "time.yaml"), "--replay", str(cassette), "--transport", "stdio",
+                    "--out", str(tmp_path / "replay"), *common)  # fmt: skip
+    assert replayed.returncode == 0, replayed.stderr
+    live = sorted((tmp_path / "live" / "traces").glob("*.jsonl"))
+    assert len(live) == 8
+    for path in live:
+        again = tmp_path / "replay" / "traces" / path.name
+        assert [comparable(e) for e in events(path)] == [comparable(e) for e in events(again)], path.name
+        assert events(again)[0]["upstream"]["via"]["cassette"] == str(cassette)  # type: ignore[index]
+    assert _rows(tmp_path / "live") == _rows(tmp_path / "replay") or all(
+        {k: v for k, v in a.items() if k not in ("duration_s", "trace")} ==
+        {k: v for k, v in b.items() if k not in ("duration_s", "trace")}
+        for a, b in zip(_rows(tmp_path / "live"), _rows(tmp_path / "replay"), strict=True)
+    )  # fmt: skip
+
+
+def test_a_request_the_cassette_lacks_is_a_named_error_traced_as_upstream_error(tmp_path: Path) -> None:
+    cassette = tmp_path / "small.jsonl"
+    tools = [{"name": "convert_time", "inputSchema": {"type": "object", "properties": {"time": {"type": "string"}}}}]
+    cassette.write_text(
+        json.dumps({"cassette": 1, "upstream": {"name": "mcp-time", "version": "1", "protocol_version": "2025-11-25",
+                                                "capabilities": {"tools": {}}}}) + "\n"
+        + json.dumps({"request": "tools/list {}", "result": {"tools": tools}}) + "\n",
+        encoding="utf-8",
+    )  # fmt: skip
+    import anyio
+    from mcp import Client
+    from mcp.shared.exceptions import MCPError
+
+    from .support import proxy_params
+
+    async def call() -> str:
+        params = proxy_params("--replay", str(cassette), "--trace-dir", str(tmp_path), "--episode-id", "miss")
+        async with Client(params) as client:
+            try:
+                await client.call_tool("convert_time", {"time": "12:00"})
+            except MCPError as exc:
+                return exc.error.message
+        return ""
+
+    message = anyio.run(call)
+    assert "has no reply to tools/call" in message and "convert_time" in message and "--record" in message
+    called = [e for e in events(tmp_path / "miss.jsonl") if e["type"] == "tool_called"]
+    assert called[0]["outcome"] == "upstream_error" and "has no reply" in str(called[0]["error"])
