@@ -30,7 +30,7 @@ def _seed(text: str) -> int:
     return value
 
 
-def _seeds(text: str) -> list[int]:
+def parse_seeds(text: str) -> list[int]:
     """`0-19`, `1,5,9` or a mix: the seeds a check or a run covers."""
     seeds: list[int] = []
     for part in filter(None, text.split(",")):
@@ -65,6 +65,16 @@ def _positive_float(text: str) -> float:
         raise argparse.ArgumentTypeError(f"expected a number of seconds, got {text!r}") from None
     if not 0 < value <= 86_400:
         raise argparse.ArgumentTypeError(f"must be between 0 and 86400 seconds, got {value:g}")
+    return value
+
+
+def _cpus(text: str) -> float:
+    try:
+        value = float(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"expected a number of CPUs such as 1 or 0.25, got {text!r}") from None
+    if not 0 < value <= 1024:
+        raise argparse.ArgumentTypeError(f"must be more than 0 and at most 1024 CPUs, got {value:g}")
     return value
 
 
@@ -118,7 +128,9 @@ def build_parser() -> argparse.ArgumentParser:
         "--hazard", action="append", default=[], metavar="KIND[:key=value,...]",
         help="also prove these hazards solvable (repeatable; 'all' = every kind that applies); declared ones always",
     )  # fmt: skip
-    validate.add_argument("--seeds", type=_seeds, default=list(range(5)), help="seeds to check, e.g. 0-19 or 1,5,9")
+    validate.add_argument(
+        "--seeds", type=parse_seeds, default=list(range(5)), help="seeds to check, e.g. 0-19 or 1,5,9"
+    )
     validate.add_argument("--profile", choices=["strict", "guided", "guarded"], default="strict")
 
     serve = commands.add_parser("serve", help="serve episodes over stdio (one) or Streamable HTTP (many)")
@@ -158,6 +170,8 @@ def build_parser() -> argparse.ArgumentParser:
                        "(default: $MCP_HAZARD_TOKEN)")  # fmt: skip
     proxy.add_argument("--episode-ttl", type=_ttl, default=600.0, metavar="SECONDS",
                        help="HTTP: release an episode idle this long (default 600)")  # fmt: skip
+    proxy.add_argument("--sdk", action="store_true", help="stdio in front of a stdio server: go through the SDK on "
+                       "both sides instead of relaying frames (slower, the same trace)")  # fmt: skip
 
     schema = commands.add_parser("schema", help="print the JSON Schema of the scenario (or proxy) file format")
     schema.add_argument("format", nargs="?", choices=["scenario", "proxy"], default="scenario")
@@ -195,7 +209,7 @@ def build_parser() -> argparse.ArgumentParser:
                           "best-of-k and pass^k over them")  # fmt: skip
     run.add_argument("--agent-cmd", action="append", default=[], metavar="'CMD ...'",
                      help="an external agent program (repeatable); see docs/agents.md")  # fmt: skip
-    run.add_argument("--seeds", type=_seeds, default=[0], help="seeds, e.g. 1-5 or 1,3 (default 0)")
+    run.add_argument("--seeds", type=parse_seeds, default=[0], help="seeds, e.g. 1-5 or 1,3 (default 0)")
     run.add_argument("--hazard", action="append", default=None, metavar="KIND[:key=value,...]",
                      help="a hazard condition (repeatable; default all: each applicable kind alone)")  # fmt: skip
     run.add_argument("--profile", default="strict",
@@ -206,6 +220,18 @@ def build_parser() -> argparse.ArgumentParser:
     run.add_argument("--transport", choices=["memory", "stdio", "http"], default="http",
                      help="how agents reach the server (default http: one real server on 127.0.0.1)")  # fmt: skip
     run.add_argument("--concurrency", type=_positive, default=4, help="episodes at once (default 4)")
+    run.add_argument("--executor", choices=["local", "ray"], default="local",
+                     help="where episodes run: local (this process, default) or ray (one Ray task per episode; "
+                          "needs the [ray] extra, see docs/scale-out.md)")  # fmt: skip
+    run.add_argument("--ray-address", metavar="ADDR",
+                     help="the Ray cluster to join (default: RAY_ADDRESS, else a local Ray instance "
+                          "for this run)")  # fmt: skip
+    run.add_argument("--ray-num-cpus", type=_cpus, default=None, metavar="N",
+                     help="CPUs Ray reserves per episode, fractions allowed (default 1; LLM agents "
+                          "mostly wait)")  # fmt: skip
+    run.add_argument("--ray-env", action="append", default=[], metavar="NAME",
+                     help="pass this environment variable to the Ray workers too (repeatable; "
+                          "MCP_HAZARD_* always)")  # fmt: skip
     run.add_argument("--timeout", type=_positive_float, default=60.0, help="seconds per episode (default 60)")
     run.add_argument("--call-timeout", type=_positive_float, default=2.0,
                      help="seconds a reference agent waits for one tool call (default 2)")  # fmt: skip
@@ -219,7 +245,7 @@ def build_parser() -> argparse.ArgumentParser:
     run.add_argument("--replay", metavar="CASSETTE", help="proxy: serve the replies in this cassette, no server")
     verify = commands.add_parser("verify", help="prove every hazard instance solvable (recovering) and biting (naive)")
     verify.add_argument("paths", nargs="+", help="scenario files or directories")
-    verify.add_argument("--seeds", type=_seeds, default=[0, 1], help="seeds (default 0-1)")
+    verify.add_argument("--seeds", type=parse_seeds, default=[0, 1], help="seeds (default 0-1)")
     verify.add_argument("--hazard", action="append", default=None, metavar="KIND[:key=value,...]",
                         help="hazards to check (repeatable; default all)")  # fmt: skip
     verify.add_argument("--intervention", action="append", default=[], metavar="NAME",

@@ -140,11 +140,10 @@ def start_http_server(
         port = free_port()
         stderr_path = log_dir / f"server-{port}-{attempt}.stderr"
         with stderr_path.open("wb") as stderr:
+            command = hazard_command(*(served or ("serve", str(scenario_path))), "--http", f"127.0.0.1:{port}",
+                                     "--trace-dir", str(trace_dir), *extra)  # fmt: skip
             process = subprocess.Popen(
-                hazard_command(
-                    *(served or ("serve", str(scenario_path))), "--http", f"127.0.0.1:{port}",
-                    "--trace-dir", str(trace_dir), *extra,
-                ),  # fmt: skip
+                command,
                 cwd=REPO_ROOT,
                 env=env,
                 stdin=subprocess.DEVNULL,

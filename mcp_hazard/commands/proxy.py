@@ -27,6 +27,11 @@ def proxy(args: argparse.Namespace) -> int:
     trace_dir = Path(args.trace_dir)
     if args.http:
         return _serve_http(args, service, condition, trace_dir)
+    if source.argv and args.record is None and not args.sdk:
+        from mcp_hazard.proxy.relay import serve_relay
+
+        run_async(serve_relay, service, trace_dir, args.task, condition, args.episode_id, args.agent)
+        return 0
     run_async(_serve_stdio, args, service, condition, trace_dir)
     return 0
 

@@ -15,7 +15,7 @@ def verify(args: argparse.Namespace) -> int:
     import tempfile
 
     from mcp_hazard.interventions.build import parse_composition
-    from mcp_hazard.runner.command import _hazards
+    from mcp_hazard.runner.command import hazard_options
     from mcp_hazard.runner.matrix import plan
     from mcp_hazard.runner.run import Runner
     from mcp_hazard.runner.verify import check
@@ -24,7 +24,8 @@ def verify(args: argparse.Namespace) -> int:
 
     scenarios = load_scenarios(args.paths, allow_python=args.allow_python)
     interventions = [parse_composition(text) for text in args.intervention]
-    planned = plan(scenarios, ["naive", "recovering"], _hazards(args.hazard), ["strict"], args.seeds, interventions)
+    hazards = hazard_options(args.hazard)
+    planned = plan(scenarios, ["naive", "recovering"], hazards, ["strict"], args.seeds, interventions)
     # under an intervention only solvability counts, so the naive agent sits those out
     cells = [cell for cell in planned if not (cell.interventions and cell.agent == "naive")]
     with tempfile.TemporaryDirectory(prefix="mcp-hazard-verify-") as scratch:

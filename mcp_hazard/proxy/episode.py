@@ -142,7 +142,7 @@ class ProxyEpisode(Episode):
                 return
             root = getattr(message, "root", message)
             if isinstance(root, types.ToolListChangedNotification):
-                await self._refresh_tools()
+                await self.refresh_tools()
                 await (self.bus.publish(ToolsListChanged()) if modern else ctx.session.send_tool_list_changed())
                 self.trace.write(ev.ListChanged, delivered=True, source="upstream")
             elif isinstance(root, types.PromptListChangedNotification):
@@ -157,7 +157,7 @@ class ProxyEpisode(Episode):
         except Exception:  # the client may be gone; the server's news is not worth failing over
             log.debug("upstream notification not delivered", episode=self.id)
 
-    async def _refresh_tools(self) -> None:
+    async def refresh_tools(self) -> None:
         """The server's new list: new tools served as they are (hazards keep the tools they were given), gone ones
         no longer served."""
         from mcp_hazard.proxy.environment import tool_spec

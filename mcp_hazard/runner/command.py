@@ -29,7 +29,7 @@ by position). Without interventions it makes exactly naive's calls, so the defau
 MAX_PROBLEM_LINES = 10
 
 
-def _profiles(text: str) -> list[str]:
+def parse_profiles(text: str) -> list[str]:
     profiles = [p.strip() for p in text.split(",") if p.strip()]
     bad = [p for p in profiles if p not in PROFILES]
     if bad or not profiles:
@@ -37,7 +37,7 @@ def _profiles(text: str) -> list[str]:
     return profiles
 
 
-def _hazards(values: list[str] | None) -> list[Any]:
+def hazard_options(values: list[str] | None) -> list[Any]:
     from mcp_hazard.hazards import parse_hazard_option
 
     options: list[Any] = []
@@ -73,12 +73,44 @@ def keep_scenarios(scenarios: list[LoadedScenario], out: Path) -> None:
             target.write_bytes(Path(scenario.path).read_bytes())
 
 
+def _ray_settings(args: argparse.Namespace) -> Any:
+    """The Ray options, refused (one line) when they would be ignored."""
+    given = [flag for flag, value in (("--ray-address", args.ray_address), ("--ray-num-cpus", args.ray_num_cpus),
+                                      ("--ray-env", args.ray_env)) if value]  # fmt: skip
+    if args.executor != "ray":
+        if given:
+            raise UserError(f"{given[0]} needs --executor ray")
+        return None
+    from mcp_hazard.runner.ray_executor import RaySettings, check_transport
+
+    check_transport(args.transport)
+    return RaySettings(args.ray_address, args.ray_num_cpus or 1.0, tuple(args.ray_env))
+
+
+def _runner_options(args: argparse.Namespace, commands: dict[str, str]) -> dict[str, Any]:
+    return {
+        "transport": args.transport, "concurrency": args.concurrency, "timeout_s": args.timeout,
+        "call_timeout_s": args.call_timeout, "agent_cmds": commands, "show_progress": not args.no_progress,
+    }  # fmt: skip
+
+
+def _execute(args: argparse.Namespace, ray: Any, out: Path, commands: dict[str, str], cells: list[Any]) -> list[Any]:
+    """Run the cells with the chosen executor; both write the same run folder."""
+    options = _runner_options(args, commands)
+    if ray is None:
+        return anyio.run(Runner(out, labels=agent_labels(args.agent_label), **options).run, cells)
+    from mcp_hazard.runner.ray_executor import RayExecutor
+
+    return RayExecutor(out, ray=ray, **options).run(cells)
+
+
 def run_command(args: argparse.Namespace) -> int:
     if _proxied(args):
         return int(run_async(_run_proxied, args))
     scenarios = load_scenarios(args.paths, allow_python=args.allow_python)
-    cells, runner = _plan(args, scenarios, None)
-    results = anyio.run(runner.run, cells)
+    ray = _ray_settings(args)
+    cells, out, commands = _plan(args, scenarios, ray)
+    results = _execute(args, ray, out, commands, cells)
     return _report(args, cells, results)
 
 
@@ -95,6 +127,9 @@ async def _run_proxied(args: argparse.Namespace) -> int:
     from mcp_hazard.proxy.config import is_proxy_file, load_proxy_file
     from mcp_hazard.proxy.service import ProxyService, upstream_source
 
+    if args.executor == "ray":
+        raise UserError("--executor ray runs scenarios; a run through a proxy runs in this process (--executor local)")
+    _ray_settings(args)
     files = [path for path in args.paths if Path(path).is_file() and is_proxy_file(path)]
     if len(files) != 1 or len(args.paths) != 1:
         raise UserError("a run through a proxy takes exactly one path: the proxy file, whose tasks it runs")
@@ -105,12 +140,14 @@ async def _run_proxied(args: argparse.Namespace) -> int:
                            file=file, record=args.record)  # fmt: skip
     async with service.running():
         env = await service.discover()
-        cells, runner = _plan(args, [env.scenario], service)
+        cells, out, commands = _plan(args, [env.scenario], None)
+        runner = Runner(out, proxy=service, labels=agent_labels(args.agent_label), **_runner_options(args, commands))
         results = await runner.run(cells)
     return _report(args, cells, results)
 
 
-def _plan(args: argparse.Namespace, loaded: list[LoadedScenario], proxy: Any) -> tuple[list[Any], Runner]:
+def _plan(args: argparse.Namespace, loaded: list[LoadedScenario], ray: Any) -> tuple[list[Any], Path, dict[str, str]]:
+    """The cells of the matrix, every option checked first (one line each); the scenarios kept in the run folder."""
     scenarios, tasks = select_tasks(loaded, args.scenario or [], args.task or [])
     defaults = INTERVENTION_AGENTS if args.intervention else DEFAULT_AGENTS
     agents = list(args.agent) if args.agent else ([] if args.agent_cmd else list(defaults))
@@ -130,7 +167,8 @@ def _plan(args: argparse.Namespace, loaded: list[LoadedScenario], proxy: Any) ->
     if args.transport == "memory" and commands:
         raise UserError("--agent-cmd needs --transport stdio or http: an external program cannot reach memory")
     for command in commands.values():
-        check_program(command)
+        if ray is None or not (ray.address or os.environ.get("RAY_ADDRESS")):  # else it runs on other machines
+            check_program(command)
     if "llm" in agents:
         from mcp_hazard.agents.llm import LlmAgent, check_endpoint
 
@@ -139,20 +177,17 @@ def _plan(args: argparse.Namespace, loaded: list[LoadedScenario], proxy: Any) ->
     from mcp_hazard.interventions.build import parse_composition
 
     interventions = [parse_composition(text) for text in args.intervention or []]
-    hazards = _hazards(args.hazard if args.hazard is not None or not interventions else ["declared"])
+    hazards = hazard_options(args.hazard if args.hazard is not None or not interventions else ["declared"])
+    profiles = parse_profiles(args.profile)
     labels = agent_labels(args.agent_label, [*agents, *commands])
-    cells = plan(scenarios, [*agents, *commands], hazards, _profiles(args.profile), args.seeds, interventions, tasks,
-                 args.repeats)  # fmt: skip
+    if ray is not None and (labels or args.repeats > 1):
+        raise UserError("--agent-label and --repeats run with --executor local (the default), not ray")
+    cells = plan(scenarios, [*agents, *commands], hazards, profiles, args.seeds, interventions, tasks, args.repeats)
     if not cells:
         raise UserError("nothing to run: the selected scenarios have no tasks")
     out = Path(args.out)
     keep_scenarios(scenarios, out)
-    runner = Runner(
-        out, transport=args.transport, concurrency=args.concurrency, timeout_s=args.timeout,
-        call_timeout_s=args.call_timeout, agent_cmds=commands, show_progress=not args.no_progress, proxy=proxy,
-        labels=labels,
-    )  # fmt: skip
-    return cells, runner
+    return cells, out, commands
 
 
 def _report(args: argparse.Namespace, cells: list[Any], results: list[Any]) -> int:

@@ -27,7 +27,7 @@ from mcp_hazard.runner.matrix import Cell
 from mcp_hazard.runner.transports import HttpHost, Transport, episode_maker, open_episode, serve_command
 from mcp_hazard.server.episode import SUBMIT_TOOL
 from mcp_hazard.server.episodes import EpisodeRegistry
-from mcp_hazard.trace.events import AgentEnded, AgentOutcome
+from mcp_hazard.trace.events import AgentEnded, AgentOutcome, EndReason
 from mcp_hazard.trace.writer import append_event, utc_now
 
 if TYPE_CHECKING:
@@ -104,10 +104,45 @@ def _outcome_of(exc: BaseException) -> tuple[AgentOutcome, str]:
     while pending:
         current = pending.pop(0)
         if isinstance(current, LlmEndpointError):
-            return "endpoint_error", _one_line(current)
+            return "endpoint_error", exception_line(current)
         if isinstance(current, BaseExceptionGroup):
             pending.extend(current.exceptions)
-    return "agent_crashed", _one_line(exc)
+    return "agent_crashed", exception_line(exc)
+
+
+def log_result(out: Path, result: CellResult) -> None:
+    """One line of the run log (`run.jsonl`) for a finished or skipped episode."""
+    record = {
+        "ts": utc_now(), "episode_id": result.cell.episode_id, "agent": result.cell.agent,
+        "status": result.status, "note": result.note, "notes": result.notes,
+    }  # fmt: skip
+    with (out / "run.jsonl").open("a", encoding="utf-8") as log:
+        log.write(json.dumps(record, ensure_ascii=False) + "\n")
+
+
+def empty_trace(
+    cell: Cell, traces: Path, transport: str, reason: EndReason, episode_id: str | None = None,
+    proxy: ProxyService | None = None,
+) -> None:  # fmt: skip
+    """A trace for an episode whose server never recorded one (or whose record was lost): started and ended with
+    no agent action, so the report still counts the episode."""
+    registry = EpisodeRegistry([cell.scenario], traces, transport=transport, **episode_maker(proxy))
+    episode = registry.create(cell.scenario.id, cell.task, cell.condition, episode_id or cell.episode_id, cell.agent)
+    episode.start("none")
+    episode.end(reason)
+
+
+async def finish_trace(
+    path: Path, outcome: AgentOutcome, detail: str, report: AgentReport, *, label: str | None = None,
+    repeat: int | None = None,
+) -> None:  # fmt: skip
+    """Append `agent_ended` once the server has recorded the episode's end (a stdio server in another process may
+    need a moment after its client left); `label` and `repeat`: the agent's group and the attempt (`run
+    --agent-label`, `--repeats`)."""
+    with anyio.move_on_after(ENDED_WAIT_S):
+        while not any(e.get("type") == "episode_ended" for e in _events(path)):
+            await anyio.sleep(0.02)
+    append_event(path, AgentEnded, outcome=outcome, detail=detail, events=report.events, label=label, repeat=repeat)
 
 
 def served_prompt(cell: Cell) -> str:
@@ -116,7 +151,7 @@ def served_prompt(cell: Cell) -> str:
     return f"{task.prompt.strip()}\n\nWhen you have the answer, call the `{SUBMIT_TOOL}` tool with it."
 
 
-def _one_line(exc: BaseException) -> str:
+def exception_line(exc: BaseException) -> str:
     exc = _leaf(exc)
     return f"{type(exc).__name__}: {str(exc).splitlines()[0] if str(exc) else ''}"[:300]
 
@@ -179,6 +214,16 @@ class Runner:
             raise stopped
         return self.results
 
+    async def run_one(self, cell: Cell) -> CellResult:
+        """One episode with a host of its own and no run log: the unit of work an executor hands to a worker
+        (runner/ray_worker.py). The episode runs exactly as in `run`, so its trace is the same."""
+        self.traces.mkdir(parents=True, exist_ok=True)
+        if self.transport != "http":
+            return await self._cell(cell)
+        self.host = HttpHost(EpisodeRegistry([cell.scenario], self.traces, transport="http"))
+        async with self.host.running():
+            return await self._cell(cell)
+
     async def _first_contact(self, cells: list[Cell]) -> tuple[list[Cell], UserError | None]:
         """Run one episode of each external program alone before the others, so a program that cannot start (or
         exits before it connects) stops the run with one line instead of filling a scorecard with failures.
@@ -225,12 +270,7 @@ class Runner:
                     group.start_soon(one, cell)
 
     def _log(self, result: CellResult) -> None:
-        record = {
-            "ts": utc_now(), "episode_id": result.cell.episode_id, "agent": result.cell.agent,
-            "status": result.status, "note": result.note, "notes": result.notes,
-        }  # fmt: skip
-        with (self.out / "run.jsonl").open("a", encoding="utf-8") as log:
-            log.write(json.dumps(record, ensure_ascii=False) + "\n")
+        log_result(self.out, result)
 
     async def _cell(self, cell: Cell) -> CellResult:
         path = self._trace(cell)
@@ -257,12 +297,8 @@ class Runner:
         """Append `agent_ended` once the server has recorded the episode's end (a stdio server in another process
         may need a moment after its client left)."""
         self._ensure_trace(cell)
-        path = self._trace(cell)
-        with anyio.move_on_after(ENDED_WAIT_S):
-            while not any(e.get("type") == "episode_ended" for e in _events(path)):
-                await anyio.sleep(0.02)
-        append_event(path, AgentEnded, outcome=outcome, detail=detail, events=report.events,
-                     label=self.labels.get(cell.agent), repeat=cell.repeat)  # fmt: skip
+        await finish_trace(self._trace(cell), outcome, detail, report, label=self.labels.get(cell.agent),
+                           repeat=cell.repeat)  # fmt: skip
 
     async def _internal(self, cell: Cell, report: AgentReport) -> None:
         task = cell.scenario.model.task(cell.task)
@@ -282,9 +318,8 @@ class Runner:
             return
         episode = self.host.registry.get(cell.episode_id) if self.host is not None else None
         if episode is None or episode.trace.closed:
-            registry = EpisodeRegistry([cell.scenario], self.traces, transport="http" if self.host else "stdio",
-                                       **episode_maker(self.proxy))  # fmt: skip
-            episode = registry.create(cell.scenario.id, cell.task, cell.condition, cell.episode_id, cell.agent)
+            empty_trace(cell, self.traces, "http" if self.host else "stdio", "never_connected", proxy=self.proxy)
+            return
         episode.start("none")
         episode.end("never_connected")
 

@@ -123,6 +123,12 @@ def _params_problem(model: type[BaseModel], frame: dict[str, Any]) -> str | None
 
 def check_frame(raw: bytes | str) -> Refusal | None:
     """None when the SDK may have the frame, else why it is refused. Never raises."""
+    found = parse_frame(raw)
+    return found if isinstance(found, Refusal) else None
+
+
+def parse_frame(raw: bytes | str) -> dict[str, Any] | Refusal:
+    """The frame when it is sound, else why it is refused (a relay forwards the frame it parsed). Never raises."""
     if len(raw) > MAX_FRAME_BYTES:
         return Refusal(INVALID_REQUEST, f"Invalid Request: a frame of {len(raw)} bytes exceeds {MAX_FRAME_BYTES}")
     if isinstance(raw, bytes):
@@ -164,7 +170,7 @@ def check_frame(raw: bytes | str) -> Refusal | None:
         return refuse(INVALID_REQUEST, 'Invalid Request: "method" must be a string')
     if method is None:
         if "id" in frame and ("result" in frame) != ("error" in frame):
-            return None  # a response to a request of ours
+            return frame  # a response to a request of ours
         return refuse(INVALID_REQUEST, 'Invalid Request: no "method", and not a response with "result" or "error"')
     if "params" in frame and not isinstance(frame["params"], dict):
         got = "an array" if isinstance(frame["params"], list) else json.dumps(frame["params"])[:40]
@@ -174,7 +180,7 @@ def check_frame(raw: bytes | str) -> Refusal | None:
         problem = _params_problem(model, frame)
         if problem:
             return refuse(INVALID_PARAMS, f"Invalid params: {problem}")
-    return None
+    return frame
 
 
 # -- HTTP ----------------------------------------------------------------------------------------------------------

@@ -159,9 +159,12 @@ class FrameRefused(_Event):
     replied: bool = True
 
 
+EndReason = Literal["answered", "disconnected", "server_stopped", "closed", "never_connected"]
+
+
 class EpisodeEnded(_Event):
     type: Literal["episode_ended"] = "episode_ended"
-    reason: Literal["answered", "disconnected", "server_stopped", "closed", "never_connected"]
+    reason: EndReason
 
 
 AgentOutcome = Literal["finished", "agent_crashed", "endpoint_error", "timeout"]

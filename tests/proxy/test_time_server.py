@@ -139,3 +139,35 @@ def test_a_request_the_cassette_lacks_is_a_named_error_traced_as_upstream_error(
     assert "has no reply to tools/call" in message and "convert_time" in message and "--record" in message
     called = [e for e in events(tmp_path / "miss.jsonl") if e["type"] == "tool_called"]
     assert called[0]["outcome"] == "upstream_error" and "has no reply" in str(called[0]["error"])
+
+
+@pytest.mark.parametrize("era", ["legacy", "auto"])
+def test_the_frame_relay_and_the_sdk_proxy_leave_the_same_trace(tmp_path: Path, time_server: str, era: str) -> None:
+    """A stdio client before a stdio server is relayed frame by frame by default; `--sdk` goes through the SDK on
+    both sides. The same actions must leave the same trace either way, but for the protocol version spoken with the
+    server: the relay speaks the client's, the SDK client negotiates its own."""
+    import anyio
+    from mcp import Client
+
+    from .support import proxy_params
+
+    async def act(*extra: str) -> None:
+        params = proxy_params(str(PROXIES / "time.yaml"), "--upstream-cmd", time_server, "--hazard",
+                              "transient_error", "--hazard", "silent_wrong_value", "--task", "tokyo-time",
+                              "--trace-dir", str(tmp_path), *extra)  # fmt: skip
+        async with Client(params, mode=era) as client:  # type: ignore[arg-type]
+            await client.list_tools()
+            prompt = await client.get_prompt("task")
+            assert "Asia/Tokyo" in prompt.messages[0].content.text  # type: ignore[union-attr]
+            arguments = {"source_timezone": "Etc/UTC", "time": "14:30", "target_timezone": "Asia/Tokyo"}
+            for _ in range(4):
+                await client.call_tool("convert_time", arguments)
+            await client.call_tool("submit_answer", {"answer": "23:30"})
+
+    anyio.run(act, "--episode-id", "relay")
+    anyio.run(act, "--episode-id", "sdk", "--sdk")
+    relayed, through_sdk = events(tmp_path / "relay.jsonl"), events(tmp_path / "sdk.jsonl")
+    assert [e["type"] for e in relayed].count("hazard_fired") == 3
+    for trace in (relayed, through_sdk):
+        trace[0]["upstream"].pop("protocol_version")  # type: ignore[union-attr]
+    assert [comparable(e) for e in relayed] == [comparable(e) for e in through_sdk]

@@ -1,0 +1,551 @@
+"""A stdio proxy that relays JSON-RPC frames between the client (our stdin/stdout) and a stdio server (a child
+process), and parses and answers itself only what the episode acts on: `tools/list`, `tools/call`, and the task's
+prompt and resource. Everything else crosses as the frame it came as, both ways, in both protocol eras: the
+handshake or discovery, resources, prompts, completion, logging, progress, subscriptions, and the requests a server
+sends its client (sampling, elicitation, roots), which an SDK-to-SDK proxy cannot pass on.
+
+It is the default for a stdio client in front of a stdio server (`proxy --upstream-cmd`), for speed: a proxied call
+costs one pipe hop and the episode's own work, not a second SDK stack (docs/performance.md, "Proxy overhead").
+Cassettes and HTTP servers go through the SDK proxy (app.py), which shares the episode, hazards and trace.
+
+Ids: the client's requests reach the server under ids the relay allocates (so they never collide with the relay's
+own requests, such as the episode's forwarded calls), and answers go back under the client's ids; a listen
+subscription's events are re-labelled the same way. The server's requests to the client keep their ids (the other
+direction has its own id space).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import json
+import os
+import signal
+import sys
+from collections.abc import Callable
+from contextvars import ContextVar
+from itertools import count
+from typing import IO, Any
+
+import anyio
+import mcp_types as types
+from anyio.abc import ByteReceiveStream, Process, TaskGroup
+from mcp.server.subscriptions import SUBSCRIPTION_ID_META_KEY
+from mcp.shared.exceptions import MCPError
+from mcp_types.version import MODERN_PROTOCOL_VERSIONS
+
+from mcp_hazard.condition import Condition
+from mcp_hazard.errors import UserError
+from mcp_hazard.logs import log
+from mcp_hazard.proxy.episode import ProxyEpisode
+from mcp_hazard.proxy.service import ProxyService
+from mcp_hazard.proxy.upstream import LOST, Progress, Upstream, UpstreamError, UpstreamInfo
+from mcp_hazard.server.app import INSTRUCTIONS
+from mcp_hazard.server.episode import TASK_PROMPT_NAME, error_result
+from mcp_hazard.server.episodes import EpisodeRegistry
+from mcp_hazard.server.frames import MAX_FRAME_BYTES, Refusal, parse_frame
+from mcp_hazard.trace import events as ev
+
+FORWARD_META: ContextVar[dict[str, Any] | None] = ContextVar("mcp_hazard_relay_meta", default=None)
+"""The `_meta` of the client's request being served (progress token, the 2026-07-28 era's version and client info),
+sent on with the call the episode forwards, so the server's progress reaches the client under its own token."""
+READ_CHUNK = 1 << 16
+
+
+def _dump(model: Any, legacy: bool) -> dict[str, Any]:
+    data = dict(model.model_dump(mode="json", by_alias=True, exclude_none=True))
+    if legacy:
+        data.pop("resultType", None)  # a 2026-07-28 field; the handshake era's clients never see it
+    return data
+
+
+class _Lines:
+    """Lines from a byte stream, each at most MAX_FRAME_BYTES (a longer one is read to its end and reported as
+    too long, so it never sits in memory whole)."""
+
+    def __init__(self, stream: ByteReceiveStream) -> None:
+        self.stream = stream
+        self.buffer = bytearray()
+        self.skipping = 0
+
+    async def next(self) -> bytes | int | None:
+        """A line (without its newline); the size of a refused oversize line; None at the end."""
+        while True:
+            end = self.buffer.find(b"\n")
+            if end >= 0:
+                line = bytes(self.buffer[:end])
+                del self.buffer[: end + 1]
+                if self.skipping:
+                    size, self.skipping = self.skipping + len(line), 0
+                    return size
+                return line
+            if len(self.buffer) > MAX_FRAME_BYTES:
+                self.skipping += len(self.buffer)
+                self.buffer.clear()
+            try:
+                chunk = await self.stream.receive(READ_CHUNK)
+            except (anyio.EndOfStream, anyio.ClosedResourceError, anyio.BrokenResourceError):
+                return None
+            self.buffer.extend(chunk)
+
+
+class _RelayUpstream(Upstream):
+    """The server as the episode sees it: requests sent through the relay under the relay's own ids."""
+
+    def __init__(self, relay: Relay, info: UpstreamInfo) -> None:
+        self.relay = relay
+        self.info = info
+
+    async def request(self, method: str, params: dict[str, Any] | None = None, progress: Progress | None = None
+                      ) -> dict[str, Any]:  # fmt: skip
+        sent = dict(params or {})
+        meta = FORWARD_META.get() if method == "tools/call" else self.relay.last_meta
+        if meta:
+            sent["_meta"] = meta
+        return await self.relay.ask(method, sent)
+
+
+class Relay:
+    def __init__(self, service: ProxyService, trace_dir: Any, task: str | None, condition: Condition,
+                 episode_id: str | None, agent: str | None, stdin: IO[bytes], stdout: IO[bytes]) -> None:  # fmt: skip
+        self.service = service
+        self.trace_dir, self.task, self.condition = trace_dir, task, condition
+        self.episode_id, self.agent = episode_id, agent
+        self.stdin, self.stdout = stdin, stdout
+        self.ids = count(1)
+        self.pending: dict[int, tuple[Any, Callable[[dict[str, Any]], dict[str, Any]] | None]] = {}
+        self.asked: dict[int, anyio.Event] = {}
+        self.answers: dict[int, dict[str, Any]] = {}
+        self.calls: dict[Any, anyio.CancelScope] = {}  # the client's tools/call requests being served, by its id
+        self.listens: dict[int, Any] = {}  # the server's id of a forwarded subscriptions/listen -> the client's id
+        self.listen_filters: dict[Any, dict[str, Any]] = {}
+        self.protocol_version = ""
+        self.last_meta: dict[str, Any] | None = None
+        self.upstream_info: UpstreamInfo | None = None
+        self.episode: ProxyEpisode | None = None
+        self.process: Process | None = None
+        self.group: TaskGroup | None = None
+        self.with_task = service.with_task
+
+    # -- wiring ----------------------------------------------------------------------------------------------------
+
+    async def run(self) -> None:
+        """Serve until the client closes stdin; the server is then closed like its own client would close it."""
+        source = self.service.source
+        env = {**os.environ, **dict(source.env)} if source.env else None
+        try:
+            self.process = await anyio.open_process(list(source.argv), env=env, cwd=source.cwd, stderr=None)
+        except OSError as exc:
+            raise UserError(f"cannot start the upstream server ({source.label()}): {exc.strerror or exc}") from None
+        assert self.process.stdin is not None and self.process.stdout is not None
+        try:
+            async with anyio.create_task_group() as group:
+                self.group = group
+                group.start_soon(self._from_server, self.process.stdout)
+                group.start_soon(self._stop_on_signal)
+                await self._from_client()
+                group.cancel_scope.cancel()
+        finally:
+            if self.episode is not None:
+                self.episode.end("disconnected")
+            await self._close_server()
+
+    async def _close_server(self) -> None:
+        process = self.process
+        if process is None:
+            return
+        with anyio.CancelScope(shield=True):
+            if process.stdin is not None:
+                await process.stdin.aclose()
+            with anyio.move_on_after(2):
+                await process.wait()
+            if process.returncode is None:
+                process.terminate()
+                with anyio.move_on_after(2):
+                    await process.wait()
+            if process.returncode is None:
+                process.kill()
+
+    async def _stop_on_signal(self) -> None:
+        with anyio.open_signal_receiver(signal.SIGTERM, signal.SIGINT) as signals:
+            async for received in signals:
+                if self.episode is not None:
+                    self.episode.end("server_stopped")
+                if self.process is not None and self.process.returncode is None:
+                    self.process.terminate()
+                os._exit(128 + int(received))
+
+    def _write(self, frame: dict[str, Any]) -> None:
+        """One frame to the client. Writes come from one event loop thread, so lines never interleave."""
+        self.stdout.write(json.dumps(frame, ensure_ascii=False, separators=(",", ":")).encode("utf-8") + b"\n")
+        self.stdout.flush()
+
+    async def _to_server(self, frame: dict[str, Any]) -> None:
+        assert self.process is not None and self.process.stdin is not None
+        data = json.dumps(frame, ensure_ascii=False, separators=(",", ":")).encode("utf-8") + b"\n"
+        try:
+            await self.process.stdin.send(data)
+        except (anyio.BrokenResourceError, anyio.ClosedResourceError, OSError):
+            raise UpstreamError(LOST, "the server's connection was lost (its stdin is closed)") from None
+
+    # -- the client's side -------------------------------------------------------------------------------------
+
+    async def _from_client(self) -> None:
+        """Frames from stdin, read by the event loop itself (a thread hop per line would add to every call)."""
+        loop = asyncio.get_running_loop()
+        reader = asyncio.StreamReader(limit=MAX_FRAME_BYTES + 1)
+        await loop.connect_read_pipe(lambda: asyncio.StreamReaderProtocol(reader), self.stdin)
+        while True:
+            try:
+                line = await reader.readuntil(b"\n")
+            except asyncio.IncompleteReadError as exc:
+                line = exc.partial
+                if not line:
+                    return
+            except asyncio.LimitOverrunError:
+                await self._skip_rest(reader)
+                self._refuse(Refusal(-32600, f"Invalid Request: a frame exceeds {MAX_FRAME_BYTES} bytes"))
+                continue
+            if not line.strip():
+                continue
+            frame = parse_frame(line)
+            if isinstance(frame, Refusal):
+                self._refuse(frame)
+                continue
+            await self._client_frame(frame)
+
+    @staticmethod
+    async def _skip_rest(reader: asyncio.StreamReader) -> None:
+        """Drop the rest of an oversize line in bounded chunks."""
+        while True:
+            try:
+                await reader.readuntil(b"\n")
+                return
+            except asyncio.LimitOverrunError as exc:
+                await reader.readexactly(exc.consumed)
+            except asyncio.IncompleteReadError:
+                return
+
+    def _refuse(self, refusal: Refusal) -> None:
+        log.warning("frame refused", code=refusal.code, reason=refusal.message)
+        if self.episode is not None:
+            self.episode.record_frame_refused(code=refusal.code, message=refusal.message, id=refusal.id,
+                                              method=refusal.method, replied=refusal.reply)  # fmt: skip
+        if refusal.reply:
+            self._write(refusal.response())
+
+    async def _client_frame(self, frame: dict[str, Any]) -> None:
+        method = frame.get("method")
+        given = frame.get("params")
+        params: dict[str, Any] = given if isinstance(given, dict) else {}
+        if method is None:  # the client's answer to a request of the server's: its id is the server's own
+            await self._to_server(frame)
+            return
+        meta = params.get("_meta")
+        if isinstance(meta, dict) and meta.get("io.modelcontextprotocol/protocolVersion"):
+            self.protocol_version = str(meta["io.modelcontextprotocol/protocolVersion"])
+            self.last_meta = {k: v for k, v in meta.items() if k != "progressToken"}
+        if "id" not in frame:
+            await self._client_notification(method, params, frame)
+            return
+        request_id = frame["id"]
+        if method == "tools/list":
+            await self._answer(request_id, self._list_tools)
+        elif method == "tools/call":
+            assert self.group is not None
+            self.group.start_soon(self._call, request_id, params)
+        elif self.with_task and method == "prompts/get" and params.get("name") == TASK_PROMPT_NAME:
+            await self._answer(request_id, self._task_prompt)
+        elif self.with_task and method == "resources/read" and params.get("uri") == await self._task_uri():
+            await self._answer(request_id, self._task_resource)
+        elif self.with_task and method in ("prompts/list", "resources/list") and not params.get("cursor"):
+            if method.split("/")[0] in self._capabilities():
+                await self._forward(request_id, frame, self._with_task(method))
+            else:
+                await self._answer(request_id, lambda: self._with_task(method)({}))
+        else:
+            transform = self._handshake if method in ("initialize", "server/discover") else None
+            if method == "subscriptions/listen":
+                self.listen_filters[request_id] = dict(params.get("notifications") or {})
+            await self._forward(request_id, frame, transform)
+
+    async def _client_notification(self, method: str, params: dict[str, Any], frame: dict[str, Any]) -> None:
+        if method == "notifications/cancelled":
+            wanted = params.get("requestId")
+            scope = self.calls.get(wanted)
+            if scope is not None:  # a call the episode serves: it records the cancel and tells the server
+                scope.cancel()
+                return
+            mapped = next((up for up, (down, _t) in self.pending.items() if down == wanted), None)
+            if mapped is not None:
+                await self._to_server({**frame, "params": {**params, "requestId": mapped}})
+            return
+        await self._to_server(frame)
+
+    async def _forward(self, request_id: Any, frame: dict[str, Any], transform: Any = None) -> None:
+        up = next(self.ids)
+        self.pending[up] = (request_id, transform)
+        if frame.get("method") == "subscriptions/listen":
+            self.listens[up] = request_id
+        await self._to_server({**frame, "id": up})
+
+    async def _answer(self, request_id: Any, make: Callable[..., Any]) -> None:
+        """Answer a request here: `make` gives the result (a model or a dict); a user error becomes an error."""
+        try:
+            await self._ensure_episode()
+            result = make()
+            if hasattr(result, "__await__"):
+                result = await result
+        except MCPError as exc:
+            self._write({"jsonrpc": "2.0", "id": request_id, "error": {"code": exc.error.code,
+                                                                        "message": exc.error.message}})  # fmt: skip
+            return
+        if not isinstance(result, dict):
+            result = _dump(result, self._legacy)
+        self._write({"jsonrpc": "2.0", "id": request_id, "result": result})
+
+    @property
+    def _legacy(self) -> bool:
+        return self.protocol_version not in MODERN_PROTOCOL_VERSIONS
+
+    def _capabilities(self) -> dict[str, Any]:
+        return self.upstream_info.capabilities if self.upstream_info is not None else {}
+
+    # -- what the episode answers ----------------------------------------------------------------------------------
+
+    async def _ensure_episode(self) -> ProxyEpisode:
+        if self.episode is not None:
+            return self.episode
+        env = self.service.env
+        assert env is not None
+        info = self.upstream_info or env.info
+        registry = EpisodeRegistry([env.scenario], self.trace_dir, transport="stdio",
+                                   make_episode=self._make_episode)  # fmt: skip
+        episode = registry.create(env.scenario.id, self.task, self.condition, self.episode_id, self.agent)
+        assert isinstance(episode, ProxyEpisode)
+        episode.upstream = _RelayUpstream(self, info)
+        episode.start(self.protocol_version or info.protocol_version)
+        self.episode = episode
+        return episode
+
+    def _make_episode(self, **kwargs: Any) -> ProxyEpisode:
+        env = self.service.env
+        assert env is not None
+
+        async def connect(episode: ProxyEpisode) -> tuple[Upstream, Callable[[], None]]:
+            raise UpstreamError(LOST, "the relay's episode is connected from the start")
+
+        return ProxyEpisode(environment=env, connector=connect, **kwargs)
+
+    def _list_tools(self) -> Any:
+        assert self.episode is not None
+        return self.episode.list_tools()
+
+    async def _task_uri(self) -> str:
+        return (await self._ensure_episode()).task_uri()
+
+    def _task_prompt(self) -> Any:
+        assert self.episode is not None
+        self.episode.record_task_read("prompt")
+        text = types.TextContent(type="text", text=self.episode.prompt_text())
+        return types.GetPromptResult(description=self.episode.task.title,
+                                     messages=[types.PromptMessage(role="user", content=text)])  # fmt: skip
+
+    def _task_resource(self) -> Any:
+        assert self.episode is not None
+        self.episode.record_task_read("resource")
+        text = types.TextResourceContents(uri=self.episode.task_uri(), mime_type="text/plain",
+                                          text=self.episode.prompt_text())  # fmt: skip
+        return types.ReadResourceResult(contents=[text])
+
+    def _with_task(self, method: str) -> Callable[[dict[str, Any]], dict[str, Any]]:
+        """The server's first page of prompts or resources with the task's in front."""
+
+        def add(result: dict[str, Any]) -> dict[str, Any]:
+            episode = self.episode
+            if episode is None or not episode.takes_answer:
+                return result
+            entry: types.Prompt | types.Resource
+            if method == "prompts/list":
+                entry = types.Prompt(name=TASK_PROMPT_NAME, title=episode.task.title, description="The task to solve.")
+                key = "prompts"
+            else:
+                entry = types.Resource(name="task", uri=episode.task_uri(), mime_type="text/plain",
+                                       description="The task to solve.")  # fmt: skip
+                key = "resources"
+            return {**result, key: [_dump(entry, False), *(result.get(key) or [])]}
+
+        return add
+
+    def _handshake(self, result: dict[str, Any]) -> dict[str, Any]:
+        """The server's handshake (or discovery) answer as the client gets it: the proxy may announce a changed
+        tool list, and with a task it serves a prompt and a resource and says so in the instructions."""
+        capabilities = dict(result.get("capabilities") or {})
+        self.upstream_info = self._info(result, dict(capabilities))  # the server's own, before the proxy adds
+        tools = dict(capabilities.get("tools") or {})
+        tools["listChanged"] = True
+        capabilities["tools"] = tools
+        if self.with_task:
+            capabilities.setdefault("prompts", {})
+            capabilities.setdefault("resources", {})
+        out = {**result, "capabilities": capabilities}
+        if self.with_task:
+            out["instructions"] = ((result.get("instructions") or "") + "\n\n" + INSTRUCTIONS).strip()
+        if result.get("protocolVersion"):
+            self.protocol_version = str(result["protocolVersion"])
+        return out
+
+    def _info(self, result: dict[str, Any], capabilities: dict[str, Any]) -> UpstreamInfo:
+        server = result.get("serverInfo") or (result.get("_meta") or {}).get("io.modelcontextprotocol/serverInfo") or {}
+        env = self.service.env
+        versions = result.get("supportedVersions") or []
+        return UpstreamInfo(
+            name=str(server.get("name") or (env.info.name if env else "unknown")),
+            version=str(server.get("version") or (env.info.version if env else "")),
+            protocol_version=str(result.get("protocolVersion") or (versions[0] if versions else "")),
+            capabilities=capabilities, instructions=result.get("instructions"),
+            source=self.service.source.describe(),
+        )  # fmt: skip
+
+    async def _call(self, request_id: Any, params: dict[str, Any]) -> None:
+        """One `tools/call` through the episode (hazards, the forwarded call, the trace); a cancel from the client
+        stops it without an answer, as the protocol asks."""
+        with anyio.CancelScope() as scope:
+            self.calls[request_id] = scope
+            try:
+                episode = await self._ensure_episode()
+                meta = params.get("_meta")
+                FORWARD_META.set(meta if isinstance(meta, dict) else None)
+                arguments = params.get("arguments") if params.get("arguments") is not None else {}
+                try:
+                    result: Any = await episode.call_tool(str(params.get("name", "")), arguments, self._notify)
+                except MCPError as exc:  # the server's own protocol error, traced: passed on as it came
+                    self._write({"jsonrpc": "2.0", "id": request_id,
+                                 "error": {"code": exc.error.code, "message": exc.error.message}})  # fmt: skip
+                    return
+                except Exception as exc:  # a fault of ours is an isError result, never a protocol error
+                    log.exception("relayed tool call crashed", episode=episode.id)
+                    result = error_result(f"Internal error in tool '{params.get('name')}': {type(exc).__name__}")
+                self._write({"jsonrpc": "2.0", "id": request_id, "result": _dump(result, self._legacy)})
+            finally:
+                self.calls.pop(request_id, None)
+
+    async def _notify(self) -> bool:
+        """Announce a changed tool list the way the client's era hears it: a notification (2025-11-25), or an event
+        on each listen subscription that asked for tool list changes (2026-07-28)."""
+        if self._legacy:
+            self._write({"jsonrpc": "2.0", "method": "notifications/tools/list_changed"})
+            return True
+        told = False
+        for client_id, wanted in self.listen_filters.items():
+            if wanted.get("toolsListChanged"):
+                self._write({"jsonrpc": "2.0", "method": "notifications/tools/list_changed",
+                             "params": {"_meta": {SUBSCRIPTION_ID_META_KEY: client_id}}})  # fmt: skip
+                told = True
+        return told
+
+    async def ask(self, method: str, params: dict[str, Any]) -> dict[str, Any]:
+        """The episode's own request to the server (a forwarded call, a fresh tool list); cancelled, it tells the
+        server so."""
+        up = next(self.ids)
+        done = self.asked[up] = anyio.Event()
+        try:
+            await self._to_server({"jsonrpc": "2.0", "id": up, "method": method, "params": params})
+            await done.wait()
+        except anyio.get_cancelled_exc_class():
+            with anyio.CancelScope(shield=True):
+                cancel = {"jsonrpc": "2.0", "method": "notifications/cancelled", "params": {"requestId": up}}
+                with contextlib.suppress(UpstreamError):
+                    await self._to_server(cancel)
+            raise
+        finally:
+            self.asked.pop(up, None)
+        answer = self.answers.pop(up)
+        if "error" in answer:
+            error = answer["error"] if isinstance(answer["error"], dict) else {}
+            raise UpstreamError(int(error.get("code", LOST)), str(error.get("message", "")), error.get("data"))
+        result = answer.get("result")
+        return result if isinstance(result, dict) else {}
+
+    # -- the server's side -------------------------------------------------------------------------------------
+
+    async def _from_server(self, stdout: ByteReceiveStream) -> None:
+        lines = _Lines(stdout)
+        while True:
+            line = await lines.next()
+            if line is None:
+                self._server_gone()
+                return
+            if isinstance(line, int) or not line.strip():
+                continue
+            try:
+                frame = json.loads(line)
+            except ValueError:
+                log.warning("the server wrote a line that is not JSON", line=line[:200].decode("utf-8", "replace"))
+                continue
+            if isinstance(frame, dict):
+                await self._server_frame(frame)
+
+    def _server_gone(self) -> None:
+        """The server's stdout closed: every request waiting on it fails, and the client is told."""
+        for up, event in list(self.asked.items()):
+            self.answers[up] = {"error": {"code": LOST, "message": "the server's connection was lost"}}
+            event.set()
+        for up, (client_id, _transform) in list(self.pending.items()):
+            self._write({"jsonrpc": "2.0", "id": client_id,
+                         "error": {"code": LOST, "message": "the upstream server exited"}})  # fmt: skip
+            self.pending.pop(up, None)
+
+    async def _server_frame(self, frame: dict[str, Any]) -> None:
+        if "method" not in frame:  # an answer
+            up = frame.get("id")
+            if isinstance(up, int) and up in self.asked:
+                self.answers[up] = frame
+                self.asked[up].set()
+                return
+            waiting = self.pending.pop(up, None) if isinstance(up, int) else None
+            if waiting is None:
+                return
+            client_id, transform = waiting
+            self.listens.pop(up, None)  # type: ignore[arg-type]
+            out = {**frame, "id": client_id}
+            if transform is not None and isinstance(frame.get("result"), dict):
+                out["result"] = transform(frame["result"])
+            self._write(out)
+            return
+        params = frame.get("params")
+        if isinstance(params, dict) and isinstance(params.get("_meta"), dict):
+            meta = params["_meta"]
+            if meta.get(SUBSCRIPTION_ID_META_KEY) in self.listens:  # an event of a listen subscription
+                meta = {**meta, SUBSCRIPTION_ID_META_KEY: self.listens[meta[SUBSCRIPTION_ID_META_KEY]]}
+                frame = {**frame, "params": {**params, "_meta": meta}}
+        if frame.get("method") == "notifications/tools/list_changed" and self.episode is not None:
+            assert self.group is not None  # re-read in its own task: this one must go on reading the answer
+            self.group.start_soon(self._tools_changed, frame)
+            return
+        self._write(frame)
+
+    async def _tools_changed(self, frame: dict[str, Any]) -> None:
+        """The server's tool list changed: the episode re-reads it, the trace says so, the client hears it."""
+        episode = self.episode
+        assert episode is not None
+        await episode.refresh_tools()
+        episode.trace.write(ev.ListChanged, delivered=True, source="upstream")
+        self._write(frame)
+
+
+async def serve_relay(service: ProxyService, trace_dir: Any, task: str | None, condition: Condition,
+                      episode_id: str | None, agent: str | None) -> None:  # fmt: skip
+    """Check the proxy file and the condition against the server's tools (a short first connection), then relay."""
+    async with service.running():
+        env = await service.discover()
+    registry = EpisodeRegistry([env.scenario], trace_dir, transport="stdio", make_episode=service.make_episode)
+    registry.create(env.scenario.id, task, condition, episode_id, agent)  # every problem, before serving
+    relay = Relay(service, trace_dir, task, condition, episode_id, agent, _stdin(), sys.stdout.buffer)
+    await relay.run()
+
+
+def _stdin() -> IO[bytes]:
+    from mcp_hazard.server.stdio import _claim_stdin
+
+    return _claim_stdin()
