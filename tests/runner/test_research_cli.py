@@ -93,6 +93,7 @@ def test_repeats_give_best_of_k_over_attempts_and_labels_give_groups(cib_run: Pa
         (["--agent-label", "llm=contaminated"], 1, "no agent 'llm' in this run"),
         (["--agent-label", "naive=a", "--agent-label", "naive=b"], 1, "agent 'naive' already has group 'a'"),
         (["--repeats", "0"], 2, "--repeats"),  # a usage error, from the parser
+        (["--executor", "ray", "--repeats", "2"], 1, "--agent-label and --repeats run with --executor local"),
     ],
 )
 def test_bad_labels_and_repeats_are_one_line_errors(args: list[str], code: int, message: str, tmp_path: Path) -> None:
