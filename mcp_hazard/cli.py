@@ -122,11 +122,13 @@ def _condition_options(parser: argparse.ArgumentParser) -> None:
         "--hazard", action="append", default=[], metavar="KIND[:key=value,...]",
         help="inject a hazard (repeatable); 'all' = every kind that applies, 'declared' = the scenario's own",
     )  # fmt: skip
-    parser.add_argument("--profile", choices=["strict", "guided"], default="strict",
-                        help="strict: errors say what is wrong; guided: they also suggest a recovery")  # fmt: skip
+    parser.add_argument("--profile", choices=["strict", "guided", "guarded"], default="strict",
+                        help="strict: errors say what is wrong; guided: they also suggest a recovery; guarded: "
+                        "strict, and answers are refused while evidence is incomplete or contradictory")  # fmt: skip
     parser.add_argument("--intervention", action="append", default=[], metavar="NAME",
                         help="interface intervention (repeatable, composed in order): rename, reorder, augment, "
-                        "replace, names=random, names=realistic, substitute")  # fmt: skip
+                        "replace, names=random, names=realistic, names=contradicting, names=random-realistic, "
+                        "substitute")  # fmt: skip
 
 
 def _add(commands: Any, name: str, text: str) -> argparse.ArgumentParser:
@@ -156,7 +158,7 @@ def build_parser() -> argparse.ArgumentParser:
     validate.add_argument(
         "--seeds", type=parse_seeds, default=list(range(5)), help="seeds to check, e.g. 0-19 or 1,5,9"
     )
-    validate.add_argument("--profile", choices=["strict", "guided"], default="strict")
+    validate.add_argument("--profile", choices=["strict", "guided", "guarded"], default="strict")
 
     serve = _add(commands, "serve", "serve episodes over stdio (one) or Streamable HTTP (many)")
     serve.add_argument("path", help="a scenario file, or a directory of them")
@@ -218,6 +220,8 @@ def build_parser() -> argparse.ArgumentParser:
         action="store_true",
         help="print every table, not just the scorecard (files named by --out always hold everything)",
     )
+    score.add_argument("--agent-label", action="append", default=None, metavar="AGENT=GROUP",
+                       help="put an agent in a group (overrides the group recorded by run; repeatable)")  # fmt: skip
 
     run = _add(commands, "run", "run agents over a matrix of conditions and print the scorecard")
     run.add_argument("paths", nargs="+", help="scenario files or directories")
@@ -227,13 +231,21 @@ def build_parser() -> argparse.ArgumentParser:
                      help="run only this task, ID or SCENARIO/ID (repeatable; default: every task)")  # fmt: skip
     run.add_argument("--agent", action="append", default=None,
                      help="built-in agent: naive, naive-positional, recovering, golden, llm "
-                          "(repeatable; default: naive and recovering)")  # fmt: skip
+                          "(repeatable; default: naive and recovering, and naive-positional when an intervention "
+                          "runs)")  # fmt: skip
+    run.add_argument("--agent-label", action="append", default=None, metavar="AGENT=GROUP",
+                     help="put an agent in a group for the report's group table, e.g. llm=contaminated "
+                          "(repeatable)")  # fmt: skip
+    run.add_argument("--repeats", type=_positive, default=1, metavar="K",
+                     help="attempts per cell with the same seed and condition (default 1); the report gives "
+                          "best-of-k and pass^k over them")  # fmt: skip
     run.add_argument("--agent-cmd", action="append", default=[], metavar="'CMD ...'",
                      help="an external agent program (repeatable); see docs/agents.md")  # fmt: skip
     run.add_argument("--seeds", type=parse_seeds, default=[0], help="seeds, e.g. 1-5 or 1,3 (default 0)")
     run.add_argument("--hazard", action="append", default=None, metavar="KIND[:key=value,...]",
                      help="a hazard condition (repeatable; default all: each applicable kind alone)")  # fmt: skip
-    run.add_argument("--profile", default="strict", help="comma-separated profiles: strict, guided (default strict)")
+    run.add_argument("--profile", default="strict",
+                     help="comma-separated profiles: strict, guided, guarded (default strict)")  # fmt: skip
     run.add_argument("--intervention", action="append", default=None, metavar="NAME",
                      help="an intervention condition (repeatable): a name, names joined with '+' to compose them "
                           "in order (replace+reorder), or 'all' = each alone; default none")  # fmt: skip

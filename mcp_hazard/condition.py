@@ -13,7 +13,7 @@ from pydantic import BaseModel, ConfigDict, Field, field_validator
 from mcp_hazard.scenario.hazard_spec import HazardSpec
 
 MAX_SEED = 2**63 - 1
-Profile = Literal["strict", "guided"]
+Profile = Literal["strict", "guided", "guarded"]
 
 
 class Condition(BaseModel):
@@ -21,7 +21,10 @@ class Condition(BaseModel):
 
     seed: int = Field(default=0, ge=0, le=MAX_SEED, description="Keys every deterministic decision of the episode.")
     profile: Profile = Field(
-        default="strict", description="strict: errors say only what is wrong; guided: they also suggest a recovery."
+        default="strict",
+        description="strict: errors say only what is wrong; guided: they also suggest a recovery; guarded: strict "
+        "errors, and the harness refuses an answer while evidence is incomplete or contradictory and canonicalises "
+        "the one it accepts (server/guard.py).",
     )
     hazards: list[HazardSpec | Literal["all", "declared"]] = Field(
         default_factory=list, description="Hazards to inject; 'all' and 'declared' expand per task."

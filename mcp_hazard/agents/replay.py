@@ -1,8 +1,8 @@
 """The replay agent: repeats a recorded sequence of client actions exactly, in order.
 
-The actions come from an earlier trace (every listing, task read, tool call, answer and refused call the agent
-made) or from a small YAML script of calls and an answer. A call that was cancelled by a client timeout is replayed
-with a timeout just long enough to be cancelled again.
+The actions come from an earlier trace (every listing, task read, tool call, answer, refused answer and refused
+call the agent made) or from a small YAML script of calls and an answer. A call that was cancelled by a client
+timeout is replayed with a timeout just long enough to be cancelled again.
 """
 
 from __future__ import annotations
@@ -46,8 +46,11 @@ class ReplayAgent:
                 if event.get("outcome") == "cancelled":
                     timeout = max(0.05, float(event.get("duration_ms", 0)) / 1000)
                 actions.append(Action("call", event["tool"], event.get("arguments"), timeout))
-            elif kind == "answer_submitted":
+            elif kind == "answer_refused":  # the guarded harness refused it; the agent sent it all the same
                 actions.append(Action("call", SUBMIT_TOOL, {"answer": event.get("answer")}))
+            elif kind == "answer_submitted":  # as the agent sent it (`submitted`), not as the harness recorded it
+                sent = event.get("submitted", event.get("answer"))
+                actions.append(Action("call", SUBMIT_TOOL, {"answer": sent}))
         return cls(actions)
 
     @classmethod

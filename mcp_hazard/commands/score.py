@@ -64,6 +64,7 @@ def score(args: argparse.Namespace) -> int:
 
 
 def _score(args: argparse.Namespace) -> int:
+    from mcp_hazard.runner.matrix import agent_labels
     from mcp_hazard.scoring.aggregate import aggregate
     from mcp_hazard.scoring.collect import score_traces
     from mcp_hazard.scoring.report import render
@@ -71,6 +72,7 @@ def _score(args: argparse.Namespace) -> int:
 
     fmt = _report_format(args.format, args.out)
     episodes_fmt = _episode_format(args.per_episode)
+    labels = agent_labels(getattr(args, "agent_label", None))
     if args.out and args.per_episode and Path(args.out).resolve() == Path(args.per_episode).resolve():
         raise _Refused(f"--out and --per-episode name the same file {args.out}")
 
@@ -86,6 +88,8 @@ def _score(args: argparse.Namespace) -> int:
                 "episode_started event)"
             )
         raise _Refused(f"nothing to score: none of the {scored.traces} traces in {where} could be scored (see above)")
+    for each in scored.scores:
+        each.agent_label = labels.get(each.agent, each.agent_label)
     report = aggregate(scored.scores, scored.warnings, scored.unscorable, scored.scenarios)
     brief = fmt == "table" and not args.out and not args.verbose  # a file always holds everything
     text = render(report, fmt, verbose=not brief, timelines=scored.timelines)

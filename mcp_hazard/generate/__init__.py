@@ -10,7 +10,7 @@ import sys
 from pathlib import Path
 from typing import Any
 
-from mcp_hazard.generate.dag import GENERATOR_VERSION, MAX_FUNCTIONS, Graph, Knobs, build_graph, max_core
+from mcp_hazard.generate.dag import GENERATOR_VERSION, MAX_FUNCTIONS, Graph, Knobs, build_graph
 from mcp_hazard.generate.names import POLICIES, Naming
 from mcp_hazard.generate.scenario import build_scenario, scenario_id
 from mcp_hazard.generate.write import file_name, render_scenario, suite, write_scenario
@@ -26,7 +26,6 @@ __all__ = [
     "build_scenario",
     "file_name",
     "generate_command",
-    "max_core",
     "render_scenario",
     "scenario_id",
     "suite",
@@ -65,8 +64,9 @@ def add_generate_parser(subparsers: Any) -> argparse.ArgumentParser:
     )  # fmt: skip
     knob = _whole(0, MAX_FUNCTIONS)
     dag.add_argument("--core", type=knob, default=4, metavar="N", help="functions on the golden path (default 4)")
-    dag.add_argument("--depth", type=knob, default=3, metavar="N",
-                     help="functions on the longest path from an input to the target (default 3)")  # fmt: skip
+    dag.add_argument("--depth", type=knob, default=2, metavar="N",
+                     help="dependency depth: edges on the longest path of core functions; 1 = a star, CORE-1 = a "
+                     "path (default 2)")  # fmt: skip
     dag.add_argument("--connected", type=knob, default=2, metavar="N",
                      help="distractors that take variables of the core (default 2)")  # fmt: skip
     dag.add_argument("--disconnected", type=knob, default=2, metavar="N",
@@ -74,10 +74,15 @@ def add_generate_parser(subparsers: Any) -> argparse.ArgumentParser:
     dag.add_argument(
         "--seed", type=_whole(0, 2**63 - 1), default=0, metavar="SEED", help="seed of the first task (default 0)"
     )
-    dag.add_argument("--names", choices=POLICIES, default="meaningful",
-                     help="names of tools and variables: meaningful (default), random tokens, or realistic but "
-                     "unrelated")  # fmt: skip
-    dag.add_argument("--restate", action="store_true", help="every result also restates the values it was given")
+    dag.add_argument("--names", choices=POLICIES, default="random",
+                     help="names of tools and variables: random tokens (default), meaningful, realistic but "
+                     "unrelated, contradicting (real cause-effect pairs served the other way round) or "
+                     "random-realistic (real entity names, no familiar relation)")  # fmt: skip
+    dag.add_argument(
+        "--restate",
+        action="store_true",
+        help="every result also restates every variable value known so far (given and obtained)",
+    )
     dag.add_argument("--count", type=_whole(1, MAX_COUNT), default=1, metavar="N",
                      help="tasks to write, with seeds SEED to SEED+N-1 (default 1)")  # fmt: skip
     dag.add_argument("--out", required=True, metavar="DIR", help="folder for the files (dag-s<SEED>.yaml)")

@@ -1,10 +1,12 @@
-"""The shape of a generated task: a DAG of functions over typed integer variables.
+"""The shape of a generated task: a DAG of functions over typed integer variables (FuncBenchGen, paper 003).
 
 A **core** of functions leads from the task's input variables (the DAG's sources) to one target variable (its sink).
-The **depth** is the number of functions on the longest path from an input to the target. **Connected** distractors
-take at least one core variable as an argument (so their inputs fit); **disconnected** distractors use only types
-that no core variable has. Every function computes its output with an integer formula when all its inputs have their
-expected values, and a plausible wrong value otherwise (a silent failure).
+The **depth** is FuncBenchGen's dependency depth d: the number of edges (one function consuming another's output) on
+the longest path through the core, so 0 for a single function, 1 for a star (one function takes the outputs of all
+the others) and `core - 1` for a path. **Connected** distractors take at least one core variable as an argument (so
+their inputs fit); **disconnected** distractors use only types that no core variable has. Every value is a
+three-digit integer. Every function computes its output with an integer formula when all its inputs have their
+expected values, and a random wrong value (never the right one, never an error) otherwise: a silent failure.
 
 Every draw comes from a `random.Random` seeded from a blake2b hash of the structural knobs (DESIGN.md section 4):
 never the module-level `random`, `hash()` or the clock. The name policy and `--restate` are not part of that key, so
@@ -18,32 +20,28 @@ import random
 from dataclasses import dataclass, field
 from typing import Literal
 
-GENERATOR_VERSION = 1
+GENERATOR_VERSION = 2
+# 2: depth counts edges (FuncBenchGen's d; depth 1 is a star, no cap on a function's core inputs), three-digit values,
+#    random wrong values, random names by default, restatement of every known value, `generated:` metadata.
 MAX_FUNCTIONS = 100
 """Upper bound of --core, --connected and --disconnected (keeps files far below the 2 MiB limit)."""
 MAX_INPUTS = 3
+"""Most task inputs (given values) a function takes besides the outputs of other core functions, and most inputs of
+a distractor."""
+VALUE_RANGE = (100, 999)
+"""Every variable is a three-digit integer, as in FuncBenchGen."""
 
 Role = Literal["core", "connected", "disconnected"]
 
 TYPES: dict[str, tuple[int, int]] = {
-    "count": (2, 400),
-    "price_cents": (100, 99_999),
-    "weight_grams": (50, 50_000),
-    "length_mm": (10, 20_000),
-    "duration_secs": (5, 86_400),
-    "distance_metres": (10, 90_000),
-    "volume_ml": (20, 20_000),
-    "code": (1_000, 9_999),
-    "score": (0, 1_000),
-    "percent": (0, 100),
-    "age_days": (1, 3_650),
-    "energy_joules": (100, 90_000),
-    "area_sqcm": (1, 50_000),
-    "rank": (1, 500),
-    "speed_kmh": (1, 300),
-    "floor_level": (0, 120),
-}
-"""Variable types and the range of their values. Two variables are type-compatible when their types are equal."""
+    name: VALUE_RANGE
+    for name in (
+        "count", "price_cents", "weight_grams", "length_mm", "duration_secs", "distance_metres", "volume_ml", "code",
+        "score", "percent", "age_days", "energy_joules", "area_sqcm", "rank", "speed_kmh", "floor_level",
+    )
+}  # fmt: skip
+"""Variable types (FuncBenchGen's semantic types) and the range of their values, the same three-digit range for all.
+Two variables are type-compatible when their types are equal."""
 
 
 @dataclass(frozen=True)
@@ -51,28 +49,26 @@ class Knobs:
     """Everything that decides one generated scenario."""
 
     core: int = 4
-    depth: int = 3
+    depth: int = 2
     connected: int = 2
     disconnected: int = 2
     seed: int = 0
-    names: str = "meaningful"
+    names: str = "random"
     restate: bool = False
 
     def problem(self) -> str | None:
         """Why these knobs cannot make a scenario, in one line; None when they can."""
-        for knob, value, low in (("core", self.core, 1), ("depth", self.depth, 1), ("connected", self.connected, 0),
+        for knob, value, low in (("core", self.core, 1), ("depth", self.depth, 0), ("connected", self.connected, 0),
                                  ("disconnected", self.disconnected, 0)):  # fmt: skip
             if not low <= value <= MAX_FUNCTIONS:
                 return f"--{knob} must be between {low} and {MAX_FUNCTIONS}, got {value}"
         if not 0 <= self.seed < 2**63:
             return f"--seed must be between 0 and 2**63-1, got {self.seed}"
-        if self.depth > self.core:
-            return f"--depth {self.depth} needs at least {self.depth} core functions, got --core {self.core}"
-        if self.core > 1 and self.depth < 2:
-            return f"--core {self.core} needs --depth 2 or more: the target's function must take the others' outputs"
-        if self.core > max_core(self.depth):
-            return (f"--core {self.core} does not fit --depth {self.depth}: with at most {MAX_INPUTS} inputs per "
-                    f"function, depth {self.depth} holds at most {max_core(self.depth)} core functions")  # fmt: skip
+        if self.depth > self.core - 1:
+            return (f"--depth {self.depth} needs at least {self.depth + 1} core functions (a path of {self.depth} "
+                    f"edges), got --core {self.core}")  # fmt: skip
+        if self.core > 1 and self.depth < 1:
+            return f"--core {self.core} needs --depth 1 or more: the target's function must take the others' outputs"
         return None
 
     def graph_key(self) -> str:
@@ -85,11 +81,6 @@ class Knobs:
         restate = " --restate" if self.restate else ""
         return (f"mcp-hazard generate dag --core {self.core} --depth {self.depth} --connected {self.connected} "
                 f"--disconnected {self.disconnected} --seed {self.seed} --names {self.names}{restate}")  # fmt: skip
-
-
-def max_core(depth: int) -> int:
-    """The most core functions a DAG of this depth can hold: a full tree with MAX_INPUTS inputs per function."""
-    return sum(MAX_INPUTS**level for level in range(depth))
 
 
 def stable_rng(key: str) -> random.Random:
@@ -113,8 +104,8 @@ class Function:
     output: str
     coefficients: tuple[int, ...]
     """One multiplier per input, then a constant term."""
-    slip: tuple[int, ...]
-    """The coefficients of the wrong formula used when an input is not its expected value."""
+    salt: int
+    """Keys the random wrong value this function returns for wrong inputs (with the inputs it was given)."""
 
 
 def formula(coefficients: tuple[int, ...], values: list[int], out_type: str) -> int:
@@ -143,11 +134,11 @@ class Graph:
         return {self.variables[v].type for v in self.core_variables()}
 
     def longest_path(self) -> int:
-        """Functions on the longest path through the core (the depth)."""
+        """Edges on the longest path through the core (the depth): 0 for one function, 1 for a star."""
         made_by = {f.output: f for f in self.role("core")}
         length: dict[str, int] = {}
         for f in self.role("core"):  # topological order: a function's producers come before it
-            length[f.key] = 1 + max((length[made_by[v].key] for v in f.inputs if v in made_by), default=0)
+            length[f.key] = max((1 + length[made_by[v].key] for v in f.inputs if v in made_by), default=0)
         return max(length.values())
 
 
@@ -166,24 +157,26 @@ class _Builder:
     def function(self, role: Role, inputs: list[str], out_type: str) -> str:
         rng = self.rng
         coefficients = (*(rng.randint(2, 9) for _ in inputs), rng.randint(1, 97))
-        slip = (*(c + rng.randint(1, 4) for c in coefficients[:-1]), rng.randint(1, 97))
+        salt = rng.randint(1, 10**9)
         value = formula(coefficients, [self.graph.variables[v].value for v in inputs], out_type)
         output = self.variable(out_type, value)
         key = f"f{len(self.graph.functions) + 1}"
-        self.graph.functions.append(Function(key, role, tuple(inputs), output, coefficients, slip))
+        self.graph.functions.append(Function(key, role, tuple(inputs), output, coefficients, salt))
         return output
 
     def core(self) -> None:
-        """A tree whose spine has `depth` functions, filled out to `core`, then extra edges that keep the depth."""
+        """A tree whose spine has `depth` edges (`depth + 1` functions), filled out to `core` functions attached
+        anywhere above the deepest level, then extra edges that keep the depth. With depth 1 every other function
+        feeds the target's function directly: a star."""
         rng, knobs = self.rng, self.knobs
-        level: list[int] = [1]  # functions from this one down to the target, counting both
+        level: list[int] = [0]  # edges from this function down to the target's
         children: list[list[int]] = [[]]
-        for _ in range(1, knobs.depth):
+        for _ in range(knobs.depth):
             children[-1].append(len(level))
             level.append(level[-1] + 1)
             children.append([])
-        for _ in range(knobs.core - knobs.depth):
-            open_ = [n for n in range(len(level)) if level[n] < knobs.depth and len(children[n]) < MAX_INPUTS]
+        for _ in range(knobs.core - knobs.depth - 1):
+            open_ = [n for n in range(len(level)) if level[n] < knobs.depth]
             parent = rng.choice(open_)
             children[parent].append(len(level))
             level.append(level[parent] + 1)
@@ -195,7 +188,7 @@ class _Builder:
         output: dict[int, str] = {}
         for node in sorted(range(len(level)), key=lambda n: (height[n], n)):
             inputs = [output[c] for c in sorted(children[node])]
-            free = MAX_INPUTS - len(inputs)
+            free = max(0, MAX_INPUTS - len(inputs))
             extra = rng.choices([1, 2, 3], [5, 4, 1])[0] if not inputs else rng.choices([0, 1, 2], [6, 3, 1])[0]
             lower = [output[n] for n in sorted(output) if height[n] < height[node]]  # an edge that keeps the depth
             for _ in range(min(extra, free)):

@@ -5,6 +5,11 @@
 - `random`: opaque tokens (`v_k3x9q`, `fn_7mrt2`), so names carry no meaning at all.
 - `realistic`: plausible names from a built-in word list (`invoice_balance`, `reconcile_shipment`) that have nothing
   to do with what the tool computes, so names mislead.
+- `contradicting`: real entities of well-known cause-effect pairs (interventions/pairs.py), arranged so that a tool
+  computes the familiar *cause* from its familiar *effect* (`compute_altitude` takes `temperature`): the served
+  relation contradicts the one a model may have memorised (paper 002's Tübingen benchmark, RQ2).
+- `random-realistic`: the same real entities, with no familiar pair between any tool's inputs and its output
+  (paper 002's Random Tübingen benchmark).
 
 A variable's name is also the argument name of every tool that takes it and the result field of the tool that makes
 it. Choices come from the generator's own random source (see dag.py); no name is used twice in a scenario.
@@ -17,8 +22,12 @@ from dataclasses import dataclass
 from functools import lru_cache
 
 from mcp_hazard.generate.dag import Function, Graph
+from mcp_hazard.interventions.pairs import CAUSE_EFFECT, ENTITIES, causes_of, familiar
 
-POLICIES = ("meaningful", "random", "realistic")
+POLICIES = ("random", "meaningful", "realistic", "contradicting", "random-realistic")
+ABBREVIATIONS = {"random": "rand", "meaningful": "mean", "realistic": "real", "contradicting": "cont",
+                 "random-realistic": "rrea"}  # fmt: skip
+"""The policy's part of a scenario id (dag-...-rand-s1)."""
 
 QUALIFIERS = (
     "base", "net", "gross", "total", "adjusted", "initial", "final", "peak", "mean", "minimum", "maximum", "target",
@@ -58,6 +67,8 @@ class Naming:
     """Function key -> tool name."""
     descriptions: dict[str, str]
     """Function key -> the tool's description."""
+    contradicting: int = 0
+    """Functions whose output and one input form a familiar cause-effect pair served the other way round."""
 
 
 def spoken_list(items: list[str]) -> str:
@@ -136,13 +147,59 @@ def _realistic(graph: Graph, namer: _Namer) -> Naming:
     return Naming(variables, tools, descriptions)
 
 
+def _entity(namer: _Namer, avoid: list[str]) -> str:
+    """A real entity name (numbered once all are taken) that forms no familiar pair with any name in `avoid`."""
+    options = tuple(e for e in ENTITIES if not any(familiar(e, other) for other in avoid))
+    return namer.fresh(options or ENTITIES)
+
+
+def _contradicting(graph: Graph, namer: _Namer) -> Naming:
+    """Each function, in order, gets an output named for a familiar cause of one of its inputs: an input already
+    named for an effect when there is one, else an unnamed input named for a fresh pair's effect (pairs whose cause
+    is itself an effect first, so the next function can contradict again). Other names relate to nothing."""
+    variables: dict[str, str] = {}
+    chains = [pair for pair in CAUSE_EFFECT if causes_of(pair[0])]
+    count = 0
+    for f in graph.functions:
+        unnamed = [v for v in f.inputs if v not in variables]
+        cause = next((namer.rng.choice(c) for v in f.inputs if v in variables and (c := causes_of(variables[v]))),
+                     None)  # fmt: skip
+        if cause is None and unnamed:
+            free = [p for p in chains if p[0] not in namer.used and p[1] not in namer.used]
+            free = free or [p for p in CAUSE_EFFECT if p[0] not in namer.used and p[1] not in namer.used]
+            cause, effect = namer.rng.choice(free or list(CAUSE_EFFECT))
+            variables[unnamed.pop(0)] = namer.claim(effect)
+        for v in unnamed:
+            variables[v] = _entity(namer, [cause] if cause else [])
+        if cause is not None:
+            variables[f.output] = namer.claim(cause)
+            count += 1
+        else:
+            variables[f.output] = _entity(namer, [variables[v] for v in f.inputs])
+    tools = {f.key: namer.claim(f"compute_{variables[f.output]}") for f in graph.functions}
+    return Naming(variables, tools, {f.key: _plain_description(f, variables) for f in graph.functions}, count)
+
+
+def _random_realistic(graph: Graph, namer: _Namer) -> Naming:
+    """Real entity names, chosen so that no function's inputs and output form a familiar pair either way."""
+    variables: dict[str, str] = {}
+    for f in graph.functions:
+        for v in f.inputs:
+            if v not in variables:
+                variables[v] = _entity(namer, [])
+        variables[f.output] = _entity(namer, [variables[v] for v in f.inputs])
+    tools = {f.key: namer.claim(f"compute_{variables[f.output]}") for f in graph.functions}
+    return Naming(variables, tools, {f.key: _plain_description(f, variables) for f in graph.functions})
+
+
 def _plain_description(function: Function, variables: dict[str, str]) -> str:
     return f"Computes {variables[function.output]} from {spoken_list([variables[v] for v in function.inputs])}."
 
 
 def name_graph(graph: Graph, policy: str, rng: random.Random) -> Naming:
     """Names for every variable and tool of `graph` under `policy` (one of POLICIES)."""
-    makers = {"meaningful": _meaningful, "random": _random, "realistic": _realistic}
+    makers = {"meaningful": _meaningful, "random": _random, "realistic": _realistic,
+              "contradicting": _contradicting, "random-realistic": _random_realistic}  # fmt: skip
     if policy not in makers:
         raise ValueError(f"unknown name policy {policy!r}; known: {', '.join(POLICIES)}")
     return makers[policy](graph, _Namer(rng))

@@ -1,9 +1,11 @@
-"""Name policies for tool and argument names: random tokens, or realistic words unrelated to the tool. They separate
-an agent's reading of descriptions from memorised names; descriptions are kept."""
+"""Name policies for tool and argument names: random tokens, realistic words unrelated to the tool, and relations
+between real entities that contradict a familiar cause-effect pair or relate nothing familiar. They separate an
+agent's reading of descriptions from memorised names and relations; descriptions are kept."""
 
 from __future__ import annotations
 
 import re
+from typing import ClassVar
 
 from mcp_hazard.interventions.base import (
     Intervention,
@@ -15,6 +17,8 @@ from mcp_hazard.interventions.base import (
     renamed_schema,
 )
 from mcp_hazard.interventions.naming import REALISTIC, random_name, realistic_name
+from mcp_hazard.interventions.pairs import CAUSE_EFFECT, ENTITIES, familiar
+from mcp_hazard.stable import choose
 
 
 class _NamePolicy(Intervention):
@@ -32,12 +36,17 @@ class _NamePolicy(Intervention):
             taken.add(tool)
             local = set(self.originals)
             names = {p: self.maker(local, *self.keys(surface.inner, p)) for p in properties(surface.input_schema)}
-            inward, outward = rename_args(names)
-            to_inner, to_outer = surface.then(inward, outward)
-            description = rename_in_text(surface.description, names)
-            out.append(surface.derive(name=tool, input_schema=renamed_schema(surface.input_schema, names),
-                                      to_inner=to_inner, to_outer=to_outer, description=description))  # fmt: skip
+            out.append(_renamed(surface, tool, names))
         return out
+
+
+def _renamed(surface: Surface, tool: str, names: dict[str, str]) -> Surface:
+    """`surface` served as `tool` with its arguments renamed by `names` (original -> served), and the way back."""
+    inward, outward = rename_args(names)
+    to_inner, to_outer = surface.then(inward, outward)
+    description = rename_in_text(surface.description, names)
+    return surface.derive(name=tool, input_schema=renamed_schema(surface.input_schema, names), to_inner=to_inner,
+                          to_outer=to_outer, description=description)  # fmt: skip
 
 
 @register
@@ -52,3 +61,58 @@ class RealisticNames(_NamePolicy):
     kind = "names=realistic"
     summary = "Tool and argument names replaced by realistic but unrelated words (harbor_ledger)."
     maker = staticmethod(realistic_name)
+
+
+class _RelationNames(Intervention):
+    """Each tool is named as a relation between two real entities, `{output}_from_{input}`, and its first argument
+    takes the input entity's name; other arguments get other entities. `contradicting` picks a familiar cause-effect
+    pair served the other way round (the tool computes the cause from its effect); `random-realistic` picks two
+    entities with no familiar relation either way (paper 002's Tübingen and Random Tübingen benchmarks)."""
+
+    contradict: ClassVar[bool]
+
+    def _pair(self, tool: str, attempt: int) -> tuple[str, str]:
+        if self.contradict:
+            cause, effect = choose(CAUSE_EFFECT, *self.keys(tool, "pair", attempt))
+            return cause, effect
+        output = choose(ENTITIES, *self.keys(tool, "output", attempt))
+        unrelated = [e for e in ENTITIES if e != output and not familiar(e, output)]
+        return output, choose(unrelated, *self.keys(tool, "input", attempt))
+
+    def apply(self, surfaces: list[Surface]) -> list[Surface]:
+        taken = set(self.originals) | {s.name for s in surfaces}
+        out = []
+        for surface in surfaces:
+            for attempt in range(1000):
+                output, given = self._pair(surface.inner, attempt)
+                tool = f"{output}_from_{given}" + (f"_{attempt}" if attempt >= len(CAUSE_EFFECT) else "")
+                if tool not in taken:
+                    break
+            taken.add(tool)
+            local = set(self.originals) | {given}
+            names: dict[str, str] = {}
+            for index, prop in enumerate(properties(surface.input_schema)):
+                if index == 0 and prop in self.originals:  # a field a hazard renamed gets a name of its own
+                    names[prop] = given
+                    continue
+                others = [e for e in ENTITIES if e not in local and not familiar(e, output)]
+                names[prop] = choose(others, *self.keys(surface.inner, prop)) if others else f"{given}_{index}"
+                local.add(names[prop])
+            out.append(_renamed(surface, tool, names))
+        return out
+
+
+@register
+class ContradictingNames(_RelationNames):
+    kind = "names=contradicting"
+    summary = ("Each tool named as a familiar cause computed from its effect (altitude_from_temperature), first "
+               "argument the effect; descriptions kept.")  # fmt: skip
+    contradict = True
+
+
+@register
+class RandomRealisticNames(_RelationNames):
+    kind = "names=random-realistic"
+    summary = ("Each tool named as a relation between real entities that no familiar pair links "
+               "(cement_from_traffic); descriptions kept.")  # fmt: skip
+    contradict = False

@@ -17,12 +17,16 @@ from mcp_hazard.agents import BUILT_IN, RUNNABLE
 from mcp_hazard.commands import EXIT_FINDING, run_async
 from mcp_hazard.errors import UserError
 from mcp_hazard.runner.external import agent_name
-from mcp_hazard.runner.matrix import plan, select_tasks
+from mcp_hazard.runner.matrix import agent_labels, plan, select_tasks
 from mcp_hazard.runner.run import Runner
 from mcp_hazard.scenario.load import LoadedScenario, load_scenarios
 from mcp_hazard.suggest import did_you_mean
 
-PROFILES = ("strict", "guided")
+PROFILES = ("strict", "guided", "guarded")
+DEFAULT_AGENTS = ("naive", "recovering")
+INTERVENTION_AGENTS = ("naive", "naive-positional", "recovering")
+"""The default agents when interventions run: naive-positional shows reorder's effect (nothing else binds arguments
+by position). Without interventions it makes exactly naive's calls, so the default run leaves it out."""
 MAX_PROBLEM_LINES = 10
 
 
@@ -31,7 +35,8 @@ def parse_profiles(text: str) -> list[str]:
     bad = [p for p in profiles if p not in PROFILES]
     if bad or not profiles:
         hint = did_you_mean(bad[0], PROFILES) if bad else ""
-        raise UserError(f"--profile: expected strict, guided or strict,guided, got {text!r}{hint}")
+        raise UserError(f"--profile: expected strict, guided, guarded or a comma-separated list of them, got {text!r}"
+                        f"{hint}")  # fmt: skip
     return profiles
 
 
@@ -96,7 +101,7 @@ def _execute(args: argparse.Namespace, ray: Any, out: Path, commands: dict[str, 
     """Run the cells with the chosen executor; both write the same run folder."""
     options = _runner_options(args, commands)
     if ray is None:
-        return anyio.run(Runner(out, **options).run, cells)
+        return anyio.run(Runner(out, labels=agent_labels(args.agent_label), **options).run, cells)
     from mcp_hazard.runner.ray_executor import RayExecutor
 
     return RayExecutor(out, ray=ray, **options).run(cells)
@@ -139,7 +144,7 @@ async def _run_proxied(args: argparse.Namespace) -> int:
     async with service.running():
         env = await service.discover()
         cells, out, commands = _plan(args, [env.scenario], None)
-        runner = Runner(out, proxy=service, **_runner_options(args, commands))
+        runner = Runner(out, proxy=service, labels=agent_labels(args.agent_label), **_runner_options(args, commands))
         results = await runner.run(cells)
     return _report(args, cells, results)
 
@@ -147,7 +152,8 @@ async def _run_proxied(args: argparse.Namespace) -> int:
 def _plan(args: argparse.Namespace, loaded: list[LoadedScenario], ray: Any) -> tuple[list[Any], Path, dict[str, str]]:
     """The cells of the matrix, every option checked first (one line each); the scenarios kept in the run folder."""
     scenarios, tasks = select_tasks(loaded, args.scenario or [], args.task or [])
-    agents = list(args.agent) if args.agent else ([] if args.agent_cmd else ["naive", "recovering"])
+    defaults = INTERVENTION_AGENTS if args.intervention else DEFAULT_AGENTS
+    agents = list(args.agent) if args.agent else ([] if args.agent_cmd else list(defaults))
     for name in agents:
         if name not in BUILT_IN or name == "replay":
             known = RUNNABLE.split(", ")
@@ -178,7 +184,10 @@ def _plan(args: argparse.Namespace, loaded: list[LoadedScenario], ray: Any) -> t
     interventions = [parse_composition(text) for text in args.intervention or []]
     hazards = hazard_options(args.hazard if args.hazard is not None or not interventions else ["declared"])
     profiles = parse_profiles(args.profile)
-    cells = plan(scenarios, [*agents, *commands], hazards, profiles, args.seeds, interventions, tasks)
+    labels = agent_labels(args.agent_label, [*agents, *commands])
+    if ray is not None and (labels or args.repeats > 1):
+        raise UserError("--agent-label and --repeats run with --executor local (the default), not ray")
+    cells = plan(scenarios, [*agents, *commands], hazards, profiles, args.seeds, interventions, tasks, args.repeats)
     if not cells:
         raise UserError("nothing to run: the selected scenarios have no tasks")
     out = Path(args.out)

@@ -53,11 +53,13 @@ class Cell:
     profile: str
     seed: int
     interventions: tuple[str, ...] = ()
+    repeat: int | None = None  # the attempt of `run --repeats K` (0 .. K-1); None without --repeats
 
     @property
     def episode_id(self) -> str:
         where = f"{self.label}+{'+'.join(self.interventions)}" if self.interventions else self.label
-        return _slug(f"{self.agent}.{self.scenario.id}.{self.task}.{where}.{self.profile}.s{self.seed}")
+        again = f".r{self.repeat}" if self.repeat else ""  # the first attempt keeps the id a run without repeats has
+        return _slug(f"{self.agent}.{self.scenario.id}.{self.task}.{where}.{self.profile}.s{self.seed}{again}")
 
     @property
     def condition(self) -> Condition:
@@ -105,10 +107,12 @@ def plan(
     seeds: list[int],
     interventions: list[tuple[str, ...]] | None = None,
     tasks: set[tuple[str, str]] | None = None,
+    repeats: int = 1,
 ) -> list[Cell]:
     """Every cell. Interventions are a dimension of their own: none, then each option, a composition applied in its
     order (`("all",)` = each registered intervention alone). `tasks`, when given, keeps only those (scenario id,
-    task id) pairs (see `select_tasks`)."""
+    task id) pairs (see `select_tasks`). `repeats` > 1 runs each cell that many times (same seed, same condition:
+    independent attempts, which differ only for an agent that samples)."""
     from mcp_hazard.interventions import REGISTRY
 
     variants: list[tuple[str, ...]] = [()]
@@ -124,9 +128,9 @@ def plan(
                     for profile in profiles:
                         for seed in seeds:
                             for agent in agents:
-                                cells.append(
-                                    Cell(agent, scenario, task.id, label, tuple(specs), profile, seed, variant)
-                                )
+                                for repeat in range(repeats) if repeats > 1 else [None]:
+                                    cells.append(Cell(agent, scenario, task.id, label, tuple(specs), profile, seed,
+                                                      variant, repeat))  # fmt: skip
     ids = [cell.episode_id for cell in cells]
     if len(ids) != len(set(ids)):
         raise UserError("two cells of the matrix have the same episode id; give hazards distinct parameters")
@@ -162,3 +166,19 @@ def select_tasks(
             raise UserError(f"--task {name!r}: no such task in the selected scenarios{hint}; tasks: {', '.join(names)}")
         pairs |= found
     return [s for s in chosen if any(sid == s.id for sid, _ in pairs)], pairs
+
+
+def agent_labels(values: list[str] | None, agents: list[str] | None = None) -> dict[str, str]:
+    """`--agent-label AGENT=GROUP` values as {agent: group}; one line for a malformed value, an agent that is not
+    run (when `agents` is given) or an agent given two groups."""
+    labels: dict[str, str] = {}
+    for value in values or []:
+        agent, sep, group = (part.strip() for part in value.partition("="))
+        if not sep or not agent or not group:
+            raise UserError(f"--agent-label {value!r}: expected AGENT=GROUP, e.g. llm=contaminated")
+        if agents is not None and agent not in agents:
+            raise UserError(f"--agent-label {value!r}: no agent {agent!r} in this run; agents: {', '.join(agents)}")
+        if labels.get(agent, group) != group:
+            raise UserError(f"--agent-label {value!r}: agent {agent!r} already has group {labels[agent]!r}")
+        labels[agent] = group
+    return labels

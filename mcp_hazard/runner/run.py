@@ -132,13 +132,17 @@ def empty_trace(
     episode.end(reason)
 
 
-async def finish_trace(path: Path, outcome: AgentOutcome, detail: str, report: AgentReport) -> None:
+async def finish_trace(
+    path: Path, outcome: AgentOutcome, detail: str, report: AgentReport, *, label: str | None = None,
+    repeat: int | None = None,
+) -> None:  # fmt: skip
     """Append `agent_ended` once the server has recorded the episode's end (a stdio server in another process may
-    need a moment after its client left)."""
+    need a moment after its client left); `label` and `repeat`: the agent's group and the attempt (`run
+    --agent-label`, `--repeats`)."""
     with anyio.move_on_after(ENDED_WAIT_S):
         while not any(e.get("type") == "episode_ended" for e in _events(path)):
             await anyio.sleep(0.02)
-    append_event(path, AgentEnded, outcome=outcome, detail=detail, events=report.events)
+    append_event(path, AgentEnded, outcome=outcome, detail=detail, events=report.events, label=label, repeat=repeat)
 
 
 def served_prompt(cell: Cell) -> str:
@@ -173,6 +177,7 @@ class Runner:
         agent_cmds: dict[str, str] | None = None,
         show_progress: bool = True,
         proxy: ProxyService | None = None,
+        labels: dict[str, str] | None = None,
     ) -> None:
         """`proxy`: the cells' scenario is a real server's tools, reached through this running ProxyService."""
         self.proxy = proxy
@@ -184,6 +189,7 @@ class Runner:
         self.call_timeout_s = call_timeout_s
         self.agent_cmds = agent_cmds or {}
         self.show_progress = show_progress
+        self.labels = labels or {}  # agent -> group (`--agent-label`), recorded in each agent_ended
         self.host: HttpHost | None = None
         self.results: list[CellResult] = []
 
@@ -291,7 +297,8 @@ class Runner:
         """Append `agent_ended` once the server has recorded the episode's end (a stdio server in another process
         may need a moment after its client left)."""
         self._ensure_trace(cell)
-        await finish_trace(self._trace(cell), outcome, detail, report)
+        await finish_trace(self._trace(cell), outcome, detail, report, label=self.labels.get(cell.agent),
+                           repeat=cell.repeat)  # fmt: skip
 
     async def _internal(self, cell: Cell, report: AgentReport) -> None:
         task = cell.scenario.model.task(cell.task)

@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import ast
 import datetime as dt
+import hashlib
 import json
 import math
 import operator
@@ -141,6 +142,14 @@ def _where(items: Any, key: Any, value: Any) -> list[Any]:
     return [item for item in _seq(items) if _get(item, key) == value]
 
 
+def _scramble(*values: Any) -> int:
+    """A stable pseudo-random whole number in [0, 2**56) drawn from the values (their JSON text through blake2b): the
+    same in every process and on every machine, so a behaviour can return a random-looking value deterministically.
+    """
+    text = json.dumps(list(values), sort_keys=True, default=str, ensure_ascii=False)
+    return int.from_bytes(hashlib.blake2b(text.encode(), digest_size=7).digest(), "big")
+
+
 FUNCTIONS: dict[str, Callable[..., Any]] = {
     "abs": abs,
     "round": _round,
@@ -167,6 +176,7 @@ FUNCTIONS: dict[str, Callable[..., Any]] = {
     "days_between": _days_between,
     "weekday": _weekday,
     "floor": math.floor,
+    "scramble": _scramble,
     "ceil": math.ceil,
 }
 

@@ -189,6 +189,28 @@ class Task(Strict):
     hazards: list[HazardSpec] = Field(
         default_factory=list, description="Hazards offered for this task (applied with --hazard declared)."
     )
+    restate_known: dict[str, JSON] | None = Field(
+        default=None,
+        description="Restatement (FuncBenchGen's mitigation): when set, every successful result that is an object "
+        "also carries `known_values`, every variable value known so far: these given values, then every top-level "
+        "field of the episode's successful results, latest first-seen order.",
+    )
+
+
+class Generated(Strict):
+    """What `mcp-hazard generate` made a scenario from, so the scorer can pair and group generated tasks."""
+
+    generator_version: int
+    command: str
+    core: int = Field(ge=1, description="Core functions (the golden path's calls).")
+    depth: int = Field(ge=0, description="Dependency depth: edges on the longest path of core functions.")
+    connected: int = Field(ge=0)
+    disconnected: int = Field(ge=0)
+    names: str = Field(description="The name policy.")
+    restate: bool = False
+    problem: Identifier = Field(
+        description="The same for every name policy and restatement setting of one graph: what pairs them."
+    )
 
 
 class Scenario(Strict):
@@ -203,6 +225,7 @@ class Scenario(Strict):
     description: str = ""
     tools: list[ToolSpec] = Field(min_length=1)
     tasks: list[Task] = Field(min_length=1)
+    generated: Generated | None = Field(default=None, description="Set by `mcp-hazard generate`; never served.")
 
     def tool(self, name: str) -> ToolSpec | None:
         return next((tool for tool in self.tools if tool.name == name), None)

@@ -16,17 +16,22 @@ from typing import Any
 
 from mcp_hazard import __version__
 from mcp_hazard.scenario.models import Scenario
-from mcp_hazard.scoring import by_agent
+from mcp_hazard.scoring import by_agent, paired, structure
 from mcp_hazard.scoring.episode import EpisodeScore
-from mcp_hazard.scoring.stats import pass_at_k, pass_hat_k, wilson
+from mcp_hazard.scoring.stats import wilson
 
-REPORT_SCHEMA_VERSION = 3
+REPORT_SCHEMA_VERSION = 4
 # 2: `per_episode`, `agent_outcomes`, `recovery_by_condition`, `unscorable`; `fired` in recovery, robustness and in
 #    the condition and hazard-kind groups; recovery has an entry (rate and ci95 None) for each kind set, never fired.
 # 3: the per-agent views `agents`, `recovery_by_agent`, `success_by_agent`, `intervention_by_agent`,
 #    `compounding_by_agent`; `skipped_hazards`; per-episode rows gain `item`, `class`, `hazard_kinds`, `setting`,
 #    `workflow`, `golden_length`, `call_failures`, `hazards` (each firing: kind, tool, slot, failpoint, recovered,
 #    path) and `premature_reasons`.
+# 4: `compounding` is the CIB's factor IRS(1)/IRS(L) per stressor and length bucket (it was success(L)/success(1)^L
+#    per condition; success and per-step reliability by length are now `success_by_length`); `pass_k` rows say
+#    what they are `over` (seeds, repeats); the research quantities `structure`, `value_taxonomy`, `trajectory`,
+#    `intervention_effects`, `agent_groups`, `name_policies`, `hint_gain_by_family`, `harness_gain_by_family`
+#    (docs/scoring.md, "Research quantities"); `not_judged`.
 AGENT_OUTCOMES = ("finished", "agent_crashed", "endpoint_error", "timeout")
 DIMENSIONS: dict[str, Callable[[EpisodeScore], str]] = {
     "agent": lambda s: s.agent,
@@ -272,45 +277,52 @@ def _hint_gain(scores: list[EpisodeScore], trials: Trials | None = None) -> list
     return rows
 
 
-def _pass_k(scores: list[EpisodeScore]) -> list[dict[str, Any]]:
+def _pass_k(scores: list[EpisodeScore], index: Trials | None = None) -> list[dict[str, Any]]:
+    """Over seeds: one attempt per seed (the first trial of each), per item; repeats of a seed are `structure`'s."""
     trials: dict[tuple[str, str, str, str], dict[tuple[str, str, str], list[bool]]] = defaultdict(
         lambda: defaultdict(list)
     )
+    firsts = {id(s) for (_, n), s in (index or _trials(scores)).items() if n == 0}
     for s in scores:
+        if id(s) not in firsts:
+            continue
         trials[(s.agent, s.condition, s.profile, s.intervention)][(s.scenario, s.task, s.intervention)].append(
             s.correct
         )
     rows = []
-    for (agent, condition, profile, intervention), items in sorted(trials.items()):
+    for group, items in sorted(trials.items()):
         counts = [(len(v), sum(v)) for v in items.values()]  # (trials, successes) per item
-        k_max = min(n for n, _ in counts)
-        for k in range(1, k_max + 1):
-            at = [pass_at_k(n, c, k) for n, c in counts]
-            hat = [pass_hat_k(n, c, k) for n, c in counts]
-            rows.append({
-                "agent": agent, "condition": condition, "profile": profile, "intervention": intervention, "k": k,
-                "items": len(items), "pass_at_k": sum(at) / len(at), "pass_hat_k": sum(hat) / len(hat),
-            })  # fmt: skip
+        rows += structure.pass_k_rows(group, counts, "seeds")
     return rows
 
 
-def _compounding(scores: list[EpisodeScore]) -> list[dict[str, Any]]:
-    """Success by golden-path length; factor = success(L) / success(1)^L (1 = independent steps, < 1 = compounding)."""
+def _success_by_length(scores: list[EpisodeScore]) -> list[dict[str, Any]]:
+    """Success by golden-path length per agent and condition, and per-step reliability success(L)^(1/L)."""
     groups: dict[tuple[str, str], dict[int, list[bool]]] = defaultdict(lambda: defaultdict(list))
     for s in scores:
         groups[(s.agent, s.condition)][s.golden_length].append(s.correct)
     rows = []
     for (agent, condition), by_length in sorted(groups.items()):
-        base = by_length.get(1)
-        base_rate = sum(base) / len(base) if base else None
         for length, results in sorted(by_length.items()):
             success = sum(results) / len(results)
-            factor = success / base_rate**length if base_rate else None
-            rows.append({
-                "agent": agent, "condition": condition, "golden_length": length, "episodes": len(results),
-                "success": success, "per_step": success ** (1 / length), "compounding_factor": factor,
-            })  # fmt: skip
+            rows.append({"agent": agent, "condition": condition, "golden_length": length, "episodes": len(results),
+                         "success": success, "per_step": success ** (1 / length)})  # fmt: skip
     return rows
+
+
+def _research(scores: list[EpisodeScore], trials: Trials) -> dict[str, Any]:
+    """The research quantities (scoring/structure.py, scoring/paired.py): what the four papers measure."""
+    effects = paired.intervention_effects(trials)
+    return {
+        "structure": structure.by_structure(scores),
+        "value_taxonomy": structure.value_taxonomy(scores),
+        "trajectory": structure.trajectory(scores),
+        "intervention_effects": effects,
+        "agent_groups": paired.agent_groups(scores, effects["per_intervention"]),
+        "name_policies": paired.name_policies(scores),
+        "hint_gain_by_family": paired.gains(trials, "guided"),
+        "harness_gain_by_family": paired.gains(trials, "guarded"),
+    }
 
 
 def aggregate(
@@ -348,8 +360,9 @@ def aggregate(
         "intervention_robustness": (irs := _intervention_robustness(scores, trials)),
         "intervention_by_agent": by_agent.intervention_by_agent(irs),
         "hint_gain": _hint_gain(scores, trials),
-        "pass_k": _pass_k(scores),
-        "compounding": _compounding(scores),
+        "pass_k": _pass_k(scores, trials) + structure.pass_k_over_repeats(trials),
+        "compounding": structure.compounding(trials),
+        "success_by_length": _success_by_length(scores),
         "failures": {"calls": dict(sorted(failures.items())), "episodes": dict(sorted(episode_failures.items()))},
         "efficiency": {
             "calls": calls,
@@ -362,6 +375,7 @@ def aggregate(
         "success_by_agent": by_agent.success_by_agent(scores),
         "compounding_by_agent": by_agent.compounding_by_agent(scores),
         "skipped_hazards": skipped_hazards(every, scenarios or {}),
+        **_research(scores, trials),
         "per_episode": episode_rows(every, trials),
         "unscorable": unscorable or [],
         "warnings": warnings or [],

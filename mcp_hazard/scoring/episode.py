@@ -88,6 +88,19 @@ class EpisodeScore:
     judged: bool = True  # False: the task has no expected answer (a proxied server's), so `correct` means nothing
     duration_s: float | None = None  # first to last trace timestamp; set by scoring.collect (volatile)
     warnings: list[str] = field(default_factory=list)
+    # Research quantities (docs/scoring.md, "Research quantities"): the dependency depth of the golden path; the
+    # trajectory match (CIB) and its rule; FuncBenchGen's class of each classified call of a failed episode; the
+    # agent's label and the repeat index (from `agent_ended`); the name policy of the surface and the problem that
+    # pairs name policies; submissions the guarded harness refused.
+    depth: int = 0
+    trajectory_match: bool | None = None
+    trajectory_rule: str | None = None
+    call_classes: list[str] = field(default_factory=list)
+    agent_label: str | None = None
+    repeat: int | None = None
+    name_policy: str = "original"
+    problem: str = ""
+    refused_answers: int = 0
 
     def to_json(self) -> dict[str, Any]:
         return asdict(self)
@@ -516,6 +529,7 @@ def score_episode(trace: Trace, scenario: Scenario) -> EpisodeScore:
     ]
     agent_ended = by_type.get("agent_ended", [])
     outcome = str(agent_ended[-1].get("outcome", "unknown")) if agent_ended else "unknown"
+    research = _research(scorer, scenario, task, condition, correct, agent_ended[-1] if agent_ended else {})
     failures += _malformed_calls(agent_ended[-1] if agent_ended else {})
     reasons: list[str] = []
     if submitted:
@@ -582,4 +596,32 @@ def score_episode(trace: Trace, scenario: Scenario) -> EpisodeScore:
         else "no_expected_answer",
         judged=has_answer,
         warnings=warnings,
+        refused_answers=len(by_type.get("answer_refused", ())),
+        **research,
     )
+
+
+def _research(
+    scorer: _Scorer, scenario: Scenario, task: Task, condition: dict[str, Any], correct: bool, ended: dict[str, Any]
+) -> dict[str, Any]:
+    """The per-episode parts of the research quantities (scoring/trajectory.py, scoring/values.py)."""
+    from mcp_hazard.scoring.trajectory import golden_calls, trajectory_match
+    from mcp_hazard.scoring.values import classify_calls
+
+    golden = golden_calls(scenario, task)
+    matched, rule = trajectory_match(scorer.calls, golden)
+    classes = [] if correct else [c for _, c in classify_calls(scorer.calls, scenario, task, golden)]
+    interventions = condition.get("interventions")
+    listed = interventions if isinstance(interventions, list) else []
+    names = [str(i) for i in listed if str(i).startswith("names=")]
+    generated = scenario.generated
+    # A name-policy intervention keeps its `names=` label, so it never merges with a generated file's own policy.
+    policy = names[-1] if names else (generated.names if generated is not None else "original")
+    problem = scenario.id if generated is None else generated.problem + ("-restate" if generated.restate else "")
+    label, repeat = ended.get("label"), ended.get("repeat")
+    return {
+        "depth": golden.depth, "trajectory_match": matched, "trajectory_rule": rule,
+        "call_classes": [_label(c) for c in classes], "name_policy": _label(policy), "problem": problem,
+        "agent_label": _label(label) if isinstance(label, str) else None,
+        "repeat": repeat if isinstance(repeat, int) and not isinstance(repeat, bool) else None,
+    }  # fmt: skip

@@ -28,6 +28,8 @@ from mcp_hazard.scenario.arguments import argument_problem, bounds_problem
 from mcp_hazard.scenario.behaviours import BehaviourFault, ToolOutcome, run_behaviour
 from mcp_hazard.scenario.load import LoadedScenario
 from mcp_hazard.scenario.models import Task, ToolSpec
+from mcp_hazard.server.guard import Guard
+from mcp_hazard.server.restate import Restatement
 from mcp_hazard.server.served import ServedInterface
 from mcp_hazard.trace import events as ev
 from mcp_hazard.trace.writer import TraceWriter
@@ -159,6 +161,8 @@ class Episode:
         self.end_reason: str | None = None
         self.answer: str | None = None
         self._early_refusals: list[dict[str, Any]] = []
+        self.restatement = Restatement(task.restate_known) if task.restate_known is not None else None
+        self.guard = Guard(scenario.model, task) if condition.profile == "guarded" else None
 
     @property
     def guided(self) -> bool:
@@ -168,6 +172,8 @@ class Episode:
         return hint if self.guided else None
 
     def _record_firing(self, *, hazard: Hazard, tool: str, failpoint: str, slot: int, change: dict[str, Any]) -> None:
+        if self.guard is not None:
+            self.guard.fired(hazard.kind, tool)
         self.trace.write(
             ev.HazardFired, hazard=hazard.index, kind=hazard.kind, family=hazard.family, tool=tool,
             failpoint=failpoint, slot=slot, change=change,
@@ -458,6 +464,8 @@ class Episode:
             if bad:
                 return self._fault(spec.name, slot, arguments, began, f"result does not match output_schema: {bad}",
                                    inner=below)  # fmt: skip
+        if self.restatement is not None and structured is not None:
+            result = structured = self.restatement.restate(structured)
         self._record(spec.name, slot, arguments, began, "ok", result=result, text=text, hazards=touched, inner=below)
         shown = [hint for hint in hints if self.guided]
         return self._present(view, result, text, structured, shown, original)
@@ -510,6 +518,8 @@ class Episode:
             duration_ms=round((time.perf_counter() - began) * 1000, 3),
         )
         self.engine.remember(name, arguments if inner is None else inner, outcome)
+        if self.guard is not None:
+            self.guard.called(name, outcome, result)
         return error_result(error or "")
 
     def _submit(self, arguments: Any, slot: int) -> types.CallToolResult:
@@ -519,8 +529,16 @@ class Episode:
         if problem:
             self._record(SUBMIT_TOOL, slot, arguments, time.perf_counter(), "invalid_arguments", error=problem)
             return error_result(f"Invalid {problem}")
-        self.answer = arguments["answer"]
-        self.trace.write(ev.AnswerSubmitted, answer=self.answer, slot=slot)
+        answer = submitted = arguments["answer"]
+        if self.guard is not None:  # the guarded harness (server/guard.py)
+            refusal, answer = self.guard.check(submitted)
+            if refusal is not None:
+                self.trace.write(ev.AnswerRefused, answer=submitted, slot=slot, reason=refusal.reason,
+                                 missing=refusal.missing)  # fmt: skip
+                return error_result(refusal.reason)
+        self.answer = answer
+        self.trace.write(ev.AnswerSubmitted, answer=answer, slot=slot,
+                         submitted=submitted if answer != submitted else None)  # fmt: skip
         self.end("answered")
         return types.CallToolResult(
             content=[types.TextContent(type="text", text="Answer received. The episode is over.")]

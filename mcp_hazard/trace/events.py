@@ -117,9 +117,24 @@ class ListChanged(_Event):
 
 
 class AnswerSubmitted(_Event):
+    """The answer that ends the episode. Under the guarded harness `answer` is the canonical form the harness
+    accepted and `submitted` the text as sent (left out when they are the same)."""
+
     type: Literal["answer_submitted"] = "answer_submitted"
     answer: Any
     slot: int
+    submitted: Any = Field(default=None, exclude_if=lambda value: value is None)
+
+
+class AnswerRefused(_Event):
+    """The guarded harness (profile `guarded`) refused a `submit_answer`: the evidence was incomplete or
+    contradictory, or the answer named no single value. The episode goes on; `reason` is what the agent was told."""
+
+    type: Literal["answer_refused"] = "answer_refused"
+    answer: Any
+    slot: int
+    reason: str
+    missing: list[str] = Field(default_factory=list)  # golden-path tools with no successful call yet (never served)
 
 
 class CallRefused(_Event):
@@ -166,6 +181,10 @@ class AgentEnded(_Event):
     outcome: AgentOutcome
     detail: str = ""
     events: list[dict[str, Any]] = Field(default_factory=list)
+    # `run --agent-label AGENT=GROUP` (the agent's group, e.g. contaminated) and `run --repeats K` (which attempt of
+    # the same seed and condition this was, from 0); left out when not given.
+    label: str | None = Field(default=None, exclude_if=lambda value: value is None)
+    repeat: int | None = Field(default=None, exclude_if=lambda value: value is None)
 
 
 TraceEvent = Annotated[
@@ -176,6 +195,7 @@ TraceEvent = Annotated[
     | HazardFired
     | ListChanged
     | AnswerSubmitted
+    | AnswerRefused
     | CallRefused
     | FrameRefused
     | EpisodeEnded
@@ -192,6 +212,7 @@ EVENT_TYPES = frozenset(
         "hazard_fired",
         "list_changed",
         "answer_submitted",
+        "answer_refused",
         "call_refused",
         "frame_refused",
         "episode_ended",

@@ -27,13 +27,13 @@ class FileGraph:
         return {v for t in self.core for v in self.inputs[t]} | {self.output[t] for t in self.core}
 
     def longest_path(self) -> int:
-        """Functions on the longest path of the core, counted from the file (memoised depth-first search)."""
+        """Edges on the longest path of the core (the depth), counted from the file (memoised depth-first search)."""
         made_by = {self.output[t]: t for t in self.core}
         memo: dict[str, int] = {}
 
         def length(tool: str) -> int:
             if tool not in memo:
-                memo[tool] = 1 + max((length(made_by[v]) for v in self.inputs[tool] if v in made_by), default=0)
+                memo[tool] = max((1 + length(made_by[v]) for v in self.inputs[tool] if v in made_by), default=0)
             return memo[tool]
 
         return max(length(t) for t in self.core)

@@ -41,7 +41,7 @@ def test_writes_one_file_per_seed(tmp_path: Path, capsys: pytest.CaptureFixture[
     files = sorted(p.name for p in (tmp_path / "suite").iterdir())
     assert files == ["dag-s1.yaml", "dag-s2.yaml", "dag-s3.yaml"]
     out = capsys.readouterr().out.splitlines()
-    assert out == [f"wrote {tmp_path / 'suite' / f'dag-s{s}.yaml'} (dag-c5d3k5u5-mean-s{s})" for s in (1, 2, 3)]
+    assert out == [f"wrote {tmp_path / 'suite' / f'dag-s{s}.yaml'} (dag-c5d3k5u5-rand-s{s})" for s in (1, 2, 3)]
     ids = {load_scenario(tmp_path / "suite" / name).id for name in files}
     assert len(ids) == 3
 
@@ -67,8 +67,11 @@ def test_generated_file_loads_and_golden_path_reaches_answer(tmp_path: Path) -> 
 @pytest.mark.parametrize(
     ("argv", "message"),
     [
-        (["--core", "2", "--depth", "3"], "--depth 3 needs at least 3 core functions, got --core 2"),
-        (["--core", "14", "--depth", "3"], "--core 14 does not fit --depth 3"),
+        (
+            ["--core", "2", "--depth", "3"],
+            "--depth 3 needs at least 4 core functions (a path of 3 edges), got --core 2",
+        ),
+        (["--core", "3", "--depth", "0"], "--core 3 needs --depth 1 or more"),
         (["--seed", str(2**63 - 1), "--count", "2"], "goes past the largest seed"),
     ],
 )
@@ -97,9 +100,9 @@ def test_unwritable_folder_is_a_one_line_error(tmp_path: Path, capsys: pytest.Ca
 
 
 def test_validate_proves_every_hazard_solvable_on_a_generated_suite(tmp_path: Path) -> None:
-    for names in ("meaningful", "random", "realistic"):
+    for names in ("meaningful", "random", "contradicting"):
         assert generate(*ARGS, "--names", names, "--restate", "--count", "2", "--out", str(tmp_path / names)) == 0
-    assert generate("--core", "1", "--depth", "1", "--connected", "0", "--disconnected", "0",
+    assert generate("--core", "1", "--depth", "0", "--connected", "0", "--disconnected", "0",
                     "--out", str(tmp_path / "tiny")) == 0  # fmt: skip
     for folder in sorted(tmp_path.iterdir()):
         done = cli("validate", str(folder), "--hazard", "all", "--seeds", "0-2")
@@ -123,7 +126,7 @@ def test_python_m_mcp_hazard_generate(tmp_path: Path) -> None:
 @pytest.mark.e2e
 @pytest.mark.anyio
 async def test_served_over_stdio_tools_fail_silently_and_the_golden_agent_solves(tmp_path: Path) -> None:
-    assert generate(*ARGS, "--names", "random", "--out", str(tmp_path)) == 0
+    assert generate(*ARGS, "--names", "random", "--restate", "--out", str(tmp_path)) == 0
     loaded = load_scenario(tmp_path / "dag-s1.yaml")
     task = loaded.model.tasks[0]
     first = task.golden_path.steps[0]
@@ -136,6 +139,9 @@ async def test_served_over_stdio_tools_fail_silently_and_the_golden_agent_solves
             assert not result.is_error
             assert isinstance(result.structured_content, dict)
             assert result.structured_content[out] != right[out]  # a plausible number, no error: a silent failure
+            # restatement: every value known so far, the given ones first, then what this episode obtained
+            known = result.structured_content["known_values"]
+            assert known == {**task.restate_known, out: result.structured_content[out]}
             report = await run_golden_agent(connected.client, task)
     assert report.notes == []
     assert answer_matches(task.answer, report.answer)

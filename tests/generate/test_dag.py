@@ -6,13 +6,14 @@ import itertools
 
 import pytest
 
-from mcp_hazard.generate import Knobs, build_graph, build_scenario, max_core
+from mcp_hazard.generate import Knobs, build_graph, build_scenario
 from mcp_hazard.generate.dag import MAX_FUNCTIONS, MAX_INPUTS, TYPES, formula
+from mcp_hazard.generate.names import POLICIES
 from mcp_hazard.scenario.models import Scenario
 
 from .support import file_graph
 
-SHAPES = [(1, 1), (2, 2), (3, 3), (4, 2), (5, 3), (8, 3), (13, 3), (7, 6), (20, 4)]
+SHAPES = [(1, 0), (2, 1), (3, 2), (4, 1), (5, 2), (8, 2), (13, 2), (7, 6), (20, 3), (20, 1)]
 KNOBS = [
     Knobs(core=core, depth=depth, connected=connected, disconnected=disconnected, seed=seed)
     for (core, depth), (connected, disconnected), seed in itertools.product(SHAPES, [(0, 0), (5, 5), (3, 1)], [0, 7])
@@ -31,7 +32,12 @@ def test_graph_has_the_asked_shape(knobs: Knobs) -> None:
     assert graph.longest_path() == knobs.depth
     assert len(graph.role("connected")) == knobs.connected
     assert len(graph.role("disconnected")) == knobs.disconnected
-    assert all(1 <= len(f.inputs) <= MAX_INPUTS and len(set(f.inputs)) == len(f.inputs) for f in graph.functions)
+    assert all(len(f.inputs) >= 1 and len(set(f.inputs)) == len(f.inputs) for f in graph.functions)
+    made_by_core = {f.output for f in core}
+    # besides other core functions' outputs, a function takes at most MAX_INPUTS given values; distractors at most
+    # MAX_INPUTS inputs in all
+    assert all(len(set(f.inputs) - made_by_core) <= MAX_INPUTS for f in core)
+    assert all(len(f.inputs) <= MAX_INPUTS for f in graph.functions if f.role != "core")
     # one sink: the last core function makes the target, and every other core output feeds another core function
     assert core[-1].output == graph.target
     consumed = {v for f in core for v in f.inputs}
@@ -74,7 +80,9 @@ def test_file_has_the_asked_shape(knobs: Knobs) -> None:
     assert len(linked) == knobs.connected
     assert not {fg.output[t] for t in fg.distractors} & fg.core_variables
     assert scenario.tasks[0].answer.value == graph.variables[graph.target].value
-    assert scenario.tasks[0].workflow == ("sequential" if knobs.core == knobs.depth else "mixed")
+    assert scenario.tasks[0].workflow == ("sequential" if knobs.core == knobs.depth + 1 else "mixed")
+    assert scenario.generated is not None and (scenario.generated.core, scenario.generated.depth) == (
+        knobs.core, knobs.depth)  # fmt: skip
 
 
 @pytest.mark.parametrize("knobs", KNOBS[:6], ids=_id)
@@ -84,25 +92,38 @@ def test_values_follow_the_formulas(knobs: Knobs) -> None:
         out = graph.variables[f.output]
         assert formula(f.coefficients, [graph.variables[v].value for v in f.inputs], out.type) == out.value
         low, high = TYPES[out.type]
-        assert low <= out.value <= high
-        assert f.slip[:-1] != f.coefficients[:-1]
+        assert (low, high) == (100, 999) and low <= out.value <= high  # three-digit values, as in FuncBenchGen
+    assert all(100 <= v.value <= 999 for v in graph.variables.values())
 
 
-def test_max_core_is_a_full_tree_and_is_reachable() -> None:
-    assert [max_core(d) for d in (1, 2, 3, 4)] == [1, 4, 13, 40]
-    for depth in (1, 2, 3, 4):
-        graph = build_graph(Knobs(core=max_core(depth), depth=depth, connected=0, disconnected=0))
-        assert graph.longest_path() == depth
-        assert Knobs(core=max_core(depth) + 1, depth=depth).problem() is not None
+@pytest.mark.parametrize("core", [2, 5, 12, 40])
+def test_depth_one_is_a_star(core: int) -> None:
+    """Depth 1 (FuncBenchGen's star): one function takes the outputs of all the others, which take only given
+    values; no cap on how many inputs that function has."""
+    graph = build_graph(Knobs(core=core, depth=1, connected=0, disconnected=0, seed=3))
+    *leaves, centre = graph.role("core")
+    assert {leaf.output for leaf in leaves} <= set(centre.inputs)
+    assert len(centre.inputs) >= core - 1
+    assert all(set(leaf.inputs) <= set(graph.sources) for leaf in leaves)
+    assert graph.longest_path() == 1
+
+
+@pytest.mark.parametrize("core", [1, 2, 6, 10])
+def test_depth_core_minus_one_is_a_path(core: int) -> None:
+    """The deepest graph of `core` functions is a path: each function takes the previous one's output."""
+    graph = build_graph(Knobs(core=core, depth=core - 1, connected=0, disconnected=0, seed=4))
+    funcs = graph.role("core")
+    assert all(funcs[i].output in funcs[i + 1].inputs for i in range(core - 1))
+    assert graph.longest_path() == core - 1
 
 
 @pytest.mark.parametrize(
     ("knobs", "message"),
     [
-        (Knobs(core=2, depth=3), "--depth 3 needs at least 3 core functions, got --core 2"),
-        (Knobs(core=3, depth=1), "--core 3 needs --depth 2 or more"),
-        (Knobs(core=5, depth=2), "--core 5 does not fit --depth 2"),
+        (Knobs(core=2, depth=2), "--depth 2 needs at least 3 core functions (a path of 2 edges), got --core 2"),
+        (Knobs(core=3, depth=0), "--core 3 needs --depth 1 or more"),
         (Knobs(core=0, depth=0), "--core must be between 1 and"),
+        (Knobs(depth=-1), "--depth must be between 0 and"),
         (Knobs(connected=MAX_FUNCTIONS + 1), f"--connected must be between 0 and {MAX_FUNCTIONS}"),
         (Knobs(disconnected=-1), "--disconnected must be between 0"),
         (Knobs(seed=2**63), "--seed must be between 0 and 2**63-1"),
@@ -118,5 +139,5 @@ def test_impossible_knobs_are_refused(knobs: Knobs, message: str) -> None:
 def test_the_graph_does_not_depend_on_names_or_restate() -> None:
     base = Knobs(core=6, depth=3, connected=3, disconnected=3, seed=11)
     graphs = [build_graph(Knobs(**{**base.__dict__, "names": n, "restate": r}))
-              for n in ("meaningful", "random", "realistic") for r in (False, True)]  # fmt: skip
+              for n in POLICIES for r in (False, True)]  # fmt: skip
     assert all(g == graphs[0] for g in graphs)

@@ -5,18 +5,18 @@ from __future__ import annotations
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from mcp_hazard.generate import Knobs, build_graph, max_core, render_scenario
+from mcp_hazard.generate import POLICIES, Knobs, build_graph, render_scenario
 from mcp_hazard.scenario.answers import answer_matches
 from mcp_hazard.scenario.load import parse_scenario, run_golden_path
 
 
 @st.composite
 def knobs(draw: st.DrawFn) -> Knobs:
-    depth = draw(st.integers(1, 4))
-    core = 1 if depth == 1 else draw(st.integers(depth, min(max_core(depth), 8)))
+    depth = draw(st.integers(0, 4))
+    core = 1 if depth == 0 else draw(st.integers(depth + 1, 9))
     return Knobs(
         core=core, depth=depth, connected=draw(st.integers(0, 4)), disconnected=draw(st.integers(0, 4)),
-        seed=draw(st.integers(0, 2**63 - 1)), names=draw(st.sampled_from(["meaningful", "random", "realistic"])),
+        seed=draw(st.integers(0, 2**63 - 1)), names=draw(st.sampled_from(POLICIES)),
         restate=draw(st.booleans()),
     )  # fmt: skip
 

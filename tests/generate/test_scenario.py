@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import itertools
 import re
 from pathlib import Path
 
@@ -10,16 +11,16 @@ import pytest
 from mcp_hazard.agents.normalise import parse_label_lines, unalias
 from mcp_hazard.generate import Knobs, build_scenario, scenario_id, write_scenario
 from mcp_hazard.generate.dag import TYPES
-from mcp_hazard.generate.names import REALISTIC_FIELDS, REALISTIC_NOUNS, readable
+from mcp_hazard.generate.names import POLICIES, REALISTIC_FIELDS, REALISTIC_NOUNS, readable
+from mcp_hazard.generate.scenario import problem_id
 from mcp_hazard.hazards.output import alias_keys
+from mcp_hazard.interventions.pairs import CAUSE_EFFECT, ENTITIES, base, familiar
 from mcp_hazard.scenario.answers import answer_matches
 from mcp_hazard.scenario.behaviours import run_behaviour
 from mcp_hazard.scenario.load import load_scenario, run_golden_path
 from mcp_hazard.scenario.models import Scenario
 
 from .support import file_graph
-
-POLICIES = ("meaningful", "random", "realistic")
 
 
 @pytest.fixture(params=[(p, r) for p in POLICIES for r in (False, True)], ids=lambda v: f"{v[0]}-restate{v[1]}")
@@ -56,7 +57,7 @@ def test_prompt_gives_every_input_and_names_the_target(loaded: tuple[Knobs, Scen
 
 
 def test_a_wrong_input_gives_a_plausible_wrong_value_never_an_error(loaded: tuple[Knobs, Scenario]) -> None:
-    knobs, scenario = loaded
+    _knobs, scenario = loaded
     run = run_golden_path(scenario, scenario.tasks[0])
     for (_step, arguments, right), step in zip(run.steps, scenario.tasks[0].golden_path.steps, strict=True):
         tool = scenario.tool(step.tool)
@@ -70,11 +71,27 @@ def test_a_wrong_input_gives_a_plausible_wrong_value_never_an_error(loaded: tupl
                 assert outcome.ok
                 assert isinstance(outcome.result[out], int)
                 assert outcome.result[out] != right[out], (tool.name, name, delta)
-                if knobs.restate:
-                    assert outcome.result == {out: outcome.result[out], **wrong}
-                else:
-                    assert set(outcome.result) == {out}
+                assert 100 <= outcome.result[out] <= 999
+                assert set(outcome.result) == {out}  # restatement is the server's (known values), not the tool's
         assert run_behaviour(tool, {k: float(v) for k, v in arguments.items()}).result == right
+
+
+def test_wrong_values_are_random_not_a_formula() -> None:
+    """FuncBenchGen: a wrong input returns a random incorrect value. Over every wrong value of one argument the
+    results spread over the three-digit range (never the right one), instead of following a line."""
+    knobs = Knobs(core=1, depth=0, connected=0, disconnected=0, seed=9)
+    data, _graph, _names = build_scenario(knobs)
+    scenario = Scenario.model_validate(data, strict=False)
+    (tool,) = scenario.tools
+    run = run_golden_path(scenario, scenario.tasks[0])
+    ((_, arguments, right),) = run.steps
+    out = file_graph(scenario).output[tool.name]
+    name = next(iter(arguments))
+    seen = [run_behaviour(tool, {**arguments, name: v}).result[out] for v in range(100, 1000) if v != arguments[name]]
+    assert right[out] not in seen
+    assert len(set(seen)) > 500  # 898 draws from 899 values: about 570 distinct if random, 1 to 899 if a formula
+    steps = {b - a for a, b in itertools.pairwise(seen)}
+    assert len(steps) > 100  # a linear slip formula would step by one constant (mod the range)
 
 
 def test_every_value_stays_in_its_type_range() -> None:
@@ -107,9 +124,24 @@ def test_names_follow_the_policy_and_are_never_reused(policy: str) -> None:
         for key, var in graph.variables.items():
             assert re.fullmatch(rf"[a-z]+_{var.type}(_\d+)?", names.variables[key])
         assert all(names.tools[f.key] == f"compute_{names.variables[f.output]}" for f in graph.functions)
-    else:
+    elif policy == "realistic":
         assert all(n.split("_")[0] in REALISTIC_NOUNS and n.split("_", 1)[1].rstrip("_0123456789") in REALISTIC_FIELDS
                    for n in variables)  # fmt: skip
+    else:
+        assert all(base(n) in ENTITIES for n in variables)
+        assert all(names.tools[f.key] == f"compute_{names.variables[f.output]}" for f in graph.functions)
+        related = [f for f in graph.functions
+                   if any(familiar(names.variables[f.output], names.variables[v]) for v in f.inputs)]  # fmt: skip
+        if policy == "random-realistic":
+            assert not related  # real entities, no familiar relation between a tool's inputs and its output
+        else:
+            # the tool computes the familiar cause from its effect: output = cause, some input = its effect
+            reversed_ = [
+                f
+                for f in graph.functions
+                if any((base(names.variables[f.output]), base(names.variables[v])) in CAUSE_EFFECT for v in f.inputs)
+            ]
+            assert names.contradicting == len(reversed_) >= 0.8 * len(graph.functions)
 
 
 @pytest.mark.parametrize("policy", POLICIES)
@@ -130,6 +162,12 @@ def test_readable_refuses_names_a_label_cannot_give_back() -> None:
 
 
 def test_the_longest_scenario_id_fits_the_pattern() -> None:
-    knobs = Knobs(core=100, depth=100, connected=100, disconnected=100, seed=2**63 - 1, names="realistic", restate=True)
-    assert knobs.problem() is None
-    assert re.fullmatch(r"^[a-z0-9][a-z0-9_-]{0,63}$", scenario_id(knobs))
+    for names in POLICIES:
+        knobs = Knobs(core=100, depth=99, connected=100, disconnected=100, seed=2**63 - 1, names=names, restate=True)
+        assert knobs.problem() is None
+        assert re.fullmatch(r"^[a-z0-9][a-z0-9_-]{0,63}$", scenario_id(knobs))
+        assert re.fullmatch(r"^[a-z0-9][a-z0-9_-]{0,63}$", problem_id(knobs))
+    ids = {scenario_id(Knobs(names=names)) for names in POLICIES}
+    assert len(ids) == len(POLICIES)  # every policy has its own id part
+    assert {problem_id(Knobs(names=names, restate=r)) for names in POLICIES for r in (False, True)} == {
+        "dag-c4d2k2u2-s0"}  # fmt: skip

@@ -26,7 +26,8 @@ TRAVEL = SCENARIOS_DIR / "travel.yaml"
 
 KINDS: list[str] = sorted(REGISTRY)  # iterated, never listed by hand: a new intervention is covered or fails
 PAIRS: list[tuple[str, str]] = [(a, b) for a in KINDS for b in KINDS]  # ordered, repeats included
-RENAMING = {"rename", "replace", "names=random", "names=realistic"}  # kinds that change tool names
+RENAMING = {"rename", "replace", "names=random", "names=realistic", "names=contradicting",
+            "names=random-realistic"}  # kinds that change tool names  # fmt: skip
 
 
 @functools.cache

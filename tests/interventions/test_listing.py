@@ -20,6 +20,7 @@ from hypothesis import strategies as st
 from mcp_hazard.interventions import REGISTRY, Surface, apply_all
 from mcp_hazard.interventions.base import _WRITTEN
 from mcp_hazard.interventions.naming import NEUTRAL, REALISTIC
+from mcp_hazard.interventions.pairs import CAUSE_EFFECT, ENTITIES, familiar
 from mcp_hazard.scenario.models import Replacement
 from mcp_hazard.server.episode import SUBMIT_TOOL
 
@@ -176,6 +177,29 @@ def _check_names(pattern: str) -> Callable[[Tools, Tools], None]:
 
 
 REALISTIC_NAME = rf"({'|'.join(REALISTIC)})_({'|'.join(REALISTIC)})(_\d+)?"
+ENTITY_NAME = rf"({'|'.join(ENTITIES)})(_\d+)?"
+
+
+def _check_relation(contradict: bool) -> Callable[[Tools, Tools], None]:
+    """names=contradicting / names=random-realistic: each tool is `OUTPUT_from_INPUT` over real entities, its first
+    argument is INPUT, and (OUTPUT, INPUT) is a familiar (cause, effect) pair served the other way round, or no
+    familiar pair at all; schemas and descriptions are kept."""
+    relation = re.compile(r"(?P<output>[a-z_]+?)_from_(?P<given>[a-z_]+?)(_\d+)?")
+
+    def check(clean: Tools, served: Tools) -> None:
+        for before, after in zip(clean, served, strict=True):
+            match = relation.fullmatch(after["name"])
+            assert match and match["output"] in ENTITIES and match["given"] in ENTITIES, after["name"]
+            assert _without(after, "name", "inputSchema") == _without(before, "name", "inputSchema")
+            _renamed_arguments(before, _schema(after), ENTITY_NAME)
+            if _props(before):
+                assert next(iter(_schema(after)["properties"])) == match["given"]
+            pair = (match["output"], match["given"])
+            assert (pair in CAUSE_EFFECT) if contradict else not familiar(*pair), pair
+            if not contradict:
+                assert not any(familiar(match["output"], arg) for arg in _schema(after)["properties"])
+
+    return check
 
 
 def check_substitute(clean: Tools, served: Tools) -> None:
@@ -203,6 +227,8 @@ CHECKS: dict[str, Callable[[Tools, Tools], None]] = {
     "replace": check_replace,
     "names=random": _check_names(r"t_[a-z]{6}"),
     "names=realistic": _check_names(REALISTIC_NAME),
+    "names=contradicting": _check_relation(True),
+    "names=random-realistic": _check_relation(False),
     "substitute": check_substitute,
 }
 

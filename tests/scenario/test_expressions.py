@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import contextlib
+import hashlib
 import json
 import math
 import subprocess
@@ -158,6 +159,10 @@ def test_evaluation_errors_are_expression_errors_with_a_reason(source: str, word
 
 # -- every function ------------------------------------------------------------------------------------------------
 
+# scramble(...) is blake2b (7-byte digest, big-endian) of the arguments' JSON list: '[7, 512]' here.
+SCRAMBLED = int.from_bytes(hashlib.blake2b(b"[7, 512]", digest_size=7).digest(), "big")
+assert SCRAMBLED == 40578520527895654
+
 FUNCTION_CASES: dict[str, list[tuple[str, Any]]] = {
     "abs": [("abs(-3)", 3), ("abs(-2.5)", 2.5)],
     "round": [("round(2.675, 2)", 2.67), ("round(2.4)", 2), ("round(3.5)", 4), ("round(x / 3, 1)", 2.3)],
@@ -195,6 +200,7 @@ FUNCTION_CASES: dict[str, list[tuple[str, Any]]] = {
     "weekday": [("weekday('2026-03-14')", "Saturday"), ("weekday('2026-03-16')", "Monday")],
     "floor": [("floor(2.7)", 2), ("floor(-1.2)", -2)],
     "ceil": [("ceil(1.2)", 2), ("ceil(-1.7)", -1)],
+    "scramble": [("scramble(7, 512)", SCRAMBLED), ("scramble(7, 512) % 899 + 100", SCRAMBLED % 899 + 100)],
 }
 
 

@@ -265,16 +265,6 @@ def test_aggregate_robustness_paired_accuracy_hint_gain_and_pass_k() -> None:
     assert (low, high) == pytest.approx(wilson(9, 10))
 
 
-def test_compounding_factor_by_length() -> None:
-    scores = [_episode("fare-class", ok) for ok in (True, True, True, False)]  # length 1: 0.75
-    scores += [_episode("cheapest-trip", ok) for ok in (True, False, False, False)]  # length 3: 0.25
-    rows = {r["golden_length"]: r for r in aggregate(scores)["compounding"]}
-    assert rows[1]["compounding_factor"] == pytest.approx(1.0)
-    assert rows[3]["success"] == pytest.approx(0.25)
-    assert rows[3]["per_step"] == pytest.approx(0.25 ** (1 / 3))
-    assert rows[3]["compounding_factor"] == pytest.approx(0.25 / 0.75**3)
-
-
 def test_statistics_helpers() -> None:
     assert wilson(0, 0) == (0.0, 1.0)
     low, high = wilson(5, 10)

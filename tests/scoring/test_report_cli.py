@@ -69,7 +69,7 @@ def test_table_is_the_default_and_out_suffix_picks_the_format(traces: Path, tmp_
     assert lines[-1].startswith("--verbose prints every table")
     assert len(lines) <= 40 and max(len(line) for line in lines) <= 120
     verbose = score(str(traces), "--verbose")
-    assert "Overall ───" in verbose.stdout and "Error compounding per condition ───" in verbose.stdout
+    assert "Overall ───" in verbose.stdout and "Error compounding by golden-path length ───" in verbose.stdout
     out = tmp_path / "report.md"
     assert score(str(traces), "--out", str(out)).returncode == 0
     assert out.read_text(encoding="utf-8").startswith("# mcp-hazard report\n")

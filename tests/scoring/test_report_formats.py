@@ -56,7 +56,7 @@ def test_the_traces_give_varied_numbers(traces: Path, report: dict[str, Any]) ->
 def test_json_is_unchanged(report: dict[str, Any]) -> None:
     text = render(report, "json")
     assert json.loads(text) == report
-    assert text.startswith('{\n  "report_schema_version": 3')
+    assert text.startswith('{\n  "report_schema_version": 4')
 
 
 def test_table_holds_every_number_and_fits_120_columns(report: dict[str, Any]) -> None:
@@ -102,7 +102,7 @@ def test_html_is_balanced_self_contained_and_holds_every_number(report: dict[str
     for outside in ("http://", "https://", "<link", "@import", "url(", "src="):
         assert outside not in lowered, outside
     assert lowered.count("<script") == 2  # the embedded episodes and the script that draws them, both inline
-    assert "report schema version 3" in text
+    assert "report schema version 4" in text
     assert report["generated_by"] in text
     # a heatmap: every recovery cell that has a rate is coloured by it and links to its episodes
     for kind, row in report["recovery_by_agent"].items():

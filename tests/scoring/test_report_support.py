@@ -227,19 +227,22 @@ def expected_rows(report: dict[str, Any]) -> dict[str, list[list[str]]]:
                 pct(r["pass_hat_k"]),
             ]
             for r in report["pass_k"]
+            if r["over"] == "seeds"
         ],
         "Success by golden-path length and agent": [
             [str(length), *(short(by_length[(a, length)]) if (a, length) in by_length else "not run" for a in agents)]
             for length in lengths
         ],
-        "Error compounding per condition": [
+        "Error compounding by golden-path length": [
             [
                 r["agent"],
-                r["condition"],
-                str(r["golden_length"]),
-                str(r["episodes"]),
-                pct(r["success"]),
-                pct(r["per_step"]),
+                r["profile"],
+                f"{r['kind']}: {r['stressor']}",
+                r["length"],
+                str(r["pairs"]),
+                pct(r["accuracy_base"]),
+                pct(r["accuracy_changed"]),
+                two(r["irs"]),
                 two(r["compounding_factor"]),
             ]
             for r in report["compounding"]

@@ -165,7 +165,7 @@ def intervention_robustness_ratio(report: dict[str, Any]) -> str:
 def success_by_length(report: dict[str, Any]) -> str:
     """Per agent, all conditions pooled: the share of episodes solved at each golden-path length."""
     title = "Success by golden-path length (all conditions pooled, one line per agent)"
-    rows = [r for r in report.get("compounding") or [] if isinstance(r, dict)]
+    rows = [r for r in report.get("success_by_length") or [] if isinstance(r, dict)]
     solved: dict[str, dict[int, list[float]]] = defaultdict(lambda: defaultdict(lambda: [0.0, 0.0]))
     for r in rows:
         if isinstance(r.get("golden_length"), int) and r.get("episodes") and r.get("success") is not None:

@@ -67,6 +67,10 @@ FILTER_FIELDS = {  # group dimension -> the per-episode field its drill-down fil
     "intervention": "interventions", "scenario": "scenario", "workflow": "workflow",
     "golden_length": "golden_length", "task": "item",
 }  # fmt: skip
+REORDER_BLURB = (
+    " Reorder: cannot bite an agent that passes arguments by name (MCP arguments are named); naive-positional, which "
+    "binds by position, shows its effect."
+)
 
 
 def _dict(value: Any) -> dict[str, Any]:
@@ -241,11 +245,12 @@ def robustness(report: dict[str, Any]) -> Section:
 
 def intervention_robustness(report: dict[str, Any]) -> Section:
     entries = _rows(report.get("intervention_robustness"))
+    reorder = any("reorder" in str(r.get("intervention")).split("+") for r in entries)
     return Section(
         "intervention-robustness", "Robustness to interface interventions",
         "Robustness ratio = Acc(intervened)/Acc(original interface) over items run both ways under the same "
         "condition (1.00 = no loss; – when the original accuracy is 0). Paired accuracy = share of items solved "
-        "both with the original interface and the intervened one.",
+        "both with the original interface and the intervened one." + (REORDER_BLURB if reorder else ""),
         ["agent", "profile", "intervention", "items", "acc. original", "acc. intervened", "ratio", "paired acc."],
         _ratio_rows(entries, "intervention", "accuracy_original", "accuracy_intervened"),
         "No item was run both with the original interface and under an intervention (run with --intervention all).",
@@ -282,6 +287,7 @@ def pass_k(report: dict[str, Any]) -> Section:
         [f.text(r.get("agent")), f.text(r.get("condition")), f.text(r.get("profile")), f.text(r.get("intervention")),
          f.count(r.get("k")), f.count(r.get("items")), f.pct(r.get("pass_at_k")), f.pct(r.get("pass_hat_k"))]
         for r in entries
+        if r.get("over", "seeds") == "seeds"
     ]  # fmt: skip
     return Section(
         "pass-k", "pass@k and pass^k over seeds",
@@ -298,19 +304,20 @@ def pass_k(report: dict[str, Any]) -> Section:
 def compounding(report: dict[str, Any]) -> Section:
     entries = _rows(report.get("compounding"))
     rows = [
-        [f.text(r.get("agent")), f.text(r.get("condition")), f.count(r.get("golden_length")),
-         f.count(r.get("episodes")), f.pct(r.get("success")), f.pct(r.get("per_step")),
-         f.ratio(r.get("compounding_factor"))]
+        [f.text(r.get("agent")), f.text(r.get("profile")), f"{f.text(r.get('kind'))}: {f.text(r.get('stressor'))}",
+         f.text(r.get("length")), f.count(r.get("pairs")), f.pct(r.get("accuracy_base")),
+         f.pct(r.get("accuracy_changed")), f.ratio(r.get("irs")), f.ratio(r.get("compounding_factor"))]
         for r in entries
     ]  # fmt: skip
     return Section(
-        "compounding", "Error compounding per condition",
-        "Success by golden-path length L; per-step = success(L)^(1/L); compounding factor = success(L)/success(1)^L "
-        "(1 = steps fail independently, below 1 = errors compound; – without length-1 successes).",
-        ["agent", "condition", "length", "episodes", "success", "per step", "factor"], rows,
-        "No episodes.", numeric={2, 3, 4, 5, 6}, detail=True, fold=FOLD,
-        links=[{"agent": str(r.get("agent")), "condition": str(r.get("condition")),
-                "golden_length": str(r.get("golden_length"))} for r in entries],
+        "compounding", "Error compounding by golden-path length",
+        "Per stressor (an intervention against the authored interface, or a hazard condition against clean) and "
+        "golden-path length L (1, 2, 3, 4+): IRS(L) = Acc(changed, L)/Acc(base, L) over items run both ways; "
+        "compounding factor = IRS(1)/IRS(L) (1 = no compounding, above 1 = the stressor hurts longer tasks more; "
+        "paper 000, section 4.4). pooled = the mean IRS(L) over the stressors of one kind.",
+        ["agent", "profile", "stressor", "length", "items", "acc. base", "acc. changed", "IRS", "factor"], rows,
+        "No item was run both ways.", numeric={4, 5, 6, 7, 8}, detail=True, fold=FOLD,
+        links=[{"agent": str(r.get("agent")), "profile": str(r.get("profile"))} for r in entries],
     )  # fmt: skip
 
 
@@ -364,8 +371,10 @@ def warnings(report: dict[str, Any]) -> Section:
 
 
 def build(report: dict[str, Any]) -> list[Section]:
-    """Every section, in reading order: the answer first (per agent, then the heatmaps), breakdowns after."""
+    """Every section, in reading order: the answer first (per agent, then the heatmaps), breakdowns after, then the
+    research quantities (report/research.py)."""
     from mcp_hazard.scoring.report import matrices
+    from mcp_hazard.scoring.report.research import build_research
 
     found = [
         matrices.agents(report),
@@ -383,6 +392,7 @@ def build(report: dict[str, Any]) -> list[Section]:
         hint_gain(report),
         pass_k(report),
         matrices.compounding_by_agent(report),
+        *build_research(report),
         failures(report),
         efficiency(report),
         compounding(report),
