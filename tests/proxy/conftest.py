@@ -9,7 +9,6 @@ import json
 import shutil
 import subprocess
 import sys
-from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
@@ -72,11 +71,8 @@ def time_server() -> str:
 
 
 @pytest.fixture
-def fs_root(tmp_path: Path) -> Iterator[Path]:
-    """A folder the filesystem server may read: an inventory note, a copy, and a directory of six entries."""
+def fs_root(tmp_path: Path) -> Path:
+    """A temporary copy of proxies/fs-root (an inventory note and a shelf of six crates) for the filesystem server."""
     root = tmp_path / "fs-root"
-    (root / "shelf").mkdir(parents=True)
-    (root / "inventory.txt").write_text("apples: 42\npears: 17\n", encoding="utf-8")
-    for name in ("a-crate.txt", "b-crate.txt", "c-crate.txt", "d-crate.txt", "e-crate.txt", "f-crate.txt"):
-        (root / "shelf" / name).write_text(name, encoding="utf-8")
-    yield root.resolve()
+    shutil.copytree(REPO_ROOT / "proxies" / "fs-root", root)
+    return root.resolve()

@@ -20,10 +20,10 @@ KINDS = ["permanent_error", "conflict", "pagination", "silent_wrong_value", "inv
 
 
 def test_every_kind_that_applies_fires_and_is_recovered_on_the_filesystem_server(
-    tmp_path: Path, npm_servers: dict[str, Path]
+    tmp_path: Path, npm_servers: dict[str, Path], fs_root: Path
 ) -> None:
     out = tmp_path / "run"
-    upstream = f"{npm_servers['filesystem']} {REPO_ROOT / 'proxies' / 'fs-root'}"
+    upstream = f"{npm_servers['filesystem']} {fs_root}"  # a temporary copy: the proxy file's paths are relative
     hazards = [arg for kind in KINDS for arg in ("--hazard", kind)]
     done = subprocess.run(
         hazard_command("run", str(PROXIES / "filesystem.yaml"), "--upstream-cmd", upstream, "--transport", "memory",
@@ -53,8 +53,10 @@ def test_every_kind_that_applies_fires_and_is_recovered_on_the_filesystem_server
     assert pages[:6] == [1, 2, 3, 4, 5, 6]  # every page read (the agent then re-reads what it uses)
 
 
-def test_a_tool_with_side_effects_is_never_given_a_retry_hazard(tmp_path: Path, npm_servers: dict[str, Path]) -> None:
-    upstream = f"{npm_servers['filesystem']} {REPO_ROOT / 'proxies' / 'fs-root'}"
+def test_a_tool_with_side_effects_is_never_given_a_retry_hazard(
+    tmp_path: Path, npm_servers: dict[str, Path], fs_root: Path
+) -> None:
+    upstream = f"{npm_servers['filesystem']} {fs_root}"
     done = subprocess.run(
         hazard_command("proxy", str(PROXIES / "filesystem.yaml"), "--upstream-cmd", upstream, "--hazard",
                        "transient_error:tools=edit_file", "--trace-dir", str(tmp_path)),
