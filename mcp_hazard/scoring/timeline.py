@@ -54,7 +54,8 @@ def _step(event: dict[str, Any]) -> tuple[str, str, str, str, str] | None:
         return ("call", *_call(event))
     if kind == "hazard_fired":
         title = f"{event.get('kind')} fired on {event.get('tool')} #{event.get('slot')} ({event.get('failpoint')})"
-        return "hazard", title, "", clip(event.get("change"), GOT_CHARS), "hazard"
+        # What the hazard did is the trace's record, never shown to the agent: it goes beside the title.
+        return "hazard", f"{title}: {clip(event.get('change'), GOT_CHARS)}", "", "", "hazard"
     if kind == "tools_listed":
         tools = [str(t) for t in event.get("tools") or []]
         return "listed", f"listed {len(tools)} tools", "", clip(", ".join(tools), GOT_CHARS), ""
