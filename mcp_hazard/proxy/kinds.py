@@ -125,24 +125,25 @@ def _in_use(hazard: Hazard, tool: str) -> ToolSpec | None:
     return spec.model_copy(update={"input_schema": narrowed})
 
 
-@_register
-class ProxyInvocationError(InvocationError):
+class _InUse:
+    """Interface changes (invocation errors, drift) on the tools and arguments a task's calls use."""
+
     @classmethod
     def applicable_tools(cls, scenario: Scenario, task: Task) -> list[str]:
-        return _changeable(cls, scenario, task)
+        return _changeable(cls, scenario, task)  # type: ignore[arg-type]
 
     def changeable(self, tool: str) -> ToolSpec | None:
-        return _in_use(self, tool)
+        return _in_use(self, tool)  # type: ignore[arg-type]
 
 
 @_register
-class ProxySpecDrift(SpecDrift):
-    @classmethod
-    def applicable_tools(cls, scenario: Scenario, task: Task) -> list[str]:
-        return _changeable(cls, scenario, task)
+class ProxyInvocationError(_InUse, InvocationError):
+    pass
 
-    def changeable(self, tool: str) -> ToolSpec | None:
-        return _in_use(self, tool)
+
+@_register
+class ProxySpecDrift(_InUse, SpecDrift):
+    pass
 
 
 @_register
