@@ -6,6 +6,7 @@ function of (seed, scenario, task, tool, failpoint, slot, hazard) and the agent'
 
 from __future__ import annotations
 
+import operator
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
@@ -35,6 +36,16 @@ class AfterVerdict:
     touched: list[int] = field(default_factory=list)
 
 
+def _same(one: list[ToolSpec], two: list[ToolSpec]) -> bool:
+    return len(one) == len(two) and all(map(operator.is_, one, two))
+
+
+def _shapes_views(hazard: Hazard) -> bool:
+    """Whether a hazard's listing may change as it acts: it lists the tool its own way or accepts another shape."""
+    kind = type(hazard)
+    return kind.view is not Hazard.view or kind.accepts is not Hazard.accepts
+
+
 class HazardEngine:
     def __init__(
         self,
@@ -55,6 +66,11 @@ class HazardEngine:
         self.fired: dict[tuple[int, str], int] = {}
         self.history: list[CallRecord] = []
         self._started = False
+        # Views are asked for on every call and listing, and change only when a hazard that shapes them acts.
+        self._shaping = {hazard.index for hazard, _ in hazards if _shapes_views(hazard)}
+        self._views: tuple[list[ToolSpec], list[ToolView]] | None = None
+        self._after_order = sorted(hazards, key=lambda pair: pair[0].presentation)
+        self._targeted = frozenset(tool for _, targets in hazards for tool in targets)
 
     # -- listing -------------------------------------------------------------------------------------------------
 
@@ -68,11 +84,18 @@ class HazardEngine:
                 for tool in tools:
                     if tool.name in targets:
                         effect = hazard.start(tool.name, self.seed)
+                        self._acted(hazard)
                         if effect is not None:
                             self._fired(hazard, tool.name, "listing", 0, effect)
 
     def views(self, tools: list[ToolSpec]) -> list[ToolView]:
+        """The tools as listed now. The same list object comes back until a hazard that shapes views has acted or
+        the tools change (a proxied server's new list), so what callers build on it can be kept; nobody may edit
+        it, nor the list of tools given."""
         self.start(tools)
+        cached = self._views
+        if cached is not None and (cached[0] is tools or _same(cached[0], tools)):
+            return cached[1]
         views = []
         for tool in tools:
             view = ToolView.of(tool)
@@ -83,9 +106,18 @@ class HazardEngine:
                 if tool.name in targets:
                     view.accepts = hazard.accepts(view) or view.accepts
             views.append(view)
+        self._views = (tools, views)
         return views
 
+    def _acted(self, hazard: Hazard) -> None:
+        if hazard.index in self._shaping:
+            self._views = None
+
     # -- calls ---------------------------------------------------------------------------------------------------
+
+    def acts_on(self, tool: str) -> bool:
+        """Whether any hazard sees calls of `tool`; a call of any other tool needs neither `before` nor `after`."""
+        return tool in self._targeted
 
     def context(self, tool: ToolSpec, served_name: str, slot: int, arguments: dict[str, Any]) -> CallContext:
         return CallContext(
@@ -111,6 +143,7 @@ class HazardEngine:
                 continue
             fire = self._fires(hazard, call.tool.name, "before", call.slot)
             effect = hazard.before(call, fire)
+            self._acted(hazard)
             if effect is None:
                 continue
             verdict.touched.append(hazard.index)
@@ -127,11 +160,12 @@ class HazardEngine:
 
     def after(self, call: CallContext, outcome: ToolOutcome) -> AfterVerdict:
         verdict = AfterVerdict(outcome=outcome)
-        for hazard, targets in sorted(self.hazards, key=lambda pair: pair[0].presentation):
+        for hazard, targets in self._after_order:
             if call.tool.name not in targets or "after" not in hazard.failpoints:
                 continue
             fire = self._fires(hazard, call.tool.name, "after", call.slot)
             effect = hazard.after(call, verdict.outcome, fire)
+            self._acted(hazard)
             if effect is None:
                 continue
             verdict.touched.append(hazard.index)

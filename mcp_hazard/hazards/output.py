@@ -7,10 +7,10 @@ drifted object would not match; the listing change is part of the drift.
 
 from __future__ import annotations
 
-import json
 from typing import Any, Literal
 
 from mcp_hazard.hazards.base import CallContext, Effect, Hazard, HazardParams, ToolView, register
+from mcp_hazard.json_text import indented
 from mcp_hazard.scenario.behaviours import ToolOutcome
 from mcp_hazard.stable import choose
 
@@ -116,18 +116,18 @@ class OutputDrift(Hazard):
         mode = self.mode_for(call.tool.name, call.seed)
         result = outcome.result
         if mode == "unit_wrapper":
-            text = json.dumps(wrap_units(result), ensure_ascii=False, indent=2)
+            text = indented(wrap_units(result))
         elif mode == "label_value":
             text = "\n".join(label_lines(result)) if isinstance(result, dict | list) else str(result)
         elif mode == "explanation":
-            text = json.dumps(result, ensure_ascii=False, indent=2) + "\n\n" + EXPLANATION
+            text = indented(result) + "\n\n" + EXPLANATION
         elif mode == "alias":
-            text = json.dumps(alias_keys(result), ensure_ascii=False, indent=2)
+            text = indented(alias_keys(result))
         elif mode == "stale_flag":
             flagged = {"data": result, "cache": {"stale": True, "as_of": STALE_AS_OF, "note": "served from cache"}}
-            text = json.dumps(flagged, ensure_ascii=False, indent=2)
+            text = indented(flagged)
         else:
-            text = json.dumps(reorder(result), ensure_ascii=False, indent=2)
+            text = indented(reorder(result))
         return Effect(
             change={"mode": mode},
             text=text,

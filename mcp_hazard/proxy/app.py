@@ -17,7 +17,8 @@ from mcp_hazard.logs import log
 from mcp_hazard.proxy.episode import ProxyEpisode
 from mcp_hazard.proxy.upstream import UpstreamError, UpstreamInfo
 from mcp_hazard.server.app import INSTRUCTIONS, HazardServer, notifier
-from mcp_hazard.server.episode import TASK_PROMPT_NAME, error_result
+from mcp_hazard.server.episode import TASK_PROMPT_NAME
+from mcp_hazard.server.results import error_result
 
 Resolver = Callable[[ServerRequestContext[Any, Any]], ProxyEpisode]
 Handler = Callable[..., Awaitable[Any]]

@@ -26,7 +26,8 @@ from mcp_hazard.proxy.upstream import Upstream, UpstreamError
 from mcp_hazard.proxy.values import error_text, served_result, value_of
 from mcp_hazard.scenario.behaviours import ToolOutcome
 from mcp_hazard.scenario.models import ToolSpec
-from mcp_hazard.server.episode import Episode, ToolCallFailed
+from mcp_hazard.server.episode import Episode
+from mcp_hazard.server.results import ToolCallFailed
 from mcp_hazard.trace import events as ev
 
 Connector = Callable[["ProxyEpisode"], Awaitable[tuple[Upstream, Callable[[], None]]]]

@@ -21,6 +21,7 @@ from mcp_hazard.hazards.output import EXPLANATION, OutputDrift
 from mcp_hazard.hazards.output import STALE_AS_OF as CACHE_AS_OF
 from mcp_hazard.hazards.pagination import Pagination
 from mcp_hazard.hazards.silent import SilentWrongValue, same_value, wrong_values
+from mcp_hazard.json_text import indented
 from mcp_hazard.proxy.tools import ProxyToolSpec, noted
 from mcp_hazard.proxy.values import get_path, move_numbers, numbers_in_text, set_path, split_path
 from mcp_hazard.scenario.behaviours import ToolOutcome
@@ -166,7 +167,7 @@ class ProxyOutputDrift(_Noted, OutputDrift):
             served = text.rstrip() + "\n\n" + EXPLANATION
         else:
             envelope = {"data": text, "cache": {"stale": True, "as_of": CACHE_AS_OF, "note": "served from cache"}}
-            served = json.dumps(envelope, ensure_ascii=False, indent=2)
+            served = indented(envelope)
         return Effect(
             change={"mode": mode},
             text=served,

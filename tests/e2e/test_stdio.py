@@ -7,6 +7,7 @@ import json
 import signal
 import subprocess
 import sys
+import time
 from pathlib import Path
 from typing import Any
 
@@ -178,6 +179,42 @@ async def test_stdout_carries_only_json_rpc_and_logs_go_to_stderr(tmp_path: Path
     ended = next(event for event in events if event["type"] == "episode_ended")
     assert ended["reason"] == "answered"
     assert [event["type"] for event in events[events.index(ended) + 1 :]] == ["call_refused"]
+
+
+def test_replies_to_a_file_are_written_too(tmp_path: Path) -> None:
+    """Replies to a regular file (`serve ... > replies`): the event loop cannot wait on a file, so the server writes
+    it the SDK's way, and every reply is there as soon as it is sent. (A stdin that is not a pipe, the null device,
+    is served the same way: tests/hazards/test_params.py.)"""
+    replies = tmp_path / "replies.jsonl"
+    command = [sys.executable, "-m", "mcp_hazard", "serve", str(TRAVEL), "--task", "fare-in-dollars",
+               "--trace-dir", str(tmp_path), "--episode-id", "file"]  # fmt: skip
+    init = {"protocolVersion": LEGACY_PROTOCOL, "capabilities": {}, "clientInfo": {"name": "file", "version": "0"}}
+    conversation = [
+        _request(1, "initialize", init),
+        {"jsonrpc": "2.0", "method": "notifications/initialized"},
+        _request(2, "tools/list"),
+        _request(3, "tools/call", {"name": "get_fare", "arguments": {"flight_id": "AU-412"}}),
+    ]
+    answered: dict[int, dict[str, Any]] = {}
+    with replies.open("wb") as stdout:
+        process = subprocess.Popen(command, stdin=subprocess.PIPE, stdout=stdout, stderr=subprocess.PIPE,
+                                   cwd=REPO_ROOT)  # fmt: skip
+        assert process.stdin is not None
+        for message in conversation:
+            process.stdin.write(json.dumps(message).encode() + b"\n")
+            process.stdin.flush()
+            deadline = time.monotonic() + DEADLINE
+            while "id" in message and message["id"] not in answered and time.monotonic() < deadline:
+                lines = replies.read_text(encoding="utf-8").splitlines()
+                answered = {reply["id"]: reply for reply in map(json.loads, lines) if "id" in reply}
+                time.sleep(0.01)
+        _, stderr = process.communicate(timeout=DEADLINE)
+    assert process.returncode == 0, stderr
+    assert sorted(answered) == [1, 2, 3]
+    assert answered[3]["result"]["structuredContent"]["price_eur"] == 189.0
+    assert [(c["tool"], c["outcome"]) for c in calls(wait_for_trace_end(tmp_path / "file.jsonl"))] == [
+        ("get_fare", "ok")
+    ]
 
 
 # -- stopping a stdio server with a signal ----------------------------------------------------------------------------
