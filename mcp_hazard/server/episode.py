@@ -7,6 +7,8 @@ state, its lifecycle and what it lists; calls.py how it serves a call.
 
 from __future__ import annotations
 
+import operator
+from collections import OrderedDict
 from functools import lru_cache
 from pathlib import Path
 from typing import Any
@@ -54,6 +56,36 @@ def describe_hazard(hazard: Hazard, targets: set[str]) -> dict[str, Any]:
         "schedule": hazard.schedule.model_dump(mode="json"),
         "params": hazard.params.model_dump(mode="json"),
     }
+
+
+_SERVED_TOOLS: OrderedDict[tuple[Any, ...], tuple[tuple[Any, ...], types.Tool]] = OrderedDict()
+_SERVED_TOOLS_KEPT = 4096
+
+
+def served_tool(spec: ToolSpec, surface: Surface) -> types.Tool:
+    """A tool as listed. Every episode of a task lists the same tools, so one `types.Tool` serves them all while the
+    spec and the served schemas are the same objects (the newest few thousand are kept; nobody edits them)."""
+    anchors = (spec, surface.input_schema, surface.output_schema)
+    key = (id(spec), surface.name, surface.description, id(surface.input_schema), id(surface.output_schema))
+    cached = _SERVED_TOOLS.get(key)
+    if cached is not None and all(map(operator.is_, cached[0], anchors)):
+        _SERVED_TOOLS.move_to_end(key)
+        return cached[1]
+    annotations = None
+    if spec.annotations is not None:
+        annotations = types.ToolAnnotations(**spec.annotations.model_dump(exclude_none=True))
+    tool = types.Tool(
+        name=surface.name,
+        title=spec.title,
+        description=surface.description,
+        input_schema=surface.input_schema,
+        output_schema=surface.output_schema,
+        annotations=annotations,
+    )
+    _SERVED_TOOLS[key] = (anchors, tool)
+    if len(_SERVED_TOOLS) > _SERVED_TOOLS_KEPT:
+        _SERVED_TOOLS.popitem(last=False)
+    return tool
 
 
 class Episode(Calls):
@@ -232,18 +264,7 @@ class Episode(Calls):
         return by_name, by_original
 
     def _tool(self, surface: Surface, view: ToolView) -> types.Tool:
-        spec = self.tools[view.original]
-        annotations = None
-        if spec.annotations is not None:
-            annotations = types.ToolAnnotations(**spec.annotations.model_dump(exclude_none=True))
-        return types.Tool(
-            name=surface.name,
-            title=spec.title,
-            description=surface.description,
-            input_schema=surface.input_schema,
-            output_schema=surface.output_schema,
-            annotations=annotations,
-        )
+        return served_tool(self.tools[view.original], surface)
 
     def resolve(self, name: str) -> tuple[ToolSpec, ToolView, Surface | None] | None:
         """The tool a served name means now. Without interventions an original name still resolves, so a drift
