@@ -37,9 +37,9 @@ from inspect_ai.tool import Tool, mcp_server_stdio
 from mcp_hazard.agents.base import AgentReport
 from mcp_hazard.agents.llm import NUDGE, NUDGE_SUBMIT
 from mcp_hazard.agents.llm_config import one_line
+from mcp_hazard.commands.run import hazard_options, keep_scenarios, parse_profiles
 from mcp_hazard.errors import UserError
 from mcp_hazard.interventions.build import parse_composition
-from mcp_hazard.runner.command import hazard_options, keep_scenarios, parse_profiles
 from mcp_hazard.runner.matrix import Cell, plan, select_tasks
 from mcp_hazard.runner.run import empty_trace, exception_line, finish_trace, served_prompt
 from mcp_hazard.runner.transports import serve_command

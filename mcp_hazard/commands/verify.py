@@ -14,8 +14,8 @@ from mcp_hazard.commands import EXIT_FINDING
 def verify(args: argparse.Namespace) -> int:
     import tempfile
 
+    from mcp_hazard.commands.run import hazard_options
     from mcp_hazard.interventions.build import parse_composition
-    from mcp_hazard.runner.command import hazard_options
     from mcp_hazard.runner.matrix import plan
     from mcp_hazard.runner.run import Runner
     from mcp_hazard.runner.verify import check
