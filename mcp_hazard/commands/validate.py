@@ -49,7 +49,7 @@ async def _check_solvable(loaded: Any, args: argparse.Namespace) -> tuple[int, l
     """Every (task, seed) under the declared hazards plus --hazard ones; returns instances checked and failures."""
     from mcp_hazard.condition import Condition
     from mcp_hazard.hazards.build import applicable_options
-    from mcp_hazard.hazards.solvability import check_instance
+    from mcp_hazard.runner.solvability import check_instance
 
     options = ["declared", *hazard_options(args.hazard)]
     checked, failures = 0, []
