@@ -16,10 +16,10 @@ def verify(args: argparse.Namespace) -> int:
 
     from mcp_hazard.commands.run import hazard_options
     from mcp_hazard.interventions.build import parse_composition
+    from mcp_hazard.load import load_scenarios
     from mcp_hazard.runner.matrix import plan
     from mcp_hazard.runner.run import Runner
     from mcp_hazard.runner.verify import check
-    from mcp_hazard.scenario.load import load_scenarios
     from mcp_hazard.scoring.collect import score_traces
 
     scenarios = load_scenarios(args.paths, allow_python=args.allow_python)

@@ -26,7 +26,7 @@ from mcp_hazard.scenario.answers import answer_matches
 from mcp_hazard.scenario.arguments import describe_value
 from mcp_hazard.scenario.behaviours import run_behaviour
 from mcp_hazard.scenario.expressions import ExpressionError, render
-from mcp_hazard.scenario.load import LoadedScenario
+from mcp_hazard.scenario.files import LoadedScenario
 from mcp_hazard.scenario.models import Task
 from mcp_hazard.server.episode import Episode
 

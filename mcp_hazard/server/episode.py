@@ -26,7 +26,7 @@ from mcp_hazard.interventions.base import in_served_terms
 from mcp_hazard.logs import log
 from mcp_hazard.scenario.arguments import argument_problem, bounds_problem
 from mcp_hazard.scenario.behaviours import BehaviourFault, ToolOutcome, run_behaviour
-from mcp_hazard.scenario.load import LoadedScenario
+from mcp_hazard.scenario.files import LoadedScenario
 from mcp_hazard.scenario.models import Task, ToolSpec
 from mcp_hazard.server.guard import Guard
 from mcp_hazard.server.restate import Restatement

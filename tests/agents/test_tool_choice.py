@@ -36,7 +36,7 @@ from mcp_hazard.agents.matching import (
 from mcp_hazard.agents.recovering import RecoveringAgent, _expected_fields
 from mcp_hazard.condition import Condition
 from mcp_hazard.runner.transports import open_episode
-from mcp_hazard.scenario.load import LoadedScenario
+from mcp_hazard.scenario.files import LoadedScenario
 from mcp_hazard.scenario.models import Task
 from mcp_hazard.trace.reader import read_trace
 from tests.interventions.support import REPO_ROOT, episode, shipped

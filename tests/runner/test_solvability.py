@@ -17,10 +17,11 @@ from mcp_hazard.condition import Condition
 from mcp_hazard.errors import UserError
 from mcp_hazard.hazards import REGISTRY
 from mcp_hazard.hazards.base import fallback_arguments, fallbacks_for
+from mcp_hazard.load import load_scenario, load_scenarios
 from mcp_hazard.runner.solvability import MAX_ATTEMPTS, check_instance
 from mcp_hazard.scenario.behaviours import run_behaviour
 from mcp_hazard.scenario.expressions import render
-from mcp_hazard.scenario.load import LoadedScenario, load_scenario, load_scenarios
+from mcp_hazard.scenario.files import LoadedScenario
 from mcp_hazard.scenario.models import Scenario, Task
 
 from .support import REPO_ROOT, SCENARIOS_DIR, TRAVEL

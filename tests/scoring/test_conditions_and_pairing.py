@@ -12,7 +12,7 @@ import pytest
 
 from mcp_hazard.hazards.base import siblings
 from mcp_hazard.hazards.build import parse_hazard_option
-from mcp_hazard.scenario import load_scenario
+from mcp_hazard.load import load_scenario
 from mcp_hazard.scoring.aggregate import aggregate
 from mcp_hazard.scoring.collect import score_traces
 from mcp_hazard.scoring.episode import EpisodeScore, _key, _redundant, hazard_label
