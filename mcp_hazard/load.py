@@ -53,6 +53,7 @@ def _check_declared_hazards(scenario: Scenario, problems: Problems) -> None:
 
 
 def load_scenario(path: str | FsPath, *, allow_python: bool = False) -> LoadedScenario:
+    """One scenario file, checked completely, with its hash (a trace records it to prove which file it ran)."""
     file = str(path)
     raw, text = read_source(path)
     if allow_python:  # modules named by `python` behaviours may sit next to the scenario file
