@@ -25,8 +25,9 @@ import mcp_types as types
 from mcp.server import NotificationOptions, Server, ServerRequestContext
 from mcp.server.models import InitializationOptions
 
+from mcp_hazard.load import load_scenario
 from mcp_hazard.scenario.behaviours import run_behaviour
-from mcp_hazard.scenario.load import LoadedScenario, load_scenario
+from mcp_hazard.scenario.files import LoadedScenario
 from mcp_hazard.scenario.models import ToolSpec
 
 # The same submit tool as mcp_hazard.server.episode (copied so the stdio program does not import the server package;

@@ -31,11 +31,12 @@ import anyio
 REPO = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO))  # tests.agents.fake_llm: the strict fake endpoint the llm agent's tests use
 
+from mcp_hazard.load import load_scenarios  # noqa: E402
 from mcp_hazard.logs import configure_logging  # noqa: E402
 from mcp_hazard.runner.matrix import Cell, plan  # noqa: E402
 from mcp_hazard.runner.ray_executor import RayExecutor, RaySettings, connected  # noqa: E402
 from mcp_hazard.runner.run import Runner  # noqa: E402
-from mcp_hazard.scenario.load import load_scenarios, run_golden_path  # noqa: E402
+from mcp_hazard.scenario.golden import run_golden_path  # noqa: E402
 from tests.agents.fake_llm import FakeLlm, Turn, call, tool_calls  # noqa: E402
 
 RAY_CPUS = 4

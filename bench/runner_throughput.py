@@ -91,7 +91,7 @@ class Measurement:
 
 
 def load() -> list[Any]:
-    from mcp_hazard.scenario.load import load_scenarios
+    from mcp_hazard.load import load_scenarios
 
     return load_scenarios([str(SCENARIO_DIR)])
 

@@ -269,9 +269,9 @@ def run_seed_episodes(trace_dir: Path) -> list[tuple[str, str, Path]]:
     from mcp_hazard.condition import Condition
     from mcp_hazard.errors import UserError
     from mcp_hazard.hazards import parse_hazard_option
+    from mcp_hazard.load import load_scenarios
     from mcp_hazard.logs import configure_logging
     from mcp_hazard.runner.transports import open_episode
-    from mcp_hazard.scenario.load import load_scenarios
 
     configure_logging("warning")
     scenarios = load_scenarios([str(SCENARIO_DIR)])
@@ -382,7 +382,7 @@ def build_template(condition: str, behaviour: str, path: Path, scenarios: dict[s
 
 
 def build_templates(work: Path) -> dict[tuple[str, str, str, str], Template]:
-    from mcp_hazard.scenario.load import load_scenarios
+    from mcp_hazard.load import load_scenarios
 
     scenarios = {s.id: s.model for s in load_scenarios([str(SCENARIO_DIR)])}
     templates: dict[tuple[str, str, str, str], Template] = {}

@@ -296,7 +296,7 @@ def build_parser() -> argparse.ArgumentParser:
     perturb.add_argument("--task", help="task id (default: the first)")
     perturb.add_argument("--out", help="write here instead of standard output")
 
-    from mcp_hazard.generate import add_generate_parser
+    from mcp_hazard.commands.generate import add_generate_parser
 
     add_generate_parser(commands)
 
@@ -308,6 +308,7 @@ def build_parser() -> argparse.ArgumentParser:
 
     completion = _add(commands, "completion", "print a shell completion script")
     completion.add_argument("shell", choices=["bash"], help="the shell (bash; zsh can load it with bashcompinit)")
+    completion.set_defaults(parser=parser)  # the script is generated from this very parser (commands sit below cli)
     return parser
 
 
@@ -327,11 +328,11 @@ COMMANDS = {
     "schema": _command("mcp_hazard.commands.validate", "schema"),
     "hazards": _command("mcp_hazard.commands.hazards", "hazards"),
     "score": _command("mcp_hazard.commands.score", "score"),
-    "run": _command("mcp_hazard.runner.command", "run_command"),
+    "run": _command("mcp_hazard.commands.run", "run_command"),
     "verify": _command("mcp_hazard.commands.verify", "verify"),
     "replay": _command("mcp_hazard.commands.replay", "replay"),
     "perturb": _command("mcp_hazard.commands.perturb", "perturb"),
-    "generate": _command("mcp_hazard.generate", "generate_command"),
+    "generate": _command("mcp_hazard.commands.generate", "generate_command"),
     "completion": _command("mcp_hazard.commands.completion", "completion"),
 }
 

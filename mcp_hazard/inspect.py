@@ -37,13 +37,13 @@ from inspect_ai.tool import Tool, mcp_server_stdio
 from mcp_hazard.agents.base import AgentReport
 from mcp_hazard.agents.llm import NUDGE, NUDGE_SUBMIT
 from mcp_hazard.agents.llm_config import one_line
+from mcp_hazard.commands.run import hazard_options, keep_scenarios, parse_profiles
 from mcp_hazard.errors import UserError
 from mcp_hazard.interventions.build import parse_composition
-from mcp_hazard.runner.command import hazard_options, keep_scenarios, parse_profiles
+from mcp_hazard.load import load_scenarios
 from mcp_hazard.runner.matrix import Cell, plan, select_tasks
 from mcp_hazard.runner.run import empty_trace, exception_line, finish_trace, served_prompt
 from mcp_hazard.runner.transports import serve_command
-from mcp_hazard.scenario.load import load_scenarios
 from mcp_hazard.scoring.collect import score_traces
 from mcp_hazard.scoring.episode import EpisodeScore
 from mcp_hazard.server.episode import SUBMIT_TOOL

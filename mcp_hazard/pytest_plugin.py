@@ -33,7 +33,7 @@ if TYPE_CHECKING:
 
     from mcp_hazard.condition import Condition
     from mcp_hazard.runner.transports import Connected
-    from mcp_hazard.scenario.load import LoadedScenario
+    from mcp_hazard.scenario.files import LoadedScenario
     from mcp_hazard.scenario.models import Task
     from mcp_hazard.scoring.episode import EpisodeScore
     from mcp_hazard.trace.reader import Trace
@@ -130,7 +130,7 @@ class HazardEpisodeFactory:
         from mcp_hazard.errors import UserError
         from mcp_hazard.hazards.build import build_hazards, expand
         from mcp_hazard.interventions import build_interventions
-        from mcp_hazard.scenario.load import load_scenario
+        from mcp_hazard.load import load_scenario
         from mcp_hazard.server.episodes import EPISODE_ID, new_episode_id, parse_condition
         from mcp_hazard.suggest import did_you_mean
 

@@ -14,7 +14,7 @@ import pytest
 import yaml
 
 from mcp_hazard.errors import ScenarioError
-from mcp_hazard.scenario.load import parse_scenario
+from mcp_hazard.load import parse_scenario
 
 REPO_ROOT = Path(__file__).resolve().parents[1]
 SCENARIOS = REPO_ROOT / "scenarios"

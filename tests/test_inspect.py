@@ -18,7 +18,8 @@ from typing import Any
 
 import pytest
 
-from mcp_hazard.scenario.load import load_scenario, run_golden_path
+from mcp_hazard.load import load_scenario
+from mcp_hazard.scenario.golden import run_golden_path
 
 pytestmark = [
     pytest.mark.e2e,

@@ -7,7 +7,7 @@ import datetime as dt
 import re
 from typing import Any
 
-from mcp_hazard.agents.matching import fit_value, reformat_date
+from mcp_hazard.agents.argument_fit import fit_value, reformat_date
 from mcp_hazard.agents.paths import get_path, has_path, moved, with_path
 
 DATE_FORMATS = ("%d/%m/%Y", "%m/%d/%Y", "%Y%m%d", "%d.%m.%Y", "%Y/%m/%d")

@@ -22,7 +22,8 @@ from typing import Any
 
 import mcp_types as types
 
-from mcp_hazard.agents.matching import leaves, planned_write, rank_tools
+from mcp_hazard.agents.leaves import leaves
+from mcp_hazard.agents.matching import planned_write, rank_tools
 from mcp_hazard.agents.normalise import convert_field
 
 MAX_ALTERNATIVES = 3  # tools asked for one fallback or cross-check: the best fits only, so a miss stays cheap

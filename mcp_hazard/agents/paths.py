@@ -10,7 +10,7 @@ import copy
 import re
 from typing import Any
 
-from mcp_hazard.agents.matching import leaves, put
+from mcp_hazard.agents.leaves import leaves, put
 
 _MISSING = object()
 

@@ -9,7 +9,8 @@ from __future__ import annotations
 
 from typing import Any
 
-from mcp_hazard.agents.matching import best_assignment, fit_value, flat_view, name_affinity, nest, value_fit
+from mcp_hazard.agents.argument_fit import best_assignment, fit_value, name_affinity, value_fit
+from mcp_hazard.agents.leaves import flat_view, nest
 
 
 def _affinity(key: str, value: Any, name: str, prop: dict[str, Any]) -> float:

@@ -113,7 +113,7 @@ def script(parser: argparse.ArgumentParser) -> str:
 
 
 def completion(args: argparse.Namespace) -> int:
-    from mcp_hazard.cli import build_parser
-
-    print(script(build_parser()), end="")
+    """Print the script for `args.parser`, the whole command line's parser, which cli hands down with the arguments
+    (commands sit below cli, so they never import it)."""
+    print(script(args.parser), end="")
     return 0

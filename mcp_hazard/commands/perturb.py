@@ -15,7 +15,7 @@ def perturb(args: argparse.Namespace) -> int:
 
     from mcp_hazard.condition import Condition
     from mcp_hazard.interventions import parse_intervention
-    from mcp_hazard.scenario.load import load_scenario
+    from mcp_hazard.load import load_scenario
     from mcp_hazard.server.episode import Episode
 
     loaded = load_scenario(args.path)

@@ -14,7 +14,7 @@ from mcp_hazard.errors import UserError
 
 def serve(args: argparse.Namespace) -> int:
     from mcp_hazard.condition import Condition
-    from mcp_hazard.scenario.load import load_scenarios
+    from mcp_hazard.load import load_scenarios
     from mcp_hazard.server.episodes import EpisodeRegistry
 
     scenarios = load_scenarios([args.path], allow_python=args.allow_python)

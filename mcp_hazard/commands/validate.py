@@ -16,7 +16,8 @@ from mcp_hazard.errors import ScenarioError
 def validate(args: argparse.Namespace) -> int:
     """Exit 2 when a file cannot be used (its problems are input errors), else 1 when a golden path or a hazard
     instance is unsolvable (a finding about a valid file), else 0."""
-    from mcp_hazard.scenario.load import load_scenario, scenario_files
+    from mcp_hazard.load import load_scenario
+    from mcp_hazard.scenario.files import scenario_files
 
     invalid = unsolvable_files = 0
     seen: dict[str, str] = {}
@@ -49,7 +50,7 @@ async def _check_solvable(loaded: Any, args: argparse.Namespace) -> tuple[int, l
     """Every (task, seed) under the declared hazards plus --hazard ones; returns instances checked and failures."""
     from mcp_hazard.condition import Condition
     from mcp_hazard.hazards.build import applicable_options
-    from mcp_hazard.hazards.solvability import check_instance
+    from mcp_hazard.runner.solvability import check_instance
 
     options = ["declared", *hazard_options(args.hazard)]
     checked, failures = 0, []

@@ -14,12 +14,12 @@ from mcp_hazard.commands import EXIT_FINDING
 def verify(args: argparse.Namespace) -> int:
     import tempfile
 
+    from mcp_hazard.commands.run import hazard_options
     from mcp_hazard.interventions.build import parse_composition
-    from mcp_hazard.runner.command import hazard_options
+    from mcp_hazard.load import load_scenarios
     from mcp_hazard.runner.matrix import plan
     from mcp_hazard.runner.run import Runner
     from mcp_hazard.runner.verify import check
-    from mcp_hazard.scenario.load import load_scenarios
     from mcp_hazard.scoring.collect import score_traces
 
     scenarios = load_scenarios(args.paths, allow_python=args.allow_python)

@@ -126,7 +126,7 @@ def suite(knobs: Knobs, count: int) -> list[Knobs]:
 
 def write_scenario(knobs: Knobs, out: Path) -> Path:
     """Render, prove valid (the golden path reaches the answer), and write `out/dag-s{seed}.yaml`."""
-    from mcp_hazard.scenario.load import parse_scenario
+    from mcp_hazard.load import parse_scenario
 
     path = out / file_name(knobs.seed)
     text = render_scenario(knobs)

@@ -12,8 +12,7 @@ from __future__ import annotations
 from typing import Any, ClassVar, Literal
 
 from mcp_hazard.hazards.base import CallContext, Effect, Hazard, HazardParams, Rejection, ToolView, register
-from mcp_hazard.hazards.interface import ArgumentChange, ChangeMode
-from mcp_hazard.hazards.invocation import ALL_MODES, pick_change
+from mcp_hazard.hazards.interface import ALL_MODES, ArgumentChange, ChangeMode, pick_change
 
 DriftMode = Literal["date_format", "renamed_field", "type_as_string", "new_required", "rename_tool"]
 

@@ -1,4 +1,4 @@
-"""Argument-level interface changes shared by invocation errors and specification drift.
+"""Argument-level interface changes shared by invocation errors and specification drift, and how a hazard picks one.
 
 Each change knows how the new interface looks (a schema edit) and how to map a call in the new shape back to the
 original behaviour's arguments; a call in the old shape is rejected with a message (strict) and a hint (guided).
@@ -12,13 +12,24 @@ from dataclasses import dataclass
 from dataclasses import field as attribute
 from typing import Any, Literal
 
-from mcp_hazard.hazards.base import Rejection
+from mcp_hazard.hazards.base import Hazard, HazardParams, Rejection
 from mcp_hazard.scenario.models import ToolSpec
 from mcp_hazard.stable import choose
 
 ChangeMode = Literal["date_format", "renamed_field", "new_required", "type_as_string"]
+InvocationMode = Literal["date_format", "renamed_field", "type_as_string"]
+# new_required is not an invocation error: with a stale listing no agent could learn the required value.
+MODES: tuple[ChangeMode, ...] = ("date_format", "renamed_field", "type_as_string")
+ALL_MODES: tuple[ChangeMode, ...] = (*MODES, "new_required")
 NEW_FIELD_NAMES = {"id": "identifier", "code": "code_value", "date": "on_date", "name": "label", "city": "locality"}
 REQUIRED_FLAG = ("api_version", "2")
+
+
+class ChangeParams(HazardParams):
+    """The parameters an argument change reads: which mode, on which field (both chosen per seed when unset)."""
+
+    mode: InvocationMode | None = None
+    field: str | None = None
 
 
 def _properties(schema: dict[str, Any]) -> dict[str, Any]:
@@ -182,3 +193,24 @@ def _to_day_first(value: Any) -> str | None:
         return dt.date.fromisoformat(str(value)).strftime("%d/%m/%Y")
     except ValueError:
         return None
+
+
+def pick_change(
+    hazard: Hazard, tool: str, seed: int, modes_allowed: tuple[ChangeMode, ...] = MODES
+) -> ArgumentChange | None:
+    """The change for `tool`: the declared mode and field, or a deterministic choice among those that apply."""
+    spec = hazard.changeable(tool)
+    if spec is None:
+        return None
+    params: ChangeParams = hazard.params  # type: ignore[assignment]
+    modes: list[ChangeMode]
+    if params.mode:
+        modes = [params.mode]
+    elif params.field:  # a field without a mode: only the modes that can change that field, whatever the seed
+        modes = [m for m in modes_allowed if params.field in candidate_fields(spec, m) or m == "new_required"]
+    else:
+        modes = [m for m in modes_allowed if candidate_fields(spec, m)]
+    if not modes:
+        return None
+    mode = choose(modes, seed, hazard.scenario.id, hazard.task.id, tool, hazard.salt, "mode")
+    return ArgumentChange.pick(spec, mode, params.field, seed, hazard.scenario.id, hazard.task.id, tool, hazard.salt)

@@ -6,43 +6,11 @@ wrong; in the guided profile it also says what the tool expects. Recovery: a cor
 
 from __future__ import annotations
 
-from typing import Any, Literal
+from typing import Any
 
-from mcp_hazard.hazards.base import CallContext, Effect, Hazard, HazardParams, ToolView, golden_tools, register
-from mcp_hazard.hazards.interface import ArgumentChange, ChangeMode, candidate_fields
+from mcp_hazard.hazards.base import CallContext, Effect, Hazard, ToolView, golden_tools, register
+from mcp_hazard.hazards.interface import ArgumentChange, ChangeParams, pick_change
 from mcp_hazard.scenario.models import Scenario, Task
-from mcp_hazard.stable import choose
-
-InvocationMode = Literal["date_format", "renamed_field", "type_as_string"]
-# new_required is not an invocation error: with a stale listing no agent could learn the required value.
-MODES: tuple[ChangeMode, ...] = ("date_format", "renamed_field", "type_as_string")
-ALL_MODES: tuple[ChangeMode, ...] = (*MODES, "new_required")
-
-
-class ChangeParams(HazardParams):
-    mode: InvocationMode | None = None
-    field: str | None = None
-
-
-def pick_change(
-    hazard: Hazard, tool: str, seed: int, modes_allowed: tuple[ChangeMode, ...] = MODES
-) -> ArgumentChange | None:
-    """The change for `tool`: the declared mode and field, or a deterministic choice among those that apply."""
-    spec = hazard.changeable(tool)
-    if spec is None:
-        return None
-    params: ChangeParams = hazard.params  # type: ignore[assignment]
-    modes: list[ChangeMode]
-    if params.mode:
-        modes = [params.mode]
-    elif params.field:  # a field without a mode: only the modes that can change that field, whatever the seed
-        modes = [m for m in modes_allowed if params.field in candidate_fields(spec, m) or m == "new_required"]
-    else:
-        modes = [m for m in modes_allowed if candidate_fields(spec, m)]
-    if not modes:
-        return None
-    mode = choose(modes, seed, hazard.scenario.id, hazard.task.id, tool, hazard.salt, "mode")
-    return ArgumentChange.pick(spec, mode, params.field, seed, hazard.scenario.id, hazard.task.id, tool, hazard.salt)
 
 
 @register

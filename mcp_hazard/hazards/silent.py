@@ -26,7 +26,7 @@ from mcp_hazard.scenario.answers import answer_matches
 from mcp_hazard.scenario.arguments import argument_problem
 from mcp_hazard.scenario.behaviours import ToolOutcome, run_behaviour
 from mcp_hazard.scenario.expressions import ExpressionError, access_paths, render, template_expressions
-from mcp_hazard.scenario.load import run_golden_path
+from mcp_hazard.scenario.golden import run_golden_path
 from mcp_hazard.scenario.models import Scenario, TableBehaviour, Task, ToolSpec
 from mcp_hazard.stable import draw
 

@@ -14,9 +14,10 @@ from mcp.server import Server, ServerRequestContext
 from mcp.shared.exceptions import MCPError
 
 from mcp_hazard.logs import log
+from mcp_hazard.proxy import task
 from mcp_hazard.proxy.episode import ProxyEpisode
 from mcp_hazard.proxy.upstream import UpstreamError, UpstreamInfo
-from mcp_hazard.server.app import INSTRUCTIONS, HazardServer, notifier
+from mcp_hazard.server.app import HazardServer, notifier
 from mcp_hazard.server.episode import TASK_PROMPT_NAME
 from mcp_hazard.server.results import error_result
 
@@ -81,17 +82,13 @@ def build_proxy_server(resolve: Resolver, info: UpstreamInfo, *, with_task: bool
             if "prompts" in capabilities:
                 found = await forward(ctx, "prompts/list", params, types.ListPromptsResult)
             if episode.takes_answer and (params is None or params.cursor is None):
-                task = types.Prompt(name=TASK_PROMPT_NAME, title=episode.task.title, description="The task to solve.")
-                found = found.model_copy(update={"prompts": [task, *found.prompts]})
+                found = found.model_copy(update={"prompts": [task.prompt_entry(episode), *found.prompts]})
             return found
 
         async def get_prompt(ctx: Any, params: types.GetPromptRequestParams) -> types.GetPromptResult:
             episode = await episode_for(ctx)
             if episode.takes_answer and params.name == TASK_PROMPT_NAME:
-                episode.record_task_read("prompt")
-                text = types.TextContent(type="text", text=episode.prompt_text())
-                return types.GetPromptResult(description=episode.task.title,
-                                             messages=[types.PromptMessage(role="user", content=text)])  # fmt: skip
+                return task.read_prompt(episode)
             return await forward(ctx, "prompts/get", params, types.GetPromptResult)
 
         handlers |= {"on_list_prompts": list_prompts, "on_get_prompt": get_prompt}
@@ -104,18 +101,13 @@ def build_proxy_server(resolve: Resolver, info: UpstreamInfo, *, with_task: bool
             if "resources" in capabilities:
                 found = await forward(ctx, "resources/list", params, types.ListResourcesResult)
             if episode.takes_answer and (params is None or params.cursor is None):
-                task = types.Resource(name="task", uri=episode.task_uri(), mime_type="text/plain",
-                                      description="The task to solve.")  # fmt: skip
-                found = found.model_copy(update={"resources": [task, *found.resources]})
+                found = found.model_copy(update={"resources": [task.resource_entry(episode), *found.resources]})
             return found
 
         async def read_resource(ctx: Any, params: types.ReadResourceRequestParams) -> types.ReadResourceResult:
             episode = await episode_for(ctx)
             if episode.takes_answer and str(params.uri) == episode.task_uri():
-                episode.record_task_read("resource")
-                text = types.TextResourceContents(uri=episode.task_uri(), mime_type="text/plain",
-                                                  text=episode.prompt_text())  # fmt: skip
-                return types.ReadResourceResult(contents=[text])
+                return task.read_resource(episode)
             return await forward(ctx, "resources/read", params, types.ReadResourceResult)
 
         handlers |= {"on_list_resources": list_resources, "on_read_resource": read_resource}
@@ -153,9 +145,7 @@ def build_proxy_server(resolve: Resolver, info: UpstreamInfo, *, with_task: bool
     async def listen(ctx: Any, params: types.SubscriptionsListenRequestParams) -> types.SubscriptionsListenResult:
         return await (await episode_for(ctx)).listen_handler(ctx, params)
 
-    instructions = info.instructions or ""
-    if with_task:
-        instructions = (instructions + "\n\n" + INSTRUCTIONS).strip()
+    instructions = task.with_instructions(info.instructions) if with_task else info.instructions or ""
     return HazardServer(
         info.name,
         version=info.version,

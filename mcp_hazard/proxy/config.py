@@ -17,9 +17,10 @@ from pydantic import BaseModel, ConfigDict, Field, model_validator
 
 from mcp_hazard.condition import Condition
 from mcp_hazard.errors import Problem, ScenarioError
+from mcp_hazard.scenario.files import read_source
 from mcp_hazard.scenario.hazard_spec import HazardSpec
-from mcp_hazard.scenario.load import Problems, read_source, validate_model
 from mcp_hazard.scenario.models import JSON, AnswerSpec, GoldenPath, Identifier
+from mcp_hazard.scenario.problems import Problems, validate_model
 from mcp_hazard.scenario.yaml_source import Positions, parse_yaml
 
 PROXY_FILE_KIND = "proxy"

@@ -18,7 +18,7 @@ from mcp_hazard.proxy.kinds import PROXY_KINDS
 from mcp_hazard.proxy.tools import ProxyToolSpec
 from mcp_hazard.proxy.upstream import UpstreamInfo, UpstreamSource
 from mcp_hazard.scenario.arguments import argument_problem
-from mcp_hazard.scenario.load import LoadedScenario, Problems
+from mcp_hazard.scenario.files import LoadedScenario
 from mcp_hazard.scenario.models import (
     RESERVED_TOOL_NAMES,
     ConstantBehaviour,
@@ -28,6 +28,7 @@ from mcp_hazard.scenario.models import (
     Task,
     ToolSpec,
 )
+from mcp_hazard.scenario.problems import Problems
 
 OPEN_TASK = "open"
 """The task of an episode the proxy file gives none for: no prompt served, no answer to judge."""

@@ -12,45 +12,46 @@ Ids: the client's requests reach the server under ids the relay allocates (so th
 own requests, such as the episode's forwarded calls), and answers go back under the client's ids; a listen
 subscription's events are re-labelled the same way. The server's requests to the client keep their ids (the other
 direction has its own id space).
+
+The parts the relay routes between are in their own modules: the server's process and the relay's own requests to it
+(server_process.py), the bounded lines of both pipes (lines.py), the handshake the client hears (handshake.py), and
+the task a proxy serves (task.py, shared with app.py).
 """
 
 from __future__ import annotations
 
-import asyncio
-import contextlib
 import json
 import os
 import signal
 import sys
 from collections.abc import Callable
 from contextvars import ContextVar
-from itertools import count
 from typing import IO, Any
 
 import anyio
-import mcp_types as types
-from anyio.abc import ByteReceiveStream, Process, TaskGroup
+from anyio.abc import ByteReceiveStream, TaskGroup
 from mcp.server.subscriptions import SUBSCRIPTION_ID_META_KEY
 from mcp.shared.exceptions import MCPError
 from mcp_types.version import MODERN_PROTOCOL_VERSIONS
 
 from mcp_hazard.condition import Condition
-from mcp_hazard.errors import UserError
 from mcp_hazard.logs import log
+from mcp_hazard.proxy import task
 from mcp_hazard.proxy.episode import ProxyEpisode
+from mcp_hazard.proxy.handshake import client_handshake, server_info
+from mcp_hazard.proxy.lines import read_client_frames
+from mcp_hazard.proxy.server_process import ServerProcess
 from mcp_hazard.proxy.service import ProxyService
 from mcp_hazard.proxy.upstream import LOST, Progress, Upstream, UpstreamError, UpstreamInfo
-from mcp_hazard.server.app import INSTRUCTIONS
 from mcp_hazard.server.episode import TASK_PROMPT_NAME
 from mcp_hazard.server.episodes import EpisodeRegistry
-from mcp_hazard.server.frames import MAX_FRAME_BYTES, Refusal, parse_frame
+from mcp_hazard.server.frames import Refusal
 from mcp_hazard.server.results import error_result
 from mcp_hazard.trace import events as ev
 
 FORWARD_META: ContextVar[dict[str, Any] | None] = ContextVar("mcp_hazard_relay_meta", default=None)
 """The `_meta` of the client's request being served (progress token, the 2026-07-28 era's version and client info),
 sent on with the call the episode forwards, so the server's progress reaches the client under its own token."""
-READ_CHUNK = 1 << 16
 
 
 def _dump(model: Any, legacy: bool) -> dict[str, Any]:
@@ -58,36 +59,6 @@ def _dump(model: Any, legacy: bool) -> dict[str, Any]:
     if legacy:
         data.pop("resultType", None)  # a 2026-07-28 field; the handshake era's clients never see it
     return data
-
-
-class _Lines:
-    """Lines from a byte stream, each at most MAX_FRAME_BYTES (a longer one is read to its end and reported as
-    too long, so it never sits in memory whole)."""
-
-    def __init__(self, stream: ByteReceiveStream) -> None:
-        self.stream = stream
-        self.buffer = bytearray()
-        self.skipping = 0
-
-    async def next(self) -> bytes | int | None:
-        """A line (without its newline); the size of a refused oversize line; None at the end."""
-        while True:
-            end = self.buffer.find(b"\n")
-            if end >= 0:
-                line = bytes(self.buffer[:end])
-                del self.buffer[: end + 1]
-                if self.skipping:
-                    size, self.skipping = self.skipping + len(line), 0
-                    return size
-                return line
-            if len(self.buffer) > MAX_FRAME_BYTES:
-                self.skipping += len(self.buffer)
-                self.buffer.clear()
-            try:
-                chunk = await self.stream.receive(READ_CHUNK)
-            except (anyio.EndOfStream, anyio.ClosedResourceError, anyio.BrokenResourceError):
-                return None
-            self.buffer.extend(chunk)
 
 
 class _RelayUpstream(Upstream):
@@ -103,7 +74,7 @@ class _RelayUpstream(Upstream):
         meta = FORWARD_META.get() if method == "tools/call" else self.relay.last_meta
         if meta:
             sent["_meta"] = meta
-        return await self.relay.ask(method, sent)
+        return await self.relay.server.ask(method, sent)
 
 
 class Relay:
@@ -113,10 +84,8 @@ class Relay:
         self.trace_dir, self.task, self.condition = trace_dir, task, condition
         self.episode_id, self.agent = episode_id, agent
         self.stdin, self.stdout = stdin, stdout
-        self.ids = count(1)
+        self.server = ServerProcess(service.source)
         self.pending: dict[int, tuple[Any, Callable[[dict[str, Any]], dict[str, Any]] | None]] = {}
-        self.asked: dict[int, anyio.Event] = {}
-        self.answers: dict[int, dict[str, Any]] = {}
         self.calls: dict[Any, anyio.CancelScope] = {}  # the client's tools/call requests being served, by its id
         self.listens: dict[int, Any] = {}  # the server's id of a forwarded subscriptions/listen -> the client's id
         self.listen_filters: dict[Any, dict[str, Any]] = {}
@@ -124,7 +93,6 @@ class Relay:
         self.last_meta: dict[str, Any] | None = None
         self.upstream_info: UpstreamInfo | None = None
         self.episode: ProxyEpisode | None = None
-        self.process: Process | None = None
         self.group: TaskGroup | None = None
         self.with_task = service.with_task
 
@@ -132,48 +100,25 @@ class Relay:
 
     async def run(self) -> None:
         """Serve until the client closes stdin; the server is then closed like its own client would close it."""
-        source = self.service.source
-        env = {**os.environ, **dict(source.env)} if source.env else None
-        try:
-            self.process = await anyio.open_process(list(source.argv), env=env, cwd=source.cwd, stderr=None)
-        except OSError as exc:
-            raise UserError(f"cannot start the upstream server ({source.label()}): {exc.strerror or exc}") from None
-        assert self.process.stdin is not None and self.process.stdout is not None
+        stdout = await self.server.start()
         try:
             async with anyio.create_task_group() as group:
                 self.group = group
-                group.start_soon(self._from_server, self.process.stdout)
+                group.start_soon(self._from_server, stdout)
                 group.start_soon(self._stop_on_signal)
                 await self._from_client()
                 group.cancel_scope.cancel()
         finally:
             if self.episode is not None:
                 self.episode.end("disconnected")
-            await self._close_server()
-
-    async def _close_server(self) -> None:
-        process = self.process
-        if process is None:
-            return
-        with anyio.CancelScope(shield=True):
-            if process.stdin is not None:
-                await process.stdin.aclose()
-            with anyio.move_on_after(2):
-                await process.wait()
-            if process.returncode is None:
-                process.terminate()
-                with anyio.move_on_after(2):
-                    await process.wait()
-            if process.returncode is None:
-                process.kill()
+            await self.server.close()
 
     async def _stop_on_signal(self) -> None:
         with anyio.open_signal_receiver(signal.SIGTERM, signal.SIGINT) as signals:
             async for received in signals:
                 if self.episode is not None:
                     self.episode.end("server_stopped")
-                if self.process is not None and self.process.returncode is None:
-                    self.process.terminate()
+                self.server.terminate()
                 os._exit(128 + int(received))
 
     def _write(self, frame: dict[str, Any]) -> None:
@@ -181,51 +126,10 @@ class Relay:
         self.stdout.write(json.dumps(frame, ensure_ascii=False, separators=(",", ":")).encode("utf-8") + b"\n")
         self.stdout.flush()
 
-    async def _to_server(self, frame: dict[str, Any]) -> None:
-        assert self.process is not None and self.process.stdin is not None
-        data = json.dumps(frame, ensure_ascii=False, separators=(",", ":")).encode("utf-8") + b"\n"
-        try:
-            await self.process.stdin.send(data)
-        except (anyio.BrokenResourceError, anyio.ClosedResourceError, OSError):
-            raise UpstreamError(LOST, "the server's connection was lost (its stdin is closed)") from None
-
     # -- the client's side -------------------------------------------------------------------------------------
 
     async def _from_client(self) -> None:
-        """Frames from stdin, read by the event loop itself (a thread hop per line would add to every call)."""
-        loop = asyncio.get_running_loop()
-        reader = asyncio.StreamReader(limit=MAX_FRAME_BYTES + 1)
-        await loop.connect_read_pipe(lambda: asyncio.StreamReaderProtocol(reader), self.stdin)
-        while True:
-            try:
-                line = await reader.readuntil(b"\n")
-            except asyncio.IncompleteReadError as exc:
-                line = exc.partial
-                if not line:
-                    return
-            except asyncio.LimitOverrunError:
-                await self._skip_rest(reader)
-                self._refuse(Refusal(-32600, f"Invalid Request: a frame exceeds {MAX_FRAME_BYTES} bytes"))
-                continue
-            if not line.strip():
-                continue
-            frame = parse_frame(line)
-            if isinstance(frame, Refusal):
-                self._refuse(frame)
-                continue
-            await self._client_frame(frame)
-
-    @staticmethod
-    async def _skip_rest(reader: asyncio.StreamReader) -> None:
-        """Drop the rest of an oversize line in bounded chunks."""
-        while True:
-            try:
-                await reader.readuntil(b"\n")
-                return
-            except asyncio.LimitOverrunError as exc:
-                await reader.readexactly(exc.consumed)
-            except asyncio.IncompleteReadError:
-                return
+        await read_client_frames(self.stdin, self._client_frame, self._refuse)
 
     def _refuse(self, refusal: Refusal) -> None:
         log.warning("frame refused", code=refusal.code, reason=refusal.message)
@@ -240,7 +144,7 @@ class Relay:
         given = frame.get("params")
         params: dict[str, Any] = given if isinstance(given, dict) else {}
         if method is None:  # the client's answer to a request of the server's: its id is the server's own
-            await self._to_server(frame)
+            await self.server.send(frame)
             return
         meta = params.get("_meta")
         if isinstance(meta, dict) and meta.get("io.modelcontextprotocol/protocolVersion"):
@@ -279,16 +183,16 @@ class Relay:
                 return
             mapped = next((up for up, (down, _t) in self.pending.items() if down == wanted), None)
             if mapped is not None:
-                await self._to_server({**frame, "params": {**params, "requestId": mapped}})
+                await self.server.send({**frame, "params": {**params, "requestId": mapped}})
             return
-        await self._to_server(frame)
+        await self.server.send(frame)
 
     async def _forward(self, request_id: Any, frame: dict[str, Any], transform: Any = None) -> None:
-        up = next(self.ids)
+        up = self.server.next_id()
         self.pending[up] = (request_id, transform)
         if frame.get("method") == "subscriptions/listen":
             self.listens[up] = request_id
-        await self._to_server({**frame, "id": up})
+        await self.server.send({**frame, "id": up})
 
     async def _answer(self, request_id: Any, make: Callable[..., Any]) -> None:
         """Answer a request here: `make` gives the result (a model or a dict); a user error becomes an error."""
@@ -347,17 +251,11 @@ class Relay:
 
     def _task_prompt(self) -> Any:
         assert self.episode is not None
-        self.episode.record_task_read("prompt")
-        text = types.TextContent(type="text", text=self.episode.prompt_text())
-        return types.GetPromptResult(description=self.episode.task.title,
-                                     messages=[types.PromptMessage(role="user", content=text)])  # fmt: skip
+        return task.read_prompt(self.episode)
 
     def _task_resource(self) -> Any:
         assert self.episode is not None
-        self.episode.record_task_read("resource")
-        text = types.TextResourceContents(uri=self.episode.task_uri(), mime_type="text/plain",
-                                          text=self.episode.prompt_text())  # fmt: skip
-        return types.ReadResourceResult(contents=[text])
+        return task.read_resource(self.episode)
 
     def _with_task(self, method: str) -> Callable[[dict[str, Any]], dict[str, Any]]:
         """The server's first page of prompts or resources with the task's in front."""
@@ -366,47 +264,20 @@ class Relay:
             episode = self.episode
             if episode is None or not episode.takes_answer:
                 return result
-            entry: types.Prompt | types.Resource
-            if method == "prompts/list":
-                entry = types.Prompt(name=TASK_PROMPT_NAME, title=episode.task.title, description="The task to solve.")
-                key = "prompts"
-            else:
-                entry = types.Resource(name="task", uri=episode.task_uri(), mime_type="text/plain",
-                                       description="The task to solve.")  # fmt: skip
-                key = "resources"
+            entry = task.prompt_entry(episode) if method == "prompts/list" else task.resource_entry(episode)
+            key = "prompts" if method == "prompts/list" else "resources"
             return {**result, key: [_dump(entry, False), *(result.get(key) or [])]}
 
         return add
 
     def _handshake(self, result: dict[str, Any]) -> dict[str, Any]:
-        """The server's handshake (or discovery) answer as the client gets it: the proxy may announce a changed
-        tool list, and with a task it serves a prompt and a resource and says so in the instructions."""
-        capabilities = dict(result.get("capabilities") or {})
-        self.upstream_info = self._info(result, dict(capabilities))  # the server's own, before the proxy adds
-        tools = dict(capabilities.get("tools") or {})
-        tools["listChanged"] = True
-        capabilities["tools"] = tools
-        if self.with_task:
-            capabilities.setdefault("prompts", {})
-            capabilities.setdefault("resources", {})
-        out = {**result, "capabilities": capabilities}
-        if self.with_task:
-            out["instructions"] = ((result.get("instructions") or "") + "\n\n" + INSTRUCTIONS).strip()
+        """The server's handshake (or discovery) answer as the client gets it (handshake.py); the relay keeps the
+        server's own info and the protocol era."""
+        env = self.service.env
+        self.upstream_info = server_info(result, env.info if env else None, self.service.source.describe())
         if result.get("protocolVersion"):
             self.protocol_version = str(result["protocolVersion"])
-        return out
-
-    def _info(self, result: dict[str, Any], capabilities: dict[str, Any]) -> UpstreamInfo:
-        server = result.get("serverInfo") or (result.get("_meta") or {}).get("io.modelcontextprotocol/serverInfo") or {}
-        env = self.service.env
-        versions = result.get("supportedVersions") or []
-        return UpstreamInfo(
-            name=str(server.get("name") or (env.info.name if env else "unknown")),
-            version=str(server.get("version") or (env.info.version if env else "")),
-            protocol_version=str(result.get("protocolVersion") or (versions[0] if versions else "")),
-            capabilities=capabilities, instructions=result.get("instructions"),
-            source=self.service.source.describe(),
-        )  # fmt: skip
+        return client_handshake(result, with_task=self.with_task)
 
     async def _call(self, request_id: Any, params: dict[str, Any]) -> None:
         """One `tools/call` through the episode (hazards, the forwarded call, the trace); a cancel from the client
@@ -445,65 +316,23 @@ class Relay:
                 told = True
         return told
 
-    async def ask(self, method: str, params: dict[str, Any]) -> dict[str, Any]:
-        """The episode's own request to the server (a forwarded call, a fresh tool list); cancelled, it tells the
-        server so."""
-        up = next(self.ids)
-        done = self.asked[up] = anyio.Event()
-        try:
-            await self._to_server({"jsonrpc": "2.0", "id": up, "method": method, "params": params})
-            await done.wait()
-        except anyio.get_cancelled_exc_class():
-            with anyio.CancelScope(shield=True):
-                cancel = {"jsonrpc": "2.0", "method": "notifications/cancelled", "params": {"requestId": up}}
-                with contextlib.suppress(UpstreamError):
-                    await self._to_server(cancel)
-            raise
-        finally:
-            self.asked.pop(up, None)
-        answer = self.answers.pop(up)
-        if "error" in answer:
-            error = answer["error"] if isinstance(answer["error"], dict) else {}
-            raise UpstreamError(int(error.get("code", LOST)), str(error.get("message", "")), error.get("data"))
-        result = answer.get("result")
-        return result if isinstance(result, dict) else {}
-
     # -- the server's side -------------------------------------------------------------------------------------
 
     async def _from_server(self, stdout: ByteReceiveStream) -> None:
-        lines = _Lines(stdout)
-        while True:
-            line = await lines.next()
-            if line is None:
-                self._server_gone()
-                return
-            if isinstance(line, int) or not line.strip():
-                continue
-            try:
-                frame = json.loads(line)
-            except ValueError:
-                log.warning("the server wrote a line that is not JSON", line=line[:200].decode("utf-8", "replace"))
-                continue
-            if isinstance(frame, dict):
-                await self._server_frame(frame)
+        await self.server.read(stdout, self._server_frame)
+        self._server_gone()
 
     def _server_gone(self) -> None:
-        """The server's stdout closed: every request waiting on it fails, and the client is told."""
-        for up, event in list(self.asked.items()):
-            self.answers[up] = {"error": {"code": LOST, "message": "the server's connection was lost"}}
-            event.set()
+        """The server's stdout closed (its own requests have failed already): the client's requests waiting on it
+        fail too, and the client is told."""
         for up, (client_id, _transform) in list(self.pending.items()):
             self._write({"jsonrpc": "2.0", "id": client_id,
                          "error": {"code": LOST, "message": "the upstream server exited"}})  # fmt: skip
             self.pending.pop(up, None)
 
     async def _server_frame(self, frame: dict[str, Any]) -> None:
-        if "method" not in frame:  # an answer
+        if "method" not in frame:  # an answer to one of the client's requests (ours are settled before this)
             up = frame.get("id")
-            if isinstance(up, int) and up in self.asked:
-                self.answers[up] = frame
-                self.asked[up].set()
-                return
             waiting = self.pending.pop(up, None) if isinstance(up, int) else None
             if waiting is None:
                 return

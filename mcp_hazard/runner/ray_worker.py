@@ -20,8 +20,8 @@ import anyio
 from mcp_hazard.runner.matrix import Cell
 from mcp_hazard.runner.run import Runner, Status
 from mcp_hazard.runner.transports import Transport
+from mcp_hazard.scenario.files import LoadedScenario
 from mcp_hazard.scenario.hazard_spec import HazardSpec
-from mcp_hazard.scenario.load import LoadedScenario
 
 WORK_PREFIX = "mcp-hazard-ray-"
 

@@ -14,8 +14,9 @@ from mcp_hazard.agents.base import Brief
 from mcp_hazard.agents.replay import ReplayAgent
 from mcp_hazard.condition import Condition
 from mcp_hazard.errors import UserError
+from mcp_hazard.load import load_scenario
 from mcp_hazard.runner.transports import HttpHost, Transport, open_episode
-from mcp_hazard.scenario.load import LoadedScenario, load_scenario
+from mcp_hazard.scenario.files import LoadedScenario
 from mcp_hazard.server.episodes import EpisodeRegistry, parse_condition
 from mcp_hazard.trace.reader import Trace, first_difference, read_trace
 
@@ -45,7 +46,7 @@ async def replay_once(
 def _scenario_for(started: dict[str, Any], scenarios: str | None, allow_python: bool) -> LoadedScenario:
     ref = started.get("scenario") or {}
     if scenarios is not None:
-        from mcp_hazard.scenario.load import load_scenarios
+        from mcp_hazard.load import load_scenarios
 
         found = {s.id: s for s in load_scenarios([scenarios], allow_python=allow_python)}.get(str(ref.get("id")))
         if found is None:

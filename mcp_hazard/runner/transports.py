@@ -21,7 +21,7 @@ import uvicorn
 from mcp import Client, StdioServerParameters
 
 from mcp_hazard.condition import Condition
-from mcp_hazard.scenario.load import LoadedScenario
+from mcp_hazard.scenario.files import LoadedScenario
 from mcp_hazard.server.episode import Episode
 from mcp_hazard.server.episodes import EpisodeRegistry, new_episode_id
 from mcp_hazard.server.http import build_http_app

@@ -1,17 +1,13 @@
-"""Scenario files: the format, safe loading, tool behaviours and answer matching."""
+"""Scenario files: the format, safe parsing and checking, tool behaviours, golden paths and answer matching.
+
+Loading a file completely (`load_scenario`, `load_scenarios`, `parse_scenario`) also checks the hazards it declares,
+which needs the hazard kinds one floor up: those functions are in mcp_hazard/load.py.
+"""
 
 from mcp_hazard.scenario.answers import answer_matches
 from mcp_hazard.scenario.behaviours import BehaviourFault, ToolOutcome, run_behaviour
-from mcp_hazard.scenario.load import (
-    GoldenPathError,
-    GoldenRun,
-    LoadedScenario,
-    load_scenario,
-    load_scenarios,
-    parse_scenario,
-    run_golden_path,
-    scenario_files,
-)
+from mcp_hazard.scenario.files import LoadedScenario, scenario_files
+from mcp_hazard.scenario.golden import GoldenPathError, GoldenRun, run_golden_path
 from mcp_hazard.scenario.models import Scenario, Task, ToolSpec, scenario_json_schema
 
 __all__ = [
@@ -24,9 +20,6 @@ __all__ = [
     "ToolOutcome",
     "ToolSpec",
     "answer_matches",
-    "load_scenario",
-    "load_scenarios",
-    "parse_scenario",
     "run_behaviour",
     "run_golden_path",
     "scenario_files",

@@ -2,8 +2,8 @@
 
 Scenario files may come from strangers, so nothing here reaches Python's `eval`. An expression is parsed with `ast`
 and walked by an interpreter that knows only literals, names, arithmetic, comparisons, boolean logic, conditionals,
-indexing, `a.b` as a mapping lookup, and a fixed list of pure functions. Sizes are bounded so no expression can
-exhaust memory or time.
+indexing, `a.b` as a mapping lookup, and a fixed list of pure functions (expression_functions.py). Sizes are bounded
+so no expression can exhaust memory or time.
 
 A template is any JSON value. A string that is exactly `{{ expr }}` becomes the expression's value (keeping its type);
 a string with `{{ expr }}` inside other text is interpolated; every other value is taken literally.
@@ -12,15 +12,14 @@ a string with `{{ expr }}` inside other text is interpolated; every other value 
 from __future__ import annotations
 
 import ast
-import datetime as dt
-import hashlib
-import json
 import math
 import operator
 import re
 from collections.abc import Callable, Mapping
 from functools import lru_cache
 from typing import Any
+
+from mcp_hazard.scenario.expression_functions import FUNCTIONS, ExpressionError, to_text
 
 MAX_EXPRESSION_CHARS = 2_000
 MAX_TEXT_CHARS = 100_000
@@ -31,158 +30,6 @@ MAX_DEPTH = 100
 
 _WHOLE = re.compile(r"^\{\{(.*)\}\}$", re.DOTALL)
 _PART = re.compile(r"\{\{(.*?)\}\}", re.DOTALL)
-
-
-class ExpressionError(ValueError):
-    """An expression cannot be parsed or evaluated; the message says which part and why."""
-
-
-def _date(value: Any) -> dt.date:
-    if not isinstance(value, str):
-        raise ExpressionError(f"expected a date string YYYY-MM-DD, got {value!r}")
-    try:
-        return dt.date.fromisoformat(value[:10])
-    except ValueError:
-        raise ExpressionError(f"expected a date string YYYY-MM-DD, got {value!r}") from None
-
-
-def _add_days(day: Any, days: Any) -> str:
-    return (_date(day) + dt.timedelta(days=int(days))).isoformat()
-
-
-def _days_between(start: Any, end: Any) -> int:
-    return (_date(end) - _date(start)).days
-
-
-def _weekday(day: Any) -> str:
-    return _date(day).strftime("%A")
-
-
-def _round(value: Any, digits: Any = 0) -> Any:
-    if not isinstance(value, int | float) or isinstance(value, bool):
-        raise ExpressionError(f"round() needs a number, got {value!r}")
-    return round(value, _digits(digits, -20)) if digits else round(value)
-
-
-def _get(container: Any, key: Any, default: Any = None) -> Any:
-    if isinstance(container, Mapping):
-        return container.get(key, default)
-    if isinstance(container, list) and isinstance(key, int) and -len(container) <= key < len(container):
-        return container[key]
-    return default
-
-
-def _join(separator: Any, items: Any) -> str:
-    return str(separator).join(_text(item) for item in _seq(items))
-
-
-def _seq(value: Any) -> list[Any]:
-    if isinstance(value, list):
-        return value
-    if isinstance(value, Mapping):
-        return list(value)
-    raise ExpressionError(f"expected a list, got {value!r}")
-
-
-def _text(value: Any) -> str:
-    if isinstance(value, str):
-        return value
-    if value is None:
-        return ""
-    if isinstance(value, bool):
-        return "true" if value else "false"
-    if isinstance(value, int | float):
-        return _number_text(value)
-    return json.dumps(value, ensure_ascii=False, separators=(", ", ": "))
-
-
-def _number_text(value: float | int) -> str:
-    if isinstance(value, float) and value.is_integer() and abs(value) < 1e15:
-        return str(int(value))
-    return str(value)
-
-
-def _fixed(value: Any, digits: Any = 2) -> str:
-    return f"{float(value):.{_digits(digits, 0)}f}"
-
-
-def _digits(value: Any, lowest: int) -> int:
-    """Decimal places for round/fixed, bounded so no expression can ask for a gigabyte of digits."""
-    number = int(value)
-    if not lowest <= number <= 20:
-        raise ExpressionError(f"number of digits must be between {lowest} and 20, got {number}")
-    return number
-
-
-def _sort_by(items: Any, key: Any) -> list[Any]:
-    return sorted(_seq(items), key=lambda item: _sort_key(_get(item, key)))
-
-
-def _sort_key(value: Any) -> tuple[int, Any]:
-    if isinstance(value, int | float) and not isinstance(value, bool):
-        return (0, value)
-    return (1, _text(value))
-
-
-def _min_by(items: Any, key: Any) -> Any:
-    ordered = _sort_by(items, key)
-    return ordered[0] if ordered else None
-
-
-def _max_by(items: Any, key: Any) -> Any:
-    ordered = _sort_by(items, key)
-    return ordered[-1] if ordered else None
-
-
-def _pluck(items: Any, key: Any) -> list[Any]:
-    return [_get(item, key) for item in _seq(items)]
-
-
-def _where(items: Any, key: Any, value: Any) -> list[Any]:
-    return [item for item in _seq(items) if _get(item, key) == value]
-
-
-def _scramble(*values: Any) -> int:
-    """A stable pseudo-random whole number in [0, 2**56) drawn from the values (their JSON text through blake2b): the
-    same in every process and on every machine, so a behaviour can return a random-looking value deterministically.
-    """
-    text = json.dumps(list(values), sort_keys=True, default=str, ensure_ascii=False)
-    return int.from_bytes(hashlib.blake2b(text.encode(), digest_size=7).digest(), "big")
-
-
-FUNCTIONS: dict[str, Callable[..., Any]] = {
-    "abs": abs,
-    "round": _round,
-    "min": lambda *a: min(_seq(a[0]) if len(a) == 1 else a),
-    "max": lambda *a: max(_seq(a[0]) if len(a) == 1 else a),
-    "sum": lambda items: sum(_seq(items)),
-    "len": lambda value: len(value) if isinstance(value, str | list | Mapping) else _fail(f"len() of {value!r}"),
-    "str": _text,
-    "int": lambda value: int(float(value)) if isinstance(value, str) else int(value),
-    "float": float,
-    "fixed": _fixed,
-    "lower": lambda value: _text(value).lower(),
-    "upper": lambda value: _text(value).upper(),
-    "strip": lambda value: _text(value).strip(),
-    "join": _join,
-    "get": _get,
-    "sorted": lambda items: sorted(_seq(items), key=_sort_key),
-    "sort_by": _sort_by,
-    "min_by": _min_by,
-    "max_by": _max_by,
-    "pluck": _pluck,
-    "where": _where,
-    "add_days": _add_days,
-    "days_between": _days_between,
-    "weekday": _weekday,
-    "floor": math.floor,
-    "scramble": _scramble,
-    "ceil": math.ceil,
-}
-
-
-def _fail(message: str) -> Any:
-    raise ExpressionError(message)
 
 
 _BINARY: dict[type[ast.operator], Callable[[Any, Any], Any]] = {
@@ -349,7 +196,7 @@ def _eval(node: ast.expr, names: Mapping[str, Any]) -> Any:
         return [_eval(item, names) for item in node.elts]
     if isinstance(node, ast.Dict):
         return {
-            _text(_eval(k, names)) if k is not None else "": _eval(v, names)
+            to_text(_eval(k, names)) if k is not None else "": _eval(v, names)
             for k, v in zip(node.keys, node.values, strict=True)
         }
     raise ExpressionError(f"{type(node).__name__} is not allowed")
@@ -366,7 +213,7 @@ def _lookup(container: Any, key: Any) -> Any:
         if not -len(container) <= key < len(container):
             raise ExpressionError(f"index {key} out of range (length {len(container)})")
         return container[key]
-    raise ExpressionError(f"cannot look up {key!r} in {_text(container)[:60]!r}")
+    raise ExpressionError(f"cannot look up {key!r} in {to_text(container)[:60]!r}")
 
 
 def template_expressions(template: Any) -> list[str]:
@@ -391,7 +238,7 @@ def render(template: Any, names: Mapping[str, Any]) -> Any:
             return evaluate(whole.group(1), names)
         if "{{" not in template:
             return template
-        return _bounded(_PART.sub(lambda m: _text(evaluate(m.group(1), names)), template))
+        return _bounded(_PART.sub(lambda m: to_text(evaluate(m.group(1), names)), template))
     if isinstance(template, list):
         return [render(item, names) for item in template]
     if isinstance(template, dict):

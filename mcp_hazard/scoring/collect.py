@@ -28,9 +28,10 @@ from pathlib import Path
 from typing import Any
 
 from mcp_hazard.errors import ScenarioError, UserError
+from mcp_hazard.load import load_scenario
 from mcp_hazard.proxy.config import LoadedProxyFile, is_proxy_file, load_proxy_file
 from mcp_hazard.proxy.environment import scenario_from_trace
-from mcp_hazard.scenario.load import SCENARIO_SUFFIXES, LoadedScenario, load_scenario
+from mcp_hazard.scenario.files import SCENARIO_SUFFIXES, LoadedScenario
 from mcp_hazard.scenario.models import Scenario
 from mcp_hazard.scoring.episode import EpisodeScore, score_episode
 from mcp_hazard.scoring.timeline import timeline

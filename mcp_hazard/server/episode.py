@@ -22,7 +22,7 @@ from mcp_hazard.hazards import HazardEngine, ToolView, build_hazards, expand
 from mcp_hazard.hazards.base import Hazard
 from mcp_hazard.interventions import Surface, build_interventions
 from mcp_hazard.logs import log
-from mcp_hazard.scenario.load import LoadedScenario
+from mcp_hazard.scenario.files import LoadedScenario
 from mcp_hazard.scenario.models import Task, ToolSpec
 from mcp_hazard.server.calls import SUBMIT_DESCRIPTION, SUBMIT_SCHEMA, SUBMIT_TOOL, Calls, Waiting
 from mcp_hazard.server.guard import Guard

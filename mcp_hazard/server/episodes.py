@@ -13,7 +13,7 @@ from pydantic import ValidationError
 
 from mcp_hazard.condition import Condition
 from mcp_hazard.errors import UserError
-from mcp_hazard.scenario.load import LoadedScenario
+from mcp_hazard.scenario.files import LoadedScenario
 from mcp_hazard.server.episode import Episode
 from mcp_hazard.suggest import did_you_mean
 

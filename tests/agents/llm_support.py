@@ -14,8 +14,8 @@ from mcp_hazard.agents.llm import LlmAgent, LlmEndpointError
 from mcp_hazard.condition import Condition
 from mcp_hazard.hazards import parse_hazard_option
 from mcp_hazard.runner.transports import open_episode
+from mcp_hazard.scenario.files import LoadedScenario
 from mcp_hazard.scenario.hazard_spec import HazardSpec
-from mcp_hazard.scenario.load import LoadedScenario
 from mcp_hazard.trace.reader import Trace, read_trace
 
 from .fake_llm import FakeLlm, Turn

@@ -28,8 +28,8 @@ from mcp_hazard.condition import Condition
 from mcp_hazard.hazards import REGISTRY
 from mcp_hazard.hazards.base import siblings
 from mcp_hazard.runner.transports import open_episode
+from mcp_hazard.scenario.files import LoadedScenario
 from mcp_hazard.scenario.hazard_spec import HazardSpec
-from mcp_hazard.scenario.load import LoadedScenario
 from mcp_hazard.scenario.models import Task
 from mcp_hazard.scoring.episode import score_episode
 from mcp_hazard.trace.reader import read_trace

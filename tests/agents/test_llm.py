@@ -13,7 +13,8 @@ import pytest
 
 from mcp_hazard.agents.llm import ALL_ENV, ENV_BASE_URL, ENV_MAX_TURNS, ENV_MODEL, ENV_TEMPERATURE, LAST_TURN
 from mcp_hazard.agents.llm_messages import alias_of
-from mcp_hazard.scenario.load import LoadedScenario, load_scenario
+from mcp_hazard.load import load_scenario
+from mcp_hazard.scenario.files import LoadedScenario
 from mcp_hazard.server.episode import SUBMIT_TOOL
 
 from .fake_llm import call, reply, tool_calls

@@ -12,8 +12,9 @@ from mcp_hazard.agents.base import Brief
 from mcp_hazard.agents.llm import ALL_ENV, LlmAgent, LlmEndpointError
 from mcp_hazard.condition import Condition
 from mcp_hazard.errors import UserError
+from mcp_hazard.load import load_scenario
 from mcp_hazard.runner.transports import free_port, open_episode
-from mcp_hazard.scenario.load import LoadedScenario, load_scenario
+from mcp_hazard.scenario.files import LoadedScenario
 from mcp_hazard.server.episode import SUBMIT_TOOL
 
 from .fake_llm import FakeLlm, Turn, call, flaky, http_reply, slow, tool_calls

@@ -19,24 +19,15 @@ import mcp_types as types
 import pytest
 
 from mcp_hazard.agents import make_agent
+from mcp_hazard.agents.argument_fit import argument_fit, best_assignment, value_fit
 from mcp_hazard.agents.base import Brief
-from mcp_hazard.agents.matching import (
-    argument_fit,
-    best_assignment,
-    flat_view,
-    idf_weights,
-    output_fit,
-    planned_write,
-    prose_words,
-    rank_tools,
-    tool_writes,
-    value_fit,
-    word_overlap,
-)
+from mcp_hazard.agents.leaves import flat_view
+from mcp_hazard.agents.matching import output_fit, planned_write, rank_tools, tool_writes
+from mcp_hazard.agents.prose import idf_weights, prose_words, word_overlap
 from mcp_hazard.agents.recovering import RecoveringAgent, _expected_fields
 from mcp_hazard.condition import Condition
 from mcp_hazard.runner.transports import open_episode
-from mcp_hazard.scenario.load import LoadedScenario
+from mcp_hazard.scenario.files import LoadedScenario
 from mcp_hazard.scenario.models import Task
 from mcp_hazard.trace.reader import read_trace
 from tests.interventions.support import REPO_ROOT, episode, shipped

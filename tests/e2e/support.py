@@ -14,7 +14,8 @@ from typing import Any
 
 import mcp_types as types
 
-from mcp_hazard.scenario.load import LoadedScenario, run_golden_path
+from mcp_hazard.scenario.files import LoadedScenario
+from mcp_hazard.scenario.golden import run_golden_path
 from mcp_hazard.scenario.models import Task
 
 REPO_ROOT = ROOT = Path(__file__).resolve().parents[2]

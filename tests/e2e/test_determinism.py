@@ -19,9 +19,10 @@ from mcp import Client
 
 from mcp_hazard.agents.golden import run_golden_agent
 from mcp_hazard.condition import Condition
+from mcp_hazard.load import load_scenario
 from mcp_hazard.runner.transports import HttpHost, Transport, open_episode
 from mcp_hazard.scenario.answers import answer_matches
-from mcp_hazard.scenario.load import LoadedScenario, load_scenario
+from mcp_hazard.scenario.files import LoadedScenario
 from mcp_hazard.scenario.models import Task
 from mcp_hazard.server.episode import SUBMIT_TOOL
 from mcp_hazard.server.episodes import EpisodeRegistry

@@ -19,8 +19,9 @@ import pytest
 from mcp import Client
 
 from mcp_hazard.agents.golden import AgentReport, run_golden_agent
+from mcp_hazard.load import load_scenarios
 from mcp_hazard.scenario.answers import answer_matches
-from mcp_hazard.scenario.load import LoadedScenario, load_scenarios
+from mcp_hazard.scenario.files import LoadedScenario
 from mcp_hazard.scenario.models import Task
 from mcp_hazard.server.episode import SUBMIT_TOOL
 

@@ -25,7 +25,7 @@ from typing import TYPE_CHECKING, Any
 import httpx
 import pytest
 
-from mcp_hazard.scenario.load import load_scenario
+from mcp_hazard.load import load_scenario
 
 from .support import LEGACY_PROTOCOL, MODERN_PROTOCOL, REPO_ROOT, TRAVEL, calls, wait_for_trace_end
 

@@ -18,9 +18,10 @@ from mcp import Client, StdioServerParameters
 
 from mcp_hazard.agents.golden import run_golden_agent
 from mcp_hazard.condition import Condition
+from mcp_hazard.load import load_scenario
 from mcp_hazard.runner.transports import free_port, open_episode, serve_command
 from mcp_hazard.scenario.answers import answer_matches
-from mcp_hazard.scenario.load import LoadedScenario, load_scenario
+from mcp_hazard.scenario.files import LoadedScenario
 from mcp_hazard.server.episode import SUBMIT_TOOL
 
 from .support import (

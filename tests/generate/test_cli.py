@@ -12,11 +12,12 @@ import anyio
 import pytest
 
 from mcp_hazard.agents.golden import run_golden_agent
+from mcp_hazard.commands.generate import add_generate_parser, generate_command
 from mcp_hazard.condition import Condition
-from mcp_hazard.generate import add_generate_parser, generate_command
+from mcp_hazard.load import load_scenario
 from mcp_hazard.runner.transports import open_episode
 from mcp_hazard.scenario.answers import answer_matches
-from mcp_hazard.scenario.load import load_scenario, run_golden_path
+from mcp_hazard.scenario.golden import run_golden_path
 
 from .support import file_graph
 

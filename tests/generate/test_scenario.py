@@ -15,9 +15,10 @@ from mcp_hazard.generate.names import POLICIES, REALISTIC_FIELDS, REALISTIC_NOUN
 from mcp_hazard.generate.scenario import problem_id
 from mcp_hazard.hazards.output import alias_keys
 from mcp_hazard.interventions.pairs import CAUSE_EFFECT, ENTITIES, base, familiar
+from mcp_hazard.load import load_scenario
 from mcp_hazard.scenario.answers import answer_matches
 from mcp_hazard.scenario.behaviours import run_behaviour
-from mcp_hazard.scenario.load import load_scenario, run_golden_path
+from mcp_hazard.scenario.golden import run_golden_path
 from mcp_hazard.scenario.models import Scenario
 
 from .support import file_graph

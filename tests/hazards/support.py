@@ -20,8 +20,8 @@ from mcp import Client
 from mcp_hazard.condition import Condition
 from mcp_hazard.hazards import parse_hazard_option
 from mcp_hazard.scenario.expressions import render
+from mcp_hazard.scenario.files import LoadedScenario
 from mcp_hazard.scenario.hazard_spec import HazardSpec
-from mcp_hazard.scenario.load import LoadedScenario
 from mcp_hazard.scenario.models import Task
 from mcp_hazard.server.episode import SUBMIT_TOOL, Episode
 from mcp_hazard.server.stdio import single_episode_server

@@ -8,7 +8,8 @@ from pathlib import Path
 
 import pytest
 
-from mcp_hazard.scenario import LoadedScenario, load_scenario
+from mcp_hazard.load import load_scenario
+from mcp_hazard.scenario import LoadedScenario
 from tests.hazards.support import condition, fired, main_text, memory_client, read_events
 
 pytestmark = pytest.mark.anyio

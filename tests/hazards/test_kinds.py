@@ -27,8 +27,9 @@ from mcp.shared.exceptions import MCPError
 
 from mcp_hazard.agents.golden import run_golden_agent
 from mcp_hazard.hazards import REGISTRY
+from mcp_hazard.load import load_scenario
 from mcp_hazard.scenario.answers import answer_matches
-from mcp_hazard.scenario.load import LoadedScenario, load_scenario
+from mcp_hazard.scenario.files import LoadedScenario
 from mcp_hazard.scenario.models import Task
 from mcp_hazard.stable import draw
 

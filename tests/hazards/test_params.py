@@ -20,8 +20,8 @@ import httpx
 import pytest
 
 from mcp_hazard.errors import ScenarioError
+from mcp_hazard.load import load_scenario
 from mcp_hazard.runner.transports import HttpHost
-from mcp_hazard.scenario.load import load_scenario
 from mcp_hazard.server.episodes import EpisodeRegistry
 
 from .support import REPO_ROOT, TRAVEL

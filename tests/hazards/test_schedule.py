@@ -23,8 +23,8 @@ from hypothesis import strategies as st
 from pydantic import ValidationError
 
 from mcp_hazard.hazards import REGISTRY, build_hazards, parse_hazard_option
+from mcp_hazard.load import load_scenario
 from mcp_hazard.scenario.hazard_spec import HazardSpec, Schedule
-from mcp_hazard.scenario.load import load_scenario
 from mcp_hazard.stable import choose, draw
 
 from .support import REPO_ROOT, TRAVEL

@@ -13,8 +13,9 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from mcp_hazard.hazards.silent import SilentWrongValue, resolve, same_value, wrong_values
+from mcp_hazard.load import load_scenario, load_scenarios
 from mcp_hazard.scenario.expressions import render
-from mcp_hazard.scenario.load import LoadedScenario, load_scenario, load_scenarios
+from mcp_hazard.scenario.files import LoadedScenario
 from mcp_hazard.scenario.models import Task
 from mcp_hazard.scoring.collect import score_traces
 from mcp_hazard.scoring.episode import score_episode

@@ -19,9 +19,10 @@ import mcp_types as types
 import pytest
 from mcp import Client, StdioServerParameters
 
+from mcp_hazard.load import load_scenario
 from mcp_hazard.runner.transports import HttpHost, serve_command
 from mcp_hazard.scenario.answers import answer_matches
-from mcp_hazard.scenario.load import LoadedScenario, load_scenario
+from mcp_hazard.scenario.files import LoadedScenario
 from mcp_hazard.server.episode import SUBMIT_TOOL, TASK_PROMPT_NAME
 from mcp_hazard.server.episodes import EpisodeRegistry
 from mcp_hazard.trace.events import comparable

@@ -16,7 +16,8 @@ import mcp_types as types
 from mcp_hazard.condition import Condition
 from mcp_hazard.interventions import REGISTRY
 from mcp_hazard.interventions.base import properties
-from mcp_hazard.scenario.load import LoadedScenario, load_scenarios
+from mcp_hazard.load import load_scenarios
+from mcp_hazard.scenario.files import LoadedScenario
 from mcp_hazard.scenario.models import Task, ToolSpec
 from mcp_hazard.server.episode import SUBMIT_TOOL, Episode
 

@@ -25,8 +25,9 @@ import pytest
 from mcp_hazard.agents import make_agent
 from mcp_hazard.agents.base import Brief, signatures_of
 from mcp_hazard.condition import Condition
+from mcp_hazard.load import load_scenarios
 from mcp_hazard.runner.transports import open_episode
-from mcp_hazard.scenario.load import LoadedScenario, load_scenarios
+from mcp_hazard.scenario.files import LoadedScenario
 from mcp_hazard.scenario.models import Task
 from mcp_hazard.scoring.episode import EpisodeScore, score_episode
 from mcp_hazard.trace.reader import Trace, read_trace

@@ -24,8 +24,10 @@ from hypothesis import strategies as st
 from jsonschema import Draft202012Validator
 
 from mcp_hazard.interventions.base import properties
+from mcp_hazard.load import load_scenario
 from mcp_hazard.scenario.arguments import argument_problem
-from mcp_hazard.scenario.load import LoadedScenario, load_scenario, run_golden_path
+from mcp_hazard.scenario.files import LoadedScenario
+from mcp_hazard.scenario.golden import run_golden_path
 from mcp_hazard.scenario.models import TableBehaviour, ToolSpec
 from mcp_hazard.server.episode import Episode
 

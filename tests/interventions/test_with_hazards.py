@@ -26,8 +26,8 @@ from mcp_hazard.hazards.interface import ArgumentChange
 from mcp_hazard.interventions import Surface
 from mcp_hazard.interventions.base import properties, served_paths
 from mcp_hazard.runner.transports import open_episode
+from mcp_hazard.scenario.files import LoadedScenario
 from mcp_hazard.scenario.hazard_spec import HazardSpec
-from mcp_hazard.scenario.load import LoadedScenario
 from mcp_hazard.scoring.episode import score_episode
 from mcp_hazard.server.episode import Episode
 from mcp_hazard.trace.reader import read_trace

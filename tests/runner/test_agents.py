@@ -21,8 +21,9 @@ from mcp_hazard.agents.base import Agent, AgentReport, Brief
 from mcp_hazard.agents.replay import ReplayAgent
 from mcp_hazard.condition import Condition
 from mcp_hazard.hazards.build import parse_hazard_option
+from mcp_hazard.load import load_scenario
 from mcp_hazard.runner.transports import HttpHost, Transport, open_episode
-from mcp_hazard.scenario.load import LoadedScenario, load_scenario
+from mcp_hazard.scenario.files import LoadedScenario
 from mcp_hazard.scoring.episode import EpisodeScore, score_episode
 from mcp_hazard.server.episodes import EpisodeRegistry
 from mcp_hazard.trace.reader import Trace, first_difference, read_trace

@@ -18,11 +18,11 @@ import anyio
 import pytest
 
 from mcp_hazard.cli import main
+from mcp_hazard.load import load_scenarios
 from mcp_hazard.runner.external import agent_name
 from mcp_hazard.runner.matrix import plan
 from mcp_hazard.runner.ray_executor import RayExecutor, RaySettings, connected
 from mcp_hazard.runner.run import Runner
-from mcp_hazard.scenario.load import load_scenarios
 from mcp_hazard.scoring.collect import score_traces
 from mcp_hazard.trace import comparable
 

@@ -11,8 +11,9 @@ from typing import Any
 import pytest
 import yaml
 
+from mcp_hazard.load import load_scenario
 from mcp_hazard.scenario.behaviours import run_behaviour
-from mcp_hazard.scenario.load import load_scenario, run_golden_path
+from mcp_hazard.scenario.golden import run_golden_path
 
 from .support import TRAVEL, run_cli
 

@@ -14,8 +14,8 @@ from typing import Any
 import pytest
 
 from mcp_hazard.hazards.build import parse_hazard_option
+from mcp_hazard.load import load_scenarios
 from mcp_hazard.runner.matrix import plan
-from mcp_hazard.scenario.load import load_scenarios
 
 from .support import REPO_ROOT, SCENARIOS_DIR, assert_trace_ended, cli_env, no_traceback, run_cli
 

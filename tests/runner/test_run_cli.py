@@ -19,8 +19,8 @@ from typing import Any
 import pytest
 import yaml
 
+from mcp_hazard.load import load_scenario
 from mcp_hazard.runner.external import agent_name
-from mcp_hazard.scenario.load import load_scenario
 from mcp_hazard.scoring.episode import score_episode
 from mcp_hazard.trace.reader import read_trace
 

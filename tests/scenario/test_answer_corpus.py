@@ -7,7 +7,7 @@ import json
 from collections import Counter
 from pathlib import Path
 
-from mcp_hazard.scenario import load_scenario
+from mcp_hazard.load import load_scenario
 from mcp_hazard.scenario.answers import answer_vocabulary, judge_answer
 from mcp_hazard.scenario.models import Scenario
 

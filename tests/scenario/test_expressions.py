@@ -15,8 +15,8 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from mcp_hazard.scenario.expression_functions import FUNCTIONS
 from mcp_hazard.scenario.expressions import (
-    FUNCTIONS,
     MAX_EXPONENT,
     MAX_EXPRESSION_CHARS,
     MAX_INT,

@@ -10,14 +10,9 @@ from pathlib import Path
 import pytest
 
 from mcp_hazard.errors import Problem, ScenarioError, UserError
-from mcp_hazard.scenario.load import (
-    LoadedScenario,
-    load_scenario,
-    load_scenarios,
-    parse_scenario,
-    run_golden_path,
-    scenario_files,
-)
+from mcp_hazard.load import load_scenario, load_scenarios, parse_scenario
+from mcp_hazard.scenario.files import LoadedScenario, scenario_files
+from mcp_hazard.scenario.golden import run_golden_path
 
 FILE = "mini.yaml"
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import pytest
 
-from mcp_hazard.scenario.load import parse_scenario
+from mcp_hazard.load import parse_scenario
 from mcp_hazard.scenario.replacement import to_original, to_replacement
 
 from .test_load import FILE, assert_problem, at, edit, problems_of

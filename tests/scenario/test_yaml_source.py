@@ -7,7 +7,7 @@ import time
 import pytest
 
 from mcp_hazard.errors import Problem, ScenarioError
-from mcp_hazard.scenario.load import load_scenario
+from mcp_hazard.load import load_scenario
 from mcp_hazard.scenario.yaml_source import MAX_DEPTH, MAX_FILE_BYTES, MAX_NODES, format_path, parse_yaml
 
 

@@ -12,10 +12,12 @@ import pytest
 
 from mcp_hazard.hazards.base import siblings
 from mcp_hazard.hazards.build import parse_hazard_option
-from mcp_hazard.scenario import load_scenario
+from mcp_hazard.load import load_scenario
 from mcp_hazard.scoring.aggregate import aggregate
+from mcp_hazard.scoring.calls import call_key, redundant_calls
 from mcp_hazard.scoring.collect import score_traces
-from mcp_hazard.scoring.episode import EpisodeScore, _key, _redundant, hazard_label
+from mcp_hazard.scoring.episode import EpisodeScore
+from mcp_hazard.scoring.labels import hazard_label
 
 from .test_episode_rules import TRAVEL, Builder
 
@@ -219,4 +221,4 @@ def test_redundant_calls_match_the_json_comparison(arguments: list[Any]) -> None
     """The fast comparison of flat arguments counts exactly the repeats that comparing sorted-key JSON counts."""
     for tools in (["t"] * len(arguments), ["t", "u"] * len(arguments), ["a|b", "a", "a|b", "a", None, "a"]):
         calls = [{"tool": tool, "arguments": args} for tool, args in zip(tools, arguments, strict=False)]
-        assert _redundant(calls, _key) == _json_redundant(calls), (tools, arguments)
+        assert redundant_calls(calls, call_key) == _json_redundant(calls), (tools, arguments)

@@ -5,7 +5,7 @@ from __future__ import annotations
 import re
 from pathlib import Path
 
-from mcp_hazard.scenario import load_scenario
+from mcp_hazard.load import load_scenario
 from mcp_hazard.scenario.answers import answer_vocabulary, judge_answer
 
 ROOT = Path(__file__).resolve().parents[2]

@@ -8,8 +8,8 @@ import pytest
 
 from mcp_hazard.condition import Condition
 from mcp_hazard.hazards import parse_hazard_option
+from mcp_hazard.load import load_scenario
 from mcp_hazard.runner.transports import open_episode
-from mcp_hazard.scenario import load_scenario
 from mcp_hazard.scoring.collect import score_traces
 
 pytestmark = pytest.mark.anyio

@@ -219,10 +219,10 @@ def test_a_new_section_shows_in_every_format_with_no_code_of_its_own(
     report: dict[str, Any], monkeypatch: pytest.MonkeyPatch
 ) -> None:
     """The section model is where a table plugs in: rows, links to its episodes and heat need nothing more."""
-    from mcp_hazard.scoring.report import html, markdown, sections, table
+    from mcp_hazard.scoring.report import html, markdown, section, sections, table
 
     agents = sorted(report["agents"])
-    extra = sections.Section(
+    extra = section.Section(
         "made-up", "A made-up table", "One row per agent, to show how a new table plugs in.", ["agent", "share"],
         [[agent, f"{index * 50}.0%"] for index, agent in enumerate(agents)], "Nothing.", numeric={1}, scorecard=True,
         links=[{"agent": agent} for agent in agents], heat=[[None, index / 2] for index in range(len(agents))],

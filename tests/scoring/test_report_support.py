@@ -26,8 +26,8 @@ from mcp_hazard.agents.golden import result_value, run_golden_agent
 from mcp_hazard.condition import Condition
 from mcp_hazard.errors import UserError
 from mcp_hazard.hazards import parse_hazard_option
+from mcp_hazard.load import load_scenario
 from mcp_hazard.runner.transports import open_episode
-from mcp_hazard.scenario import load_scenario
 from mcp_hazard.scenario.expressions import ExpressionError, render
 from mcp_hazard.scenario.models import Task
 from mcp_hazard.scoring.aggregate import aggregate

@@ -123,7 +123,7 @@ def test_validate_refuses_patterns_re2_cannot_compile_with_file_line_column(
 
 def test_shipped_and_hostile_patterns_are_loadable() -> None:
     """The hostile file itself is valid: RE2 compiles every one of its patterns (what makes it matchable safely)."""
-    from mcp_hazard.scenario.load import parse_scenario
+    from mcp_hazard.load import parse_scenario
 
     scenario: Any = parse_scenario(HOSTILE_SCENARIO, "hostile.yaml")
     assert scenario.tools[0].name == "probe"

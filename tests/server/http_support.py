@@ -13,8 +13,8 @@ from pathlib import Path
 import anyio
 import uvicorn
 
+from mcp_hazard.load import load_scenario
 from mcp_hazard.runner.transports import free_port
-from mcp_hazard.scenario.load import load_scenario
 from mcp_hazard.server.episodes import EpisodeRegistry
 from mcp_hazard.server.http import build_http_app
 

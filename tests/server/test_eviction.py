@@ -14,7 +14,7 @@ import pytest
 from mcp import Client
 
 from mcp_hazard.agents.golden import run_golden_agent
-from mcp_hazard.scenario.load import load_scenario
+from mcp_hazard.load import load_scenario
 from mcp_hazard.server.episode import SUBMIT_TOOL
 
 from .http_support import TRAVEL, StepClock, serving, travel_registry

@@ -13,8 +13,8 @@ from typing import Any
 import anyio
 import pytest
 
+from mcp_hazard.load import load_scenario
 from mcp_hazard.runner.transports import open_episode
-from mcp_hazard.scenario import load_scenario
 from mcp_hazard.scoring.collect import score_traces
 from tests.hazards.support import REPO_ROOT, TRAVEL, condition
 

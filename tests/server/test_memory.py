@@ -22,10 +22,11 @@ from mcp import Client
 from mcp_hazard.agents.golden import run_golden_agent
 from mcp_hazard.condition import Condition
 from mcp_hazard.errors import ScenarioError
+from mcp_hazard.load import load_scenario
 from mcp_hazard.runner.transports import Connected, open_episode
 from mcp_hazard.scenario.answers import answer_matches, canonical_text
 from mcp_hazard.scenario.arguments import MAX_STRING_CHARS
-from mcp_hazard.scenario.load import LoadedScenario, load_scenario, scenario_files
+from mcp_hazard.scenario.files import LoadedScenario, scenario_files
 from mcp_hazard.scenario.models import Task
 from mcp_hazard.server.episode import SUBMIT_SCHEMA, SUBMIT_TOOL, TASK_PROMPT_NAME
 

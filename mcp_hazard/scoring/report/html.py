@@ -18,7 +18,8 @@ from urllib.parse import urlencode
 from mcp_hazard.scoring.report.html_assets import CSS, SCRIPT
 from mcp_hazard.scoring.report.html_data import episode_data
 from mcp_hazard.scoring.report.plots import all_plots
-from mcp_hazard.scoring.report.sections import GREY, Filter, Heat, Section, build
+from mcp_hazard.scoring.report.section import GREY, Filter, Heat, Section
+from mcp_hazard.scoring.report.sections import build
 
 MAX_OPEN_WARNINGS = 20
 NOTHING = "Nothing to show"

@@ -9,7 +9,8 @@ from __future__ import annotations
 import re
 from typing import Any
 
-from mcp_hazard.scoring.report.sections import Section, build
+from mcp_hazard.scoring.report.section import Section
+from mcp_hazard.scoring.report.sections import build
 
 # Backslash-escape Markdown punctuation (CommonMark allows it before any ASCII punctuation), but only where it can
 # mean something, so the raw text stays readable: an underscore inside a word never emphasises in GFM

@@ -11,7 +11,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from mcp_hazard.scoring.report import _format as f
-from mcp_hazard.scoring.report.sections import GREY, Filter, Heat, Section
+from mcp_hazard.scoring.report.section import GREY, Filter, Heat, Section, as_dict
 
 SETTINGS = ("clean", "hazards", "interventions")
 NOT_RUN = "not run"
@@ -47,12 +47,8 @@ class Grid:
                        heat=self.heat, tips=self.tips, **more)  # fmt: skip
 
 
-def _dict(value: Any) -> dict[str, Any]:
-    return value if isinstance(value, dict) else {}
-
-
 def _agents_of(matrix: dict[str, Any]) -> list[str]:
-    return sorted({agent for row in matrix.values() for agent in _dict(row)})
+    return sorted({agent for row in matrix.values() for agent in as_dict(row)})
 
 
 def _rate_cell(entry: dict[str, Any], link: Filter, label: str, *, interval: bool = False) -> Cell:
@@ -64,18 +60,18 @@ def _rate_cell(entry: dict[str, Any], link: Filter, label: str, *, interval: boo
 
 
 def agents(report: dict[str, Any]) -> Section:
-    data = _dict(report.get("agents"))
-    overall = _dict(_dict(report.get("groups")).get("agent"))
-    shown = [key for key in SETTINGS if any(_dict(e).get(key) for e in data.values())]
+    data = as_dict(report.get("agents"))
+    overall = as_dict(as_dict(report.get("groups")).get("agent"))
+    shown = [key for key in SETTINGS if any(as_dict(e).get(key) for e in data.values())]
     grid = Grid()
     for agent, entry in sorted(data.items()):
-        entry, mine = _dict(entry), {"agent": agent}
+        entry, mine = as_dict(entry), {"agent": agent}
         cells = [Cell(f.text(agent), mine), Cell(f.count(entry.get("episodes")), mine),
-                 _rate_cell(_dict(overall.get(agent)), mine, "all episodes", interval=True)]  # fmt: skip
+                 _rate_cell(as_dict(overall.get(agent)), mine, "all episodes", interval=True)]  # fmt: skip
         for key in shown:
             label = key if key == "clean" else f"under {key}"
-            cells.append(_rate_cell(_dict(entry.get(key)), {**mine, "setting": key}, label, interval=True))
-        recovery = _dict(entry.get("recovery"))
+            cells.append(_rate_cell(as_dict(entry.get(key)), {**mine, "setting": key}, label, interval=True))
+        recovery = as_dict(entry.get("recovery"))
         cells.append(_rate_cell(recovery, {**mine, "hazards_fired": "*"}, "hazard firings recovered", interval=True)
                      if recovery else Cell("no firings", heat=GREY))  # fmt: skip
         grid.add([c if c.text != NOT_RUN else Cell(NOT_RUN, heat=GREY) for c in cells], mine)
@@ -104,13 +100,13 @@ def _recovery_cell(agent: str, kind: str, entry: dict[str, Any]) -> Cell:
 
 
 def recovery_matrix(report: dict[str, Any]) -> Section:
-    data = _dict(report.get("recovery_by_agent"))
-    families = _dict(report.get("recovery"))
+    data = as_dict(report.get("recovery_by_agent"))
+    families = as_dict(report.get("recovery"))
     names = _agents_of(data)
     grid = Grid()
     for kind, row in sorted(data.items()):
-        family = Cell(f.text(_dict(families.get(kind)).get("family")))
-        cells = [_recovery_cell(agent, kind, _dict(_dict(row).get(agent))) for agent in names]
+        family = Cell(f.text(as_dict(families.get(kind)).get("family")))
+        cells = [_recovery_cell(agent, kind, as_dict(as_dict(row).get(agent))) for agent in names]
         grid.add([Cell(f.text(kind), {"hazard_kinds": kind}), family, *cells], {"hazard_kinds": kind})
     return grid.section(
         "recovery-matrix", "Recovery by hazard kind and agent",
@@ -135,12 +131,12 @@ def _irs_cell(agent: str, intervention: str, entry: dict[str, Any]) -> Cell:
 
 
 def irs_matrix(report: dict[str, Any]) -> Section:
-    data = _dict(report.get("intervention_by_agent"))
+    data = as_dict(report.get("intervention_by_agent"))
     names = _agents_of(data)
     grid = Grid()
     for intervention, row in sorted(data.items()):
         link = {"interventions": intervention}
-        cells = [_irs_cell(agent, intervention, _dict(_dict(row).get(agent))) for agent in names]
+        cells = [_irs_cell(agent, intervention, as_dict(as_dict(row).get(agent))) for agent in names]
         grid.add([Cell(f.text(intervention), link), *cells], link)
     return grid.section(
         "irs-matrix", "Interface robustness (IRS) by intervention and agent",
@@ -154,12 +150,12 @@ def irs_matrix(report: dict[str, Any]) -> Section:
 
 
 def success_matrix(report: dict[str, Any]) -> Section:
-    data = _dict(report.get("success_by_agent"))
+    data = as_dict(report.get("success_by_agent"))
     names = _agents_of(data)
     grid = Grid()
     for condition, row in data.items():
         link = {"condition": condition, "interventions": "none"}
-        entries = [_dict(_dict(row).get(agent)) for agent in names]
+        entries = [as_dict(as_dict(row).get(agent)) for agent in names]
         cells = [_rate_cell(e, {**link, "agent": a}, f"{a}, {condition}") for a, e in zip(names, entries, strict=True)]
         fired = [e.get("fired") for e in entries if e]
         total = None if condition == "clean" or None in fired else sum(int(n or 0) for n in fired)
@@ -196,7 +192,7 @@ def compounding_by_agent(report: dict[str, Any]) -> Section:
     grid = Grid()
     for length in sorted({length for _, length in found}):
         link = {"golden_length": str(length)}
-        cells = [_rate_cell(_dict(found.get((a, length))), {**link, "agent": a}, f"{a}, length {length}")
+        cells = [_rate_cell(as_dict(found.get((a, length))), {**link, "agent": a}, f"{a}, length {length}")
                  for a in names]  # fmt: skip
         grid.add([Cell(str(length), link), *cells], link)
     return grid.section(

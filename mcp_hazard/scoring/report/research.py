@@ -7,7 +7,7 @@ from __future__ import annotations
 from typing import Any
 
 from mcp_hazard.scoring.report import _format as f
-from mcp_hazard.scoring.report.sections import Section, _dict, _rows
+from mcp_hazard.scoring.report.section import Section, as_dict, dict_rows
 from mcp_hazard.scoring.values import CLASSES
 
 
@@ -26,7 +26,7 @@ def _points_ci(bounds: Any) -> str:
 
 
 def structure(report: dict[str, Any]) -> list[Section]:
-    data = _dict(report.get("structure"))
+    data = as_dict(report.get("structure"))
     out = []
     for key, title, what in (
         ("core", "Success by core count", "core count = calls on the golden path (FuncBenchGen's n_core)"),
@@ -34,7 +34,7 @@ def structure(report: dict[str, Any]) -> list[Section]:
          "depth = edges on the longest chain of golden calls that read each other's results (FuncBenchGen's d: 0 "
          "for one call, 1 for a star)"),
     ):  # fmt: skip
-        rows = [[f.text(r.get("agent")), f.count(r.get(key)), *f.rate_cells(r)] for r in _rows(data.get(key))]
+        rows = [[f.text(r.get("agent")), f.count(r.get(key)), *f.rate_cells(r)] for r in dict_rows(data.get(key))]
         if rows:
             out.append(Section(
                 f"by-{key}", title, f"Success per agent by {what}, over clean episodes on the authored interface "
@@ -46,9 +46,9 @@ def structure(report: dict[str, Any]) -> list[Section]:
 
 def value_taxonomy(report: dict[str, Any]) -> list[Section]:
     rows = []
-    for r in _rows(report.get("value_taxonomy")):
-        calls, shares = _dict(r.get("calls")), _dict(r.get("call_shares"))
-        firsts, first_shares = _dict(r.get("episodes")), _dict(r.get("episode_shares"))
+    for r in dict_rows(report.get("value_taxonomy")):
+        calls, shares = as_dict(r.get("calls")), as_dict(r.get("call_shares"))
+        firsts, first_shares = as_dict(r.get("episodes")), as_dict(r.get("episode_shares"))
         for name in CLASSES:
             rows.append([
                 f.text(r.get("agent")), f.count(r.get("failed_episodes")), name, f.count(calls.get(name)),
@@ -69,8 +69,9 @@ def value_taxonomy(report: dict[str, Any]) -> list[Section]:
 
 def trajectory(report: dict[str, Any]) -> list[Section]:
     rows = []
-    for r in _rows(report.get("trajectory")):
-        single, multi, answer = _dict(r.get("final_call")), _dict(r.get("relaxed_sequence")), _dict(r.get("answer"))
+    for r in dict_rows(report.get("trajectory")):
+        single, multi = as_dict(r.get("final_call")), as_dict(r.get("relaxed_sequence"))
+        answer = as_dict(r.get("answer"))
         rows.append([f.text(r.get("agent")), f.text(r.get("profile")), f.text(r.get("intervention")),
                      f.count(single.get("n")), f.pct(single.get("rate")), f.count(multi.get("n")),
                      f.pct(multi.get("rate")), f.pct(answer.get("rate"))])  # fmt: skip
@@ -87,19 +88,19 @@ def trajectory(report: dict[str, Any]) -> list[Section]:
 
 
 def intervention_effects(report: dict[str, Any]) -> list[Section]:
-    data = _dict(report.get("intervention_effects"))
+    data = as_dict(report.get("intervention_effects"))
     rows = [
         [f.text(r.get("agent")), f.text(r.get("profile")), f.text(r.get("intervention")), f.count(r.get("pairs")),
          f.pct(r.get("accuracy_before")), f.pct(r.get("accuracy_after")), f.pct(r.get("drop")),
          f"{f.count(r.get('only_before'))}/{f.count(r.get('only_after'))} {p_value(r.get('p_value'))}",
          f.text(r.get("note")) if r.get("note") else ""]
-        for r in _rows(data.get("per_intervention"))
+        for r in dict_rows(data.get("per_intervention"))
     ]  # fmt: skip
     if not rows:
         return []
     means = [[f.text(r.get("agent")), f.text(r.get("profile")), f.count(r.get("interventions")),
               f.count(r.get("items")), f.pct(r.get("mean_drop")), f.ci(r.get("ci95"))]
-             for r in _rows(data.get("mean_drop"))]  # fmt: skip
+             for r in dict_rows(data.get("mean_drop"))]  # fmt: skip
     return [
         Section(
             "intervention-effects", "Drop per intervention (CIB)",
@@ -121,14 +122,14 @@ def intervention_effects(report: dict[str, Any]) -> list[Section]:
 
 
 def agent_groups(report: dict[str, Any]) -> list[Section]:
-    data = _dict(report.get("agent_groups"))
+    data = as_dict(report.get("agent_groups"))
     rows = [[f.text(r.get("group")), ", ".join(f.text(a) for a in r.get("agents") or []),
              f.pct(r.get("baseline_accuracy")), f.ratio(r.get("mean_irs")), f.ratio(r.get("irs_variance"), 3)]
-            for r in _rows(data.get("groups"))]  # fmt: skip
+            for r in dict_rows(data.get("groups"))]  # fmt: skip
     if not rows:
         return []
     ratios = [[f"{f.text(r.get('higher'))} / {f.text(r.get('lower'))}", f"{f.ratio(r.get('ratio'))}x"]
-              for r in _rows(data.get("ratios"))]  # fmt: skip
+              for r in dict_rows(data.get("ratios"))]  # fmt: skip
     return [
         Section(
             "agent-groups", "Agent groups (CIB contamination table)",
@@ -144,17 +145,17 @@ def agent_groups(report: dict[str, Any]) -> list[Section]:
 
 
 def name_policies(report: dict[str, Any]) -> list[Section]:
-    data = _dict(report.get("name_policies"))
+    data = as_dict(report.get("name_policies"))
     rows = [[f.text(r.get("agent")), f.text(r.get("profile")), f.text(r.get("policy")), f.count(r.get("items")),
              f.pct(r.get("accuracy")), f.pct(r.get("modified_accuracy")), f.text(r.get("reference"))]
-            for r in _rows(data.get("policies"))]  # fmt: skip
+            for r in dict_rows(data.get("policies"))]  # fmt: skip
     if not rows:
         return []
     differences = [
         [f.text(r.get("agent")), f.text(r.get("profile")), f"{f.text(r.get('after'))} - {f.text(r.get('before'))}",
          f.count(r.get("pairs")), f.pct(r.get("accuracy_before")), f.pct(r.get("accuracy_after")),
          f.points(r.get("difference")), _points_ci(r.get("ci95")), p_value(r.get("p_value"))]
-        for r in _rows(data.get("differences"))
+        for r in dict_rows(data.get("differences"))
     ]  # fmt: skip
     return [
         Section(
@@ -186,7 +187,7 @@ def gains(report: dict[str, Any]) -> list[Section]:
         rows = [[f.text(r.get("agent")), f.text(r.get("family")), f.count(r.get("pairs")),
                  f.pct(r.get("accuracy_before")), f.pct(r.get("accuracy_after")), f.points(r.get("gain")),
                  _points_ci(r.get("ci95")), p_value(r.get("p_value")), f.count(r.get("refused_answers"))]
-                for r in _rows(report.get(key))]  # fmt: skip
+                for r in dict_rows(report.get(key))]  # fmt: skip
         if rows:
             out.append(Section(
                 key.replace("_", "-"), title,
@@ -202,7 +203,7 @@ def repeats(report: dict[str, Any]) -> list[Section]:
     rows = [[f.text(r.get("agent")), f.text(r.get("condition")), f.text(r.get("profile")),
              f.text(r.get("intervention")), f.count(r.get("k")), f.count(r.get("items")), f.pct(r.get("pass_at_k")),
              f.pct(r.get("pass_hat_k"))]
-            for r in _rows(report.get("pass_k")) if r.get("over") == "repeats"]  # fmt: skip
+            for r in dict_rows(report.get("pass_k")) if r.get("over") == "repeats"]  # fmt: skip
     if not rows:
         return []
     return [Section(

@@ -1,48 +1,20 @@
-"""The report as a list of sections (title, one-sentence meaning, columns, formatted rows), shared by every format.
+"""The report as a list of sections, shared by every format: `build` returns them in reading order.
 
 The table, Markdown and HTML renderers only lay these out, so the three always show the same numbers with the same
-wording. Every cell is already formatted text (see `_format`); escaping for the target format is the renderer's job.
-
-A new table is a new Section returned by `build`: every renderer shows it with no code of its own. A section may
-also say which episodes are behind each row or cell (`links`, `cell_links`: filters on the per-episode rows, which
-the HTML report turns into drill-down links), colour its cells (`heat`: a heatmap in HTML), and whether it belongs to
-the terminal's short scorecard. A section with no rows is one line saying why, at the end of every format.
+wording. This module holds the sections of the main breakdowns (overall, by group, recovery, robustness, hint gain,
+pass^k, failures, efficiency); the heatmaps that lead the report are in matrices.py and the research quantities in
+research.py. A new table is a new Section (section.py) returned by `build`: every renderer shows it with no code of
+its own.
 """
 
 from __future__ import annotations
 
-from collections.abc import Sequence
-from dataclasses import dataclass, field
-from typing import Any, Literal
+from typing import Any
 
 from mcp_hazard.scoring.report import _format as f
-
-SectionKind = Literal["table", "facts", "list"]
-Filter = dict[str, str]  # per-episode field -> value: the episodes behind a row or a cell (list fields: contains)
-GREY = "off"  # a heat value: a cell that has no value to colour ("did not fire", nothing paired)
-Heat = float | str | None  # 0..1 coloured on the rate scale, GREY, or None (no colour: labels, counts)
-
-
-@dataclass
-class Section:
-    key: str  # stable anchor: html ids, tests
-    title: str
-    blurb: str  # what the numbers mean, one or two sentences
-    columns: list[str]
-    rows: list[list[str]]
-    empty: str  # said instead of a table when there are no rows: why, and how to get it
-    kind: SectionKind = "table"
-    numeric: set[int] = field(default_factory=set)  # right-aligned column indices
-    detail: bool = False  # a secondary breakdown: folded away in HTML, only with --verbose in the terminal
-    fold: int | None = None  # fold the table (HTML, Markdown) above this many rows
-    scorecard: bool = False  # in the terminal's short scorecard (`run`, `score` without --verbose)
-    brief: list[int] | None = None  # the columns the scorecard shows (default: all)
-    links: Sequence[Filter | None] | None = None  # per row: its episodes (linked from column `link_column`)
-    link_column: int = 0
-    cell_links: Sequence[Sequence[Filter | None]] | None = None  # per cell: its episodes (matrices)
-    heat: Sequence[Sequence[Heat]] | None = None  # per cell: its colour value (heatmaps)
-    tips: Sequence[Sequence[str]] | None = None  # per cell: more detail on hover (HTML), e.g. counts and intervals
-
+from mcp_hazard.scoring.report import matrices
+from mcp_hazard.scoring.report.research import build_research
+from mcp_hazard.scoring.report.section import Filter, Section, as_dict, dict_rows
 
 GROUP_TITLES = {
     "condition": ("Success by condition", "Success per condition: the hazards with their parameters, or clean."),
@@ -73,21 +45,13 @@ REORDER_BLURB = (
 )
 
 
-def _dict(value: Any) -> dict[str, Any]:
-    return value if isinstance(value, dict) else {}
-
-
-def _rows(value: Any) -> list[dict[str, Any]]:
-    return [row for row in value if isinstance(row, dict)] if isinstance(value, list) else []
-
-
 def headline(report: dict[str, Any]) -> Section:
-    groups = _dict(report.get("groups"))
-    recovery = _dict(report.get("recovery"))
-    agents = sorted(_dict(groups.get("agent")))
-    conditions = sorted(_dict(groups.get("condition")))
-    firings = sum(int(_dict(entry).get("n") or 0) for entry in recovery.values())
-    recovered = sum(int(_dict(entry).get("successes") or 0) for entry in recovery.values())
+    groups = as_dict(report.get("groups"))
+    recovery = as_dict(report.get("recovery"))
+    agents = sorted(as_dict(groups.get("agent")))
+    conditions = sorted(as_dict(groups.get("condition")))
+    firings = sum(int(as_dict(entry).get("n") or 0) for entry in recovery.values())
+    recovered = sum(int(as_dict(entry).get("successes") or 0) for entry in recovery.values())
     rows = [
         ["episodes", f.count(report.get("episodes"))],
         ["success rate", f.rate_with_ci(report.get("overall"))],
@@ -114,19 +78,19 @@ def headline(report: dict[str, Any]) -> Section:
 def _same_as_conditions(groups: dict[str, Any]) -> bool:
     """True when every condition is one hazard kind with its defaults: then success by hazard kind would repeat
     success by condition row for row."""
-    conditions, kinds = _dict(groups.get("condition")), _dict(groups.get("hazard_kind"))
+    conditions, kinds = as_dict(groups.get("condition")), as_dict(groups.get("hazard_kind"))
     return set(conditions) == set(kinds) and all(
-        _dict(conditions[k]).get("n") == _dict(kinds[k]).get("n") for k in kinds
+        as_dict(conditions[k]).get("n") == as_dict(kinds[k]).get("n") for k in kinds
     )
 
 
 def group_sections(report: dict[str, Any], *, detail: bool) -> list[Section]:
     """Success per group: the main dimensions (detail=False) or the long per-scenario/task ones (detail=True).
     By condition and by agent are in the matrices (matrices.py); by hazard kind only when it says something else."""
-    groups = _dict(report.get("groups"))
+    groups = as_dict(report.get("groups"))
     out = []
     for name, (title, blurb) in GROUP_TITLES.items():
-        entries = _dict(groups.get(name))
+        entries = as_dict(groups.get(name))
         if (name in DETAIL) != detail or name in ("condition", "agent"):
             continue
         if name == "hazard_kind" and (_same_as_conditions(groups) or not entries):
@@ -139,24 +103,26 @@ def group_sections(report: dict[str, Any], *, detail: bool) -> list[Section]:
         if name in FIRED_GROUPS:
             columns.append("hazard fired")
             for row, key in zip(rows, keys, strict=True):
-                row.append(f.fired(_dict(entries[key]).get("fired")))
+                row.append(f.fired(as_dict(entries[key]).get("fired")))
             blurb += ' "did not fire": no hazard of this group fired in any of its episodes.'
         out.append(Section(f"by-{name.replace('_', '-')}", title, blurb, columns, rows,
                            "No episodes.", numeric={1, 2, 3}, detail=name in DETAIL, fold=FOLD,
                            links=[{FILTER_FIELDS[name]: key} for key in keys],
-                           heat=[[None, None, None, _dict(entries[k]).get("rate")] for k in keys]))  # fmt: skip
+                           heat=[[None, None, None, as_dict(entries[k]).get("rate")] for k in keys]))  # fmt: skip
     return out
 
 
 def agent_outcomes(report: dict[str, Any]) -> Section:
-    data = _dict(report.get("agent_outcomes"))
+    data = as_dict(report.get("agent_outcomes"))
     outcomes: list[str] = []
     for entry in data.values():
-        outcomes += [k for k in _dict(entry) if k != "episodes" and k not in outcomes]
-    rows = [[f.text(agent), f.count(_dict(entry).get("episodes")), *(f.count(_dict(entry).get(k, 0)) for k in outcomes)]
-            for agent, entry in sorted(data.items())]  # fmt: skip
-    stopped = any(_dict(e).get(k) for e in data.values() for k in outcomes if k not in ("finished", "unknown"))
-    known = any(_dict(e).get(k) for e in data.values() for k in outcomes if k != "unknown")
+        outcomes += [k for k in as_dict(entry) if k != "episodes" and k not in outcomes]
+    rows = [
+        [f.text(agent), f.count(as_dict(entry).get("episodes")), *(f.count(as_dict(entry).get(k, 0)) for k in outcomes)]
+        for agent, entry in sorted(data.items())
+    ]
+    stopped = any(as_dict(e).get(k) for e in data.values() for k in outcomes if k not in ("finished", "unknown"))
+    known = any(as_dict(e).get(k) for e in data.values() for k in outcomes if k != "unknown")
     why = "Every episode finished: no agent crashed, lost its model endpoint or timed out."
     if not known:
         why = "Not recorded: these traces were not made by `mcp-hazard run`, which records how each agent's run ended."
@@ -180,8 +146,8 @@ def _fired_cells(fired: Any, recovered: Any, rate: Any, bounds: Any) -> list[str
 
 def recovery(report: dict[str, Any]) -> Section:
     rows = []
-    for kind, entry in sorted(_dict(report.get("recovery")).items()):
-        entry = _dict(entry)
+    for kind, entry in sorted(as_dict(report.get("recovery")).items()):
+        entry = as_dict(entry)
         cells = _fired_cells(entry.get("n"), entry.get("successes"), entry.get("rate"), entry.get("ci95"))
         rows.append([f.text(kind), f.text(entry.get("family")), *cells, f.paths(entry.get("paths")),
                      f.ratio(entry.get("mean_calls_to_recover"), 1)])  # fmt: skip
@@ -192,19 +158,19 @@ def recovery(report: dict[str, Any]) -> Section:
         "that never fired reads \"did not fire\": it has no recovery rate.",
         ["hazard kind", "family", "fired", "recovered", "rate", "95% CI", "paths", "mean calls"], rows,
         "No hazard firings.", numeric={2, 3, 4, 7},
-        links=[{"hazards_fired": kind} for kind in sorted(_dict(report.get("recovery")))],
+        links=[{"hazards_fired": kind} for kind in sorted(as_dict(report.get("recovery")))],
     )  # fmt: skip
 
 
 def recovery_by_condition(report: dict[str, Any]) -> Section | None:
     """Per agent and condition; None when every condition is one hazard kind (the recovery matrix says it all)."""
-    entries = _rows(report.get("recovery_by_condition"))
-    if {str(r.get("condition")) for r in entries} <= set(_dict(report.get("recovery"))):
+    entries = dict_rows(report.get("recovery_by_condition"))
+    if {str(r.get("condition")) for r in entries} <= set(as_dict(report.get("recovery"))):
         return None
     rows = [
         [f.text(r.get("agent")), f.text(r.get("condition")), f.count(r.get("episodes")),
          *_fired_cells(r.get("fired"), r.get("recovered"), r.get("rate"), r.get("ci95"))]
-        for r in _rows(report.get("recovery_by_condition"))
+        for r in dict_rows(report.get("recovery_by_condition"))
     ]  # fmt: skip
     return Section(
         "recovery-by-condition", "Recovery per agent and condition",
@@ -221,12 +187,12 @@ def _ratio_rows(rows: Any, dimension: str, base: str, changed: str) -> list[list
     return [
         [f.text(r.get("agent")), f.text(r.get("profile")), f.text(r.get(dimension)), f.count(r.get("pairs")),
          f.pct(r.get(base)), f.pct(r.get(changed)), f.ratio(r.get("robustness_ratio")), f.pct(r.get("paired_accuracy"))]
-        for r in _rows(rows)
+        for r in dict_rows(rows)
     ]  # fmt: skip
 
 
 def robustness(report: dict[str, Any]) -> Section:
-    entries = _rows(report.get("robustness"))
+    entries = dict_rows(report.get("robustness"))
     rows = _ratio_rows(entries, "condition", "accuracy_clean", "accuracy_condition")
     for row, entry in zip(rows, entries, strict=True):
         row.append(f.fired(entry.get("fired")))
@@ -244,7 +210,7 @@ def robustness(report: dict[str, Any]) -> Section:
 
 
 def intervention_robustness(report: dict[str, Any]) -> Section:
-    entries = _rows(report.get("intervention_robustness"))
+    entries = dict_rows(report.get("intervention_robustness"))
     reorder = any("reorder" in str(r.get("intervention")).split("+") for r in entries)
     return Section(
         "intervention-robustness", "Robustness to interface interventions",
@@ -265,7 +231,7 @@ def hint_gain(report: dict[str, Any]) -> Section:
         [f.text(r.get("agent")), f.text(r.get("condition")), f.count(r.get("pairs")), f.pct(r.get("accuracy_strict")),
          f.pct(r.get("accuracy_guided")), f.points(r.get("gain")), f.count(r.get("newly_solved")),
          f.count(r.get("regressions"))]
-        for r in _rows(report.get("hint_gain"))
+        for r in dict_rows(report.get("hint_gain"))
     ]  # fmt: skip
     return Section(
         "hint-gain", "Hint gain",
@@ -274,13 +240,13 @@ def hint_gain(report: dict[str, Any]) -> Section:
         ["agent", "condition", "items", "acc. strict", "acc. guided", "gain", "newly solved", "regressions"], rows,
         "No item was run in both hint profiles (run with --profile strict,guided).", numeric={2, 3, 4, 5, 6, 7},
         fold=FOLD, links=[{"agent": str(r.get("agent")), "condition": str(r.get("condition"))}
-                          for r in _rows(report.get("hint_gain"))],
+                          for r in dict_rows(report.get("hint_gain"))],
     )  # fmt: skip
 
 
 def pass_k(report: dict[str, Any]) -> Section:
     """Only when some item ran more than once: with k = 1 both numbers are the success rate again."""
-    entries = _rows(report.get("pass_k"))
+    entries = dict_rows(report.get("pass_k"))
     if all(r.get("k") == 1 for r in entries):
         entries = []
     rows = [
@@ -302,7 +268,7 @@ def pass_k(report: dict[str, Any]) -> Section:
 
 
 def compounding(report: dict[str, Any]) -> Section:
-    entries = _rows(report.get("compounding"))
+    entries = dict_rows(report.get("compounding"))
     rows = [
         [f.text(r.get("agent")), f.text(r.get("profile")), f"{f.text(r.get('kind'))}: {f.text(r.get('stressor'))}",
          f.text(r.get("length")), f.count(r.get("pairs")), f.pct(r.get("accuracy_base")),
@@ -322,8 +288,8 @@ def compounding(report: dict[str, Any]) -> Section:
 
 
 def failures(report: dict[str, Any]) -> Section:
-    data = _dict(report.get("failures"))
-    calls, episodes = _dict(data.get("calls")), _dict(data.get("episodes"))
+    data = as_dict(report.get("failures"))
+    calls, episodes = as_dict(data.get("calls")), as_dict(data.get("episodes"))
     total_calls = sum(int(v or 0) for v in calls.values())
     total_episodes = sum(int(v or 0) for v in episodes.values())
     rows = [["failed call", f.text(k), f.count(v), f.pct(int(v or 0) / total_calls)] for k, v in calls.items()]
@@ -340,7 +306,7 @@ def failures(report: dict[str, Any]) -> Section:
 
 
 def efficiency(report: dict[str, Any]) -> Section:
-    data = _dict(report.get("efficiency"))
+    data = as_dict(report.get("efficiency"))
     rows = [
         ["tool calls", f.count(data.get("calls"))],
         ["golden-path calls", f.count(data.get("golden_calls"))],
@@ -357,7 +323,7 @@ def efficiency(report: dict[str, Any]) -> Section:
 
 def unscorable(report: dict[str, Any]) -> Section:
     items = report.get("unscorable")
-    rows = [[f"{f.text(_dict(u).get('trace'))}: {f.text(_dict(u).get('reason'))}"] for u in _rows(items)]
+    rows = [[f"{f.text(as_dict(u).get('trace'))}: {f.text(as_dict(u).get('reason'))}"] for u in dict_rows(items)]
     return Section("unscorable", "Unscorable traces",
                    "Traces that were found but could not be scored; they are in no number of this report.",
                    ["trace"], rows, "None.", kind="list")  # fmt: skip
@@ -373,9 +339,6 @@ def warnings(report: dict[str, Any]) -> Section:
 def build(report: dict[str, Any]) -> list[Section]:
     """Every section, in reading order: the answer first (per agent, then the heatmaps), breakdowns after, then the
     research quantities (report/research.py)."""
-    from mcp_hazard.scoring.report import matrices
-    from mcp_hazard.scoring.report.research import build_research
-
     found = [
         matrices.agents(report),
         matrices.recovery_matrix(report),

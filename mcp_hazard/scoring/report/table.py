@@ -16,7 +16,8 @@ from rich.table import Table
 from rich.text import Text
 
 from mcp_hazard.scoring.report import _format as f
-from mcp_hazard.scoring.report.sections import Section, build
+from mcp_hazard.scoring.report.section import Section
+from mcp_hazard.scoring.report.sections import build
 
 WIDTH = 120
 MAX_WARNINGS = 20

@@ -12,17 +12,19 @@ from typing import Any
 
 import pytest
 
+from mcp_hazard.commands import hazard_options
 from mcp_hazard.condition import Condition
 from mcp_hazard.errors import UserError
 from mcp_hazard.hazards import REGISTRY
 from mcp_hazard.hazards.base import fallback_arguments, fallbacks_for
-from mcp_hazard.hazards.solvability import MAX_ATTEMPTS, check_instance
+from mcp_hazard.load import load_scenario, load_scenarios
+from mcp_hazard.runner.solvability import MAX_ATTEMPTS, check_instance
 from mcp_hazard.scenario.behaviours import run_behaviour
 from mcp_hazard.scenario.expressions import render
-from mcp_hazard.scenario.load import LoadedScenario, load_scenario, load_scenarios
+from mcp_hazard.scenario.files import LoadedScenario
 from mcp_hazard.scenario.models import Scenario, Task
 
-from .support import REPO_ROOT, SCENARIOS_DIR, TRAVEL, hazard_options
+from .support import REPO_ROOT, SCENARIOS_DIR, TRAVEL
 
 TIMEOUT = 120
 TRAVEL_TASKS = ("cheapest-trip", "fare-in-dollars", "two-nights", "fare-class")
@@ -77,9 +79,9 @@ def test_validate_names_seed_and_step_of_an_unsolvable_combination() -> None:
 async def test_max_attempts_is_the_retry_budget(travel: LoadedScenario) -> None:
     task = travel.model.task("fare-class")
     assert task is not None
-    fits = Condition(hazards=hazard_options(f"transient_error:times={MAX_ATTEMPTS - 1}"))  # type: ignore[arg-type]
+    fits = Condition(hazards=hazard_options([f"transient_error:times={MAX_ATTEMPTS - 1}"]))
     assert await check_instance(travel, task, fits) is None
-    outlasts = Condition(hazards=hazard_options(f"transient_error:times={MAX_ATTEMPTS}"))  # type: ignore[arg-type]
+    outlasts = Condition(hazards=hazard_options([f"transient_error:times={MAX_ATTEMPTS}"]))
     problem = await check_instance(travel, task, outlasts)
     assert problem is not None and problem.step == 0 and problem.tool == "get_fare" and problem.seed == 0
     assert str(problem).startswith("travel/fare-class: seed 0, step 1 (get_fare): still failing after")
@@ -94,7 +96,7 @@ async def test_check_instance_solves_every_kind_on_travel(kind: str, task_id: st
     if not REGISTRY[kind].applicable_tools(travel.model, task):
         pytest.skip(f"{kind} applies to no tool of {task_id}")
     for seed in range(5):
-        condition = Condition(seed=seed, hazards=hazard_options(kind))  # type: ignore[arg-type]
+        condition = Condition(seed=seed, hazards=hazard_options([kind]))
         assert await check_instance(travel, task, condition) is None
 
 
@@ -112,7 +114,7 @@ async def test_unsolvable_permanent_error_without_a_fallback_is_caught(travel: L
     """find_city_code serves no fact another tool serves: a permanent error there leaves no recovery path."""
     task = travel.model.task("cheapest-trip")
     assert task is not None
-    condition = Condition(hazards=hazard_options("permanent_error:tools=find_city_code"))  # type: ignore[arg-type]
+    condition = Condition(hazards=hazard_options(["permanent_error:tools=find_city_code"]))
     # Refused when the episode is built, before any agent could meet an instance without a recovery path.
     with pytest.raises(UserError, match="no fallback exists"):
         await check_instance(travel, task, condition)

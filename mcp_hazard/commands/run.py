@@ -16,10 +16,11 @@ import anyio
 from mcp_hazard.agents import BUILT_IN, RUNNABLE
 from mcp_hazard.commands import EXIT_FINDING, run_async
 from mcp_hazard.errors import UserError
+from mcp_hazard.load import load_scenarios
 from mcp_hazard.runner.external import agent_name
 from mcp_hazard.runner.matrix import agent_labels, plan, select_tasks
 from mcp_hazard.runner.run import Runner
-from mcp_hazard.scenario.load import LoadedScenario, load_scenarios
+from mcp_hazard.scenario.files import LoadedScenario
 from mcp_hazard.suggest import did_you_mean
 
 PROFILES = ("strict", "guided", "guarded")

@@ -6,6 +6,9 @@ the call in the new shape (corrected call, re-list), retries transient failures,
 a declared or derivable argument mapping, follows pages, checks that drifted output still carries every value
 (normalise), and cross-checks a stale source against a fresh sibling. It reports the first seed and step that no
 recovery path gets past.
+
+It sits with the runner, not with the hazards: it drives a real `Episode` (the server floor), as `verify` drives
+agents (runner/verify.py). `mcp-hazard validate` is its user.
 """
 
 from __future__ import annotations
@@ -23,7 +26,7 @@ from mcp_hazard.scenario.answers import answer_matches
 from mcp_hazard.scenario.arguments import describe_value
 from mcp_hazard.scenario.behaviours import run_behaviour
 from mcp_hazard.scenario.expressions import ExpressionError, render
-from mcp_hazard.scenario.load import LoadedScenario
+from mcp_hazard.scenario.files import LoadedScenario
 from mcp_hazard.scenario.models import Task
 from mcp_hazard.server.episode import Episode
 

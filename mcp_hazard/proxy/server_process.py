@@ -1,0 +1,137 @@
+"""The stdio server the relay starts: its process, frames written to its stdin, lines read from its stdout (each
+bounded), and the relay's own requests to it with their answers.
+
+The relay (relay.py) routes frames between the client and this server; what belongs to the server's side alone, the
+process and the requests the episode itself sends, is here. Ids: the relay's own requests and the client's forwarded
+ones share one id space, allocated here, so they never collide.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import os
+from collections.abc import Awaitable, Callable
+from itertools import count
+from typing import Any
+
+import anyio
+from anyio.abc import ByteReceiveStream, Process
+
+from mcp_hazard.errors import UserError
+from mcp_hazard.logs import log
+from mcp_hazard.proxy.lines import Lines
+from mcp_hazard.proxy.upstream import LOST, UpstreamError, UpstreamSource
+
+
+class ServerProcess:
+    """The server as a child process speaking JSON-RPC lines (the 2025-11-25 and 2026-07-28 stdio transport)."""
+
+    def __init__(self, source: UpstreamSource) -> None:
+        self.source = source
+        self.process: Process | None = None
+        self.ids = count(1)
+        self.asked: dict[int, anyio.Event] = {}
+        self.answers: dict[int, dict[str, Any]] = {}
+
+    async def start(self) -> ByteReceiveStream:
+        """Start the server; its stdout, for `read`."""
+        source = self.source
+        env = {**os.environ, **dict(source.env)} if source.env else None
+        try:
+            self.process = await anyio.open_process(list(source.argv), env=env, cwd=source.cwd, stderr=None)
+        except OSError as exc:
+            raise UserError(f"cannot start the upstream server ({source.label()}): {exc.strerror or exc}") from None
+        assert self.process.stdin is not None and self.process.stdout is not None
+        return self.process.stdout
+
+    def next_id(self) -> int:
+        return next(self.ids)
+
+    async def close(self) -> None:
+        """Close the server as its own client would: stdin closed, then terminate, then kill, two seconds apart."""
+        process = self.process
+        if process is None:
+            return
+        with anyio.CancelScope(shield=True):
+            if process.stdin is not None:
+                await process.stdin.aclose()
+            with anyio.move_on_after(2):
+                await process.wait()
+            if process.returncode is None:
+                process.terminate()
+                with anyio.move_on_after(2):
+                    await process.wait()
+            if process.returncode is None:
+                process.kill()
+
+    def terminate(self) -> None:
+        """Stop a running server now (the relay was signalled to stop)."""
+        if self.process is not None and self.process.returncode is None:
+            self.process.terminate()
+
+    async def send(self, frame: dict[str, Any]) -> None:
+        assert self.process is not None and self.process.stdin is not None
+        data = json.dumps(frame, ensure_ascii=False, separators=(",", ":")).encode("utf-8") + b"\n"
+        try:
+            await self.process.stdin.send(data)
+        except (anyio.BrokenResourceError, anyio.ClosedResourceError, OSError):
+            raise UpstreamError(LOST, "the server's connection was lost (its stdin is closed)") from None
+
+    async def ask(self, method: str, params: dict[str, Any]) -> dict[str, Any]:
+        """The episode's own request to the server (a forwarded call, a fresh tool list); cancelled, it tells the
+        server so."""
+        up = self.next_id()
+        done = self.asked[up] = anyio.Event()
+        try:
+            await self.send({"jsonrpc": "2.0", "id": up, "method": method, "params": params})
+            await done.wait()
+        except anyio.get_cancelled_exc_class():
+            with anyio.CancelScope(shield=True):
+                cancel = {"jsonrpc": "2.0", "method": "notifications/cancelled", "params": {"requestId": up}}
+                with contextlib.suppress(UpstreamError):
+                    await self.send(cancel)
+            raise
+        finally:
+            self.asked.pop(up, None)
+        answer = self.answers.pop(up)
+        if "error" in answer:
+            error = answer["error"] if isinstance(answer["error"], dict) else {}
+            raise UpstreamError(int(error.get("code", LOST)), str(error.get("message", "")), error.get("data"))
+        result = answer.get("result")
+        return result if isinstance(result, dict) else {}
+
+    async def read(self, stdout: ByteReceiveStream, handle: Callable[[dict[str, Any]], Awaitable[None]]) -> None:
+        """Read the server's frames until its stdout closes: an answer to one of our own requests settles it,
+        every other frame goes to `handle`. At the end every request still waiting fails."""
+        lines = Lines(stdout)
+        while True:
+            line = await lines.next()
+            if line is None:
+                self._lost()
+                return
+            if isinstance(line, int) or not line.strip():
+                continue
+            try:
+                frame = json.loads(line)
+            except ValueError:
+                log.warning("the server wrote a line that is not JSON", line=line[:200].decode("utf-8", "replace"))
+                continue
+            if isinstance(frame, dict) and not self._settle(frame):
+                await handle(frame)
+
+    def _settle(self, frame: dict[str, Any]) -> bool:
+        """Whether `frame` answers one of our own requests (and if so, hand the answer to the one waiting)."""
+        if "method" in frame:
+            return False
+        up = frame.get("id")
+        if isinstance(up, int) and up in self.asked:
+            self.answers[up] = frame
+            self.asked[up].set()
+            return True
+        return False
+
+    def _lost(self) -> None:
+        for up, event in list(self.asked.items()):
+            self.answers[up] = {"error": {"code": LOST, "message": "the server's connection was lost"}}
+            event.set()

@@ -1,0 +1,62 @@
+"""Scenario files as files: reading one within the size limit, finding them in folders, and a validated scenario
+together with the file it came from."""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+from dataclasses import dataclass
+from pathlib import Path as FsPath
+
+from mcp_hazard.errors import Problem, ScenarioError, UserError
+from mcp_hazard.scenario.models import Scenario
+from mcp_hazard.scenario.yaml_source import MAX_FILE_BYTES
+
+SCENARIO_SUFFIXES = (".yaml", ".yml")
+
+
+@dataclass(frozen=True)
+class LoadedScenario:
+    """A validated scenario plus where it came from; the hash lets a trace prove which file it ran."""
+
+    model: Scenario
+    path: str
+    sha256: str
+
+    @property
+    def id(self) -> str:
+        return self.model.id
+
+
+def read_source(path: str | FsPath) -> tuple[bytes, str]:
+    """A user's file as bytes (for its hash) and text, never more than the size limit; one-line errors otherwise."""
+    file = str(path)
+    try:
+        with open(path, "rb") as handle:  # never read more than the limit, however large the file
+            raw = handle.read(MAX_FILE_BYTES + 1)
+    except OSError as exc:
+        raise ScenarioError([Problem(file, None, None, "", f"cannot read file: {exc.strerror or exc}")]) from None
+    if len(raw) > MAX_FILE_BYTES:
+        raise ScenarioError(
+            [Problem(file, None, None, "", f"file is larger than the limit; the limit is {MAX_FILE_BYTES} bytes")]
+        )
+    try:
+        text = raw.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        raise ScenarioError([Problem(file, None, None, "", f"not UTF-8 text (byte {exc.start})")]) from None
+    return raw, text
+
+
+def scenario_files(paths: Iterable[str | FsPath]) -> list[FsPath]:
+    """The scenario files named by `paths`, directories expanded (sorted, so runs are repeatable)."""
+    files: list[FsPath] = []
+    for item in paths:
+        path = FsPath(item)
+        if path.is_dir():
+            files.extend(sorted(p for p in path.iterdir() if p.suffix in SCENARIO_SUFFIXES and p.is_file()))
+        elif path.exists():
+            files.append(path)
+        else:
+            raise UserError(f"{item}: no such file or directory")
+    if not files:
+        raise UserError(f"no scenario files (*.yaml, *.yml) in {', '.join(map(str, paths))}")
+    return files

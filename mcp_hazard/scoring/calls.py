@@ -1,0 +1,156 @@
+"""An episode's trace indexed for scoring: its tool calls (submit_answer aside), its events by type, and the caches
+every scoring rule shares (call keys, sibling tools, the text the agent had seen by a point of the episode). Also the
+one efficiency rule that only compares calls: redundant calls."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Callable
+from typing import Any
+
+from mcp_hazard.hazards.base import siblings
+from mcp_hazard.scenario.answers import canonical_text
+from mcp_hazard.scenario.models import Scenario, Task
+from mcp_hazard.trace.reader import Trace
+
+# One encoder each, built once: `json.dumps` with options builds a new JSONEncoder on every call.
+KEY_ENCODER = json.JSONEncoder(sort_keys=True, default=str)
+_TEXT_ENCODER = json.JSONEncoder(ensure_ascii=False, default=str)
+
+
+def call_key(event: dict[str, Any]) -> str:
+    return f"{event.get('tool')}|{KEY_ENCODER.encode(event.get('arguments'))}"
+
+
+def by_type_of(events: list[dict[str, Any]]) -> dict[Any, list[dict[str, Any]]]:
+    groups: dict[Any, list[dict[str, Any]]] = {}
+    for event in events:
+        kind = event.get("type")
+        group = groups.get(kind)
+        if group is None:
+            groups[kind] = [event]
+        else:
+            group.append(event)
+    return groups
+
+
+class EpisodeCalls:
+    """One episode's calls and events, read once and shared by the rules that score it."""
+
+    def __init__(
+        self, trace: Trace, scenario: Scenario, task: Task, by_type: dict[Any, list[dict[str, Any]]] | None = None
+    ) -> None:
+        self.trace = trace
+        self.scenario = scenario
+        self.task = task
+        self.by_type = by_type if by_type is not None else by_type_of(trace.events)
+        self.calls = [e for e in self.by_type.get("tool_called", ()) if e.get("tool") != "submit_answer"]
+        self.events = trace.events
+        self._keys: dict[int, str] = {}  # id(call) -> call_key(call)
+        self._siblings: dict[str, set[str]] = {}
+        self._known: dict[int, str] = {}  # number of leading calls -> known text
+        self._results: dict[int, str] = {}  # index in self.calls -> JSON of the result
+
+    def key(self, call: dict[str, Any]) -> str:
+        found = self._keys.get(id(call))
+        if found is None:
+            found = self._keys[id(call)] = call_key(call)
+        return found
+
+    def siblings(self, tool: str) -> set[str]:
+        try:
+            found = self._siblings.get(tool)
+        except TypeError:  # an unhashable tool name in a damaged trace: no siblings, as siblings() says
+            return set(siblings(self.scenario, tool))
+        if found is None:
+            found = self._siblings[tool] = set(siblings(self.scenario, tool))
+        return found
+
+    def later_calls(self, seq: int) -> list[dict[str, Any]]:
+        return [c for c in self.calls if c["seq"] > seq]
+
+    def relisted_between(self, start: int, end: int) -> bool:
+        return any(start < e["seq"] < end for e in self.by_type.get("tools_listed", ()))
+
+    def known_text(self, before_seq: int) -> str:
+        """The task prompt and every successful call's result before `before_seq`, as canonical casefolded text.
+        Built once per prefix of calls."""
+        count = 0
+        for call in self.calls:
+            if call["seq"] >= before_seq:
+                break
+            count += 1
+        text = self._known.get(count)
+        if text is None:
+            parts = [self.task.prompt]
+            for index, call in enumerate(self.calls[:count]):
+                if call["outcome"] == "ok":
+                    result = self._results.get(index)
+                    if result is None:
+                        result = self._results[index] = _TEXT_ENCODER.encode(call.get("result"))
+                    parts.append(result)
+                    if call.get("text"):
+                        parts.append(str(call["text"]))
+            text = self._known[count] = canonical_text(" ".join(parts)).casefold()
+        return text
+
+    def steps_missing(self) -> list[str]:
+        try:
+            done = {c["tool"] for c in self.calls if c["outcome"] == "ok"}
+        except (KeyError, TypeError):  # a damaged trace (a call without a tool, or an odd one): look call by call
+            done = None
+        missing = []
+        for step in self.task.golden_path.steps:
+            accepted = {step.tool, *self.siblings(step.tool)}
+            if done is not None:
+                if accepted.isdisjoint(done):
+                    missing.append(step.tool)
+            elif not any(c["tool"] in accepted and c["outcome"] == "ok" for c in self.calls):
+                missing.append(step.tool)
+        return sorted(set(missing))
+
+
+_PLAIN_TYPES = (str, int, bool, type(None))
+
+
+def _plain_arguments(arguments: Any) -> tuple[tuple[str, type, Any], ...] | None:
+    """Flat arguments as a tuple that is equal for two calls exactly when their sorted-key JSON is equal: each name
+    with the type and value (a float by its repr: 1 == 1.0 == True and 0.0 == -0.0 in Python, not in JSON). None for
+    anything else (nested values, names that are not text), which is then compared as JSON."""
+    if type(arguments) is not dict:
+        return None
+    items = []
+    for name, value in arguments.items():
+        kind = type(value)
+        if type(name) is not str:
+            return None
+        if kind is float:
+            value = repr(value)
+        elif kind not in _PLAIN_TYPES:
+            return None
+        items.append((name, kind, value))
+    items.sort()  # by name: names in a dict are distinct, so types and values are never compared
+    return tuple(items)
+
+
+def redundant_calls(ok_calls: list[dict[str, Any]], key: Callable[[dict[str, Any]], str]) -> int:
+    """Successful calls that repeat an earlier one: same tool, same arguments (compared as sorted-key JSON, `key`).
+    When every tool name is text without `|` (so keys of different tools differ) and every call's arguments are
+    flat, `_plain_arguments` stands in for the JSON, which is slower to build."""
+    if len(ok_calls) < 2:
+        return 0
+    tools = [c.get("tool") for c in ok_calls]
+    if all(type(t) is str and "|" not in t for t in tools):
+        if len(set(tools)) == len(tools):
+            return 0
+        plain = [_plain_arguments(c.get("arguments")) for c in ok_calls]
+        if None not in plain:
+            return len(plain) - len(set(zip(tools, plain, strict=True)))
+    keys = [key(c) for c in ok_calls]
+    return len(keys) - len(set(keys))
+
+
+def original_arguments(call: dict[str, Any]) -> Any:
+    """A call's arguments in the original interface: as mapped below the interventions when there were any."""
+    inner = call.get("inner_arguments")
+    return inner if inner is not None else call.get("arguments")
