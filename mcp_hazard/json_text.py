@@ -22,7 +22,7 @@ _INDENTED = json.JSONEncoder(ensure_ascii=False, indent=2)
 _EXPONENT = re.compile(rb"e[-+0-9]")  # a literal first byte: searched as fast as `in`
 
 
-def _float_forms(text: bytes) -> bool:
+def float_forms(text: bytes) -> bool:
     """Whether orjson's text may hold a float written unlike `repr` writes it: with an exponent (a digit, `e`, a sign
     or digit) or in the fixed form it keeps down to 1e-5 (`0.0000`). A string that happens to look like this only
     sends its value down the exact path."""
@@ -42,7 +42,7 @@ def compact(value: Any) -> bytes | None:
         text = orjson.dumps(value, option=_STRICT)
     except TypeError:
         return None
-    return None if _float_forms(text) else text
+    return None if float_forms(text) else text
 
 
 def indented(value: Any) -> str:
@@ -51,7 +51,7 @@ def indented(value: Any) -> str:
         text = orjson.dumps(value, option=_STRICT | orjson.OPT_INDENT_2)
     except TypeError:
         return _INDENTED.encode(value)
-    if _float_forms(text) or (b"null" in text and _has_non_finite(value)):
+    if float_forms(text) or (b"null" in text and _has_non_finite(value)):
         return _INDENTED.encode(value)
     return text.decode("utf-8")
 

@@ -11,6 +11,7 @@ evaluates a scenario or served pattern (jsonschema's `pattern`, `patternProperti
 from __future__ import annotations
 
 from collections import OrderedDict
+from collections.abc import Callable
 from typing import Any
 
 import re2
@@ -79,6 +80,23 @@ def search(pattern: str, text: str) -> bool:
         compiled = compile_pattern(pattern)
     except PatternError:
         return False
+    return _matches(compiled, text)
+
+
+def matcher(pattern: str) -> Callable[[str], bool]:
+    """`search` for one pattern, compiled once: what a compiled schema check holds for its `pattern`."""
+    try:
+        compiled = compile_pattern(pattern)
+    except PatternError:
+        return _nothing
+    return lambda text: _matches(compiled, text)
+
+
+def _nothing(text: str) -> bool:
+    return False
+
+
+def _matches(compiled: Any, text: str) -> bool:
     try:
         if _UNANCHORED is not None and isinstance(compiled, re2._Regexp):
             encoded = text.encode("utf-8")

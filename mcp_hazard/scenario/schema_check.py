@@ -21,7 +21,7 @@ from typing import Any
 
 from jsonschema import Draft202012Validator, FormatChecker
 
-from mcp_hazard.scenario.patterns import PatternError, search
+from mcp_hazard.scenario.patterns import PatternError, matcher, search
 
 Check = Callable[[Any], bool]
 
@@ -65,12 +65,18 @@ def _compile(schema: Any, formats: FormatChecker) -> Check:
     for keyword in schema:
         if keyword in _ASSERTING and keyword not in _COMPILED:
             raise _Unsupported
+    declared = schema.get("type")
+    # A single declared type folds into its kind's own check (which then refuses every other type): one closure
+    # where there would be two, for the schemas of nearly every tool.
+    objects = _object(schema, formats, declared == "object")
+    strings = _string(schema, declared == "string")
+    folded = (declared == "object" and objects is not None) or (declared == "string" and strings is not None)
     checks = [
         check
         for check in (
-            _type(schema.get("type")),
-            _object(schema, formats),
-            _string(schema),
+            None if folded else _type(declared),
+            objects,
+            strings,
             _number(schema),
             _array(schema, formats),
             _format(schema, formats),
@@ -133,7 +139,8 @@ def _type(declared: Any) -> Check | None:
 # -- objects ----------------------------------------------------------------------------------------------------
 
 
-def _object(schema: dict[str, Any], formats: FormatChecker) -> Check | None:
+def _object(schema: dict[str, Any], formats: FormatChecker, only: bool) -> Check | None:
+    """`only`: the schema declares type object, so anything else is invalid."""
     keys = ("properties", "required", "additionalProperties", "patternProperties", "minProperties", "maxProperties")
     if not any(key in schema for key in keys):
         return None
@@ -151,9 +158,30 @@ def _object(schema: dict[str, Any], formats: FormatChecker) -> Check | None:
     extra_check = None if extra is True else _compile(extra, formats)
     needed = tuple(required)
 
+    if not by_pattern:
+
+        def plain(instance: Any) -> bool:
+            if type(instance) is not dict:
+                return not only and not isinstance(instance, dict)  # a dict subclass: let jsonschema judge it
+            for name in needed:
+                if name not in instance:
+                    return False
+            if (low is not None and len(instance) < low) or (high is not None and len(instance) > high):
+                return False
+            for name, value in instance.items():
+                sub = known.get(name)
+                if sub is None:
+                    if extra_check is not None and not extra_check(value):
+                        return False
+                elif not sub(value):
+                    return False
+            return True
+
+        return plain
+
     def check(instance: Any) -> bool:
         if type(instance) is not dict:
-            return not isinstance(instance, dict)  # a dict subclass: let jsonschema judge it
+            return not only and not isinstance(instance, dict)
         for name in needed:
             if name not in instance:
                 return False
@@ -191,24 +219,22 @@ def _bounds(*values: Any) -> bool:
 # -- strings ----------------------------------------------------------------------------------------------------
 
 
-def _string(schema: dict[str, Any]) -> Check | None:
+def _string(schema: dict[str, Any], only: bool) -> Check | None:
+    """`only`: the schema declares type string, so anything else is invalid."""
     if not any(name in schema for name in ("minLength", "maxLength", "pattern")):
         return None
     low, high, pattern = schema.get("minLength"), schema.get("maxLength"), schema.get("pattern")
     if not _bounds(low, high) or (pattern is not None and not isinstance(pattern, str)):
         raise _Unsupported
 
+    matches = matcher(pattern) if pattern is not None else None
+
     def check(instance: Any) -> bool:
         if type(instance) is not str:
-            return not isinstance(instance, str)
+            return not only and not isinstance(instance, str)
         if (low is not None and len(instance) < low) or (high is not None and len(instance) > high):
             return False
-        if pattern is not None:
-            try:
-                return bool(search(pattern, instance))
-            except PatternError:
-                return False
-        return True
+        return matches is None or matches(instance)
 
     return check
 

@@ -301,13 +301,13 @@ class Calls:
         """Trace one call; `inner` is the call mapped below the interventions, kept when it differs from what was
         sent, and what the hazards' memory of the agent's calls holds (it speaks the original interface)."""
         inner = inner if inner is not None and inner != arguments else None
-        self.trace.write(
+        self.trace.write(  # in the event's field order: the writer's shortest path
             ev.ToolCalled,
             tool=name,
             slot=slot,
             arguments=arguments,
-            inner_arguments=inner,
             outcome=outcome,
+            inner_arguments=inner,
             result=result,
             text=text,
             error=error,

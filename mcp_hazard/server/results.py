@@ -24,8 +24,9 @@ def text_block(text: str) -> types.TextContent:
 
 def served_result(text: str, hints: list[str], structured: Any) -> types.CallToolResult:
     """A result: its text, then each hint, and the structured content when there is one."""
-    content: list[types.ContentBlock] = [text_block(text)]
-    content.extend(text_block(f"Hint: {hint}") for hint in hints)
+    content: list[types.ContentBlock] = [types.TextContent(type="text", text=text)]
+    for hint in hints:
+        content.append(text_block(f"Hint: {hint}"))
     return types.CallToolResult(content=content, structured_content=structured)
 
 

@@ -18,7 +18,7 @@ from typing import IO, Any
 import orjson
 from pydantic import BaseModel
 
-from mcp_hazard.json_text import compact
+from mcp_hazard.json_text import float_forms
 
 MAX_TRACE_TEXT = 16_384
 """Longest text value kept whole in a trace; longer ones are cut and marked, so a 1 MB argument stays readable."""
@@ -59,12 +59,21 @@ class _Layout:
                 continue
             self.fields.append((name, info.is_required(), info.default, info.default_factory, info.exclude_if))
         self.names = frozenset(name for name, *_ in self.fields)
+        self.order = tuple(name for name, *_ in self.fields)
+        self.excludable = [(name, exclude_if) for name, _, _, _, exclude_if in self.fields if exclude_if is not None]
 
     def data(self, seq: int, ts: str, given: dict[str, Any]) -> dict[str, Any] | None:
         """The event as `model_dump` would lay it out, or None when only the model can judge the fields."""
+        data: dict[str, Any]
+        if tuple(given) == self.order:  # every field, in order: what the hot callers pass
+            data = {"seq": seq, "ts": ts, "type": self.type, **given}
+            for name, exclude_if in self.excludable:
+                if exclude_if(data[name]):
+                    del data[name]
+            return data
         if not given.keys() <= self.names:
             return None
-        data: dict[str, Any] = {"seq": seq, "ts": ts, "type": self.type}
+        data = {"seq": seq, "ts": ts, "type": self.type}
         for name, required, default, factory, exclude_if in self.fields:
             if name in given:
                 value = given[name]
@@ -79,6 +88,8 @@ class _Layout:
 
 
 _layouts: dict[type[BaseModel], _Layout | None] = {}
+_LINE = orjson.OPT_PASSTHROUGH_DATETIME | orjson.OPT_PASSTHROUGH_DATACLASS | orjson.OPT_PASSTHROUGH_SUBCLASS
+_LINE |= orjson.OPT_APPEND_NEWLINE
 
 
 def _layout(model: type[BaseModel]) -> _Layout | None:
@@ -94,14 +105,19 @@ def _layout(model: type[BaseModel]) -> _Layout | None:
 
 
 def event_line(event_type: type[BaseModel], seq: int, ts: str, fields: dict[str, Any]) -> bytes:
-    """One trace line (with its newline) for an event; the same bytes whichever path makes it."""
-    layout = _layout(event_type)
+    """One trace line (with its newline) for an event; the same bytes whichever path makes it. The direct path is
+    orjson on plain values (json_text.py says when its text could differ from json's; then the model writes it)."""
+    layout = _layouts[event_type] if event_type in _layouts else _layout(event_type)
     if layout is not None:
         data = layout.data(seq, ts, fields)
         if data is not None:
-            text = compact(data)
-            if text is not None and len(text) <= MAX_TRACE_TEXT:  # no text in it can need cutting
-                return text + b"\n"
+            try:
+                text = orjson.dumps(data, option=_LINE)
+            except TypeError:
+                pass
+            else:
+                if len(text) <= MAX_TRACE_TEXT and not float_forms(text):  # no text in it can need cutting
+                    return text
     record = event_type(seq=seq, ts=ts, **{key: _clip(value) for key, value in fields.items()})
     dumped = json.dumps(record.model_dump(mode="json"), ensure_ascii=False, separators=(",", ":"))
     return dumped.encode("utf-8") + b"\n"
@@ -161,7 +177,9 @@ class TraceWriter:
     def write(self, event_type: type[BaseModel], **fields: Any) -> None:
         with self._lock:
             line = event_line(event_type, self._seq, utc_now(), fields)
-            if self.path is None:
+            if self._file is not None:  # the episode's open file: every event after the first
+                _write_all(self._file, line)
+            elif self.path is None:
                 self.events.append(orjson.loads(line))
             else:
                 self._line(line)

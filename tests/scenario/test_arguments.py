@@ -5,11 +5,15 @@ from __future__ import annotations
 from typing import Any
 
 import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
 
 from mcp_hazard.scenario.arguments import (
     MAX_MESSAGE_CHARS,
     SchemaCache,
+    _excess,
     argument_problem,
+    bounds_problem,
     describe_value,
     schema_problem,
 )
@@ -113,3 +117,34 @@ def test_describe_value_is_json_and_cut_short() -> None:
     long = describe_value("y" * 500)
     assert len(long) == 60 and long.endswith("...")
     assert describe_value({1, 2}) == "{1, 2}"  # not JSON: falls back to repr instead of failing
+
+
+# -- size limits: the quick pass agrees with the full walk -------------------------------------------------------------
+
+_LONG = st.sampled_from([0, 1, 5, 16_383, 16_384, 16_385, 40_000])
+_TEXT = st.one_of(
+    st.text(max_size=5),
+    st.builds(lambda n, c: c * n, _LONG, st.sampled_from(["a", "é", "\x00", '"', "\ud800"])),
+)
+_SCALARS = st.one_of(st.none(), st.booleans(), st.integers(), st.floats(), _TEXT)
+_ARGUMENTS = st.recursive(
+    _SCALARS,
+    lambda inner: st.one_of(st.lists(inner, max_size=4), st.dictionaries(_TEXT, inner, max_size=4)),
+    max_leaves=10,
+)
+
+
+@settings(max_examples=600, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(_ARGUMENTS)
+def test_bounds_problem_says_what_the_full_walk_says(arguments: Any) -> None:
+    assert bounds_problem(arguments) == _excess(arguments)
+
+
+def test_a_flat_call_near_the_size_limit_is_measured_exactly() -> None:
+    near = {f"k{i}": "x" * 16_000 for i in range(4)}  # 64,000 characters: the quick bound cannot vouch for it
+    assert bounds_problem(near) is None
+    over = {f"k{i}": "x" * 16_000 for i in range(5)}
+    assert bounds_problem(over) == _excess(over) is not None
+    assert (
+        bounds_problem({"a": "\ud800"}) == "arguments: a lone surrogate (\\ud800 to \\udfff) is not valid Unicode text"
+    )

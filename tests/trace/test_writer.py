@@ -89,6 +89,10 @@ def test_every_event_line_is_the_models_line(event_type: type[BaseModel], strate
                 event_line(event_type, seq, TS, fields)
             return
         assert event_line(event_type, seq, TS, fields) == expected
+        # every field given, in the model's order (how the hot callers pass them), empty ones included
+        full = {name: fields[name] if name in fields else info.get_default(call_default_factory=True)
+                for name, info in event_type.model_fields.items() if name not in ("seq", "ts", "type")}  # fmt: skip
+        assert event_line(event_type, seq, TS, full) == model_line(event_type, seq, TS, full)
 
     check()
 
