@@ -7,10 +7,13 @@ behaviour (`run_behaviour`). It does none of what mcp-hazard does per call: no a
 no output-schema check, no trace, no episode state. `submit_answer` only acknowledges.
 
     python -m bench.bare_server SCENARIO.yaml [--task TASK]     # serve over stdio
+    python -m bench.bare_server SCENARIO.yaml [--task TASK] --http 127.0.0.1:PORT   # Streamable HTTP at /mcp
     from bench.bare_server import bare_server                   # in-process: Client(bare_server(scenario))
 
 The stdio program imports only the SDK and mcp-hazard's scenario loader, so its start-up cost is the floor for
-`mcp-hazard serve` as well.
+`mcp-hazard serve` as well. Over HTTP it is the SDK's own `streamable_http_app` (one endpoint, `/mcp`, sessions as
+the SDK keeps them, DNS-rebinding protection on for 127.0.0.1) run by uvicorn, so many clients share one server as
+they share one `mcp-hazard serve --http`.
 """
 
 from __future__ import annotations
@@ -139,13 +142,32 @@ async def serve_stdio(server: Server[Any]) -> None:
         await server.run(read_stream, write_stream, server.create_initialization_options())
 
 
+def serve_http(server: Server[Any], host: str, port: int) -> None:
+    """The SDK's Streamable HTTP app at /mcp, with its defaults (SSE responses, sessions), run by uvicorn."""
+    import uvicorn
+
+    app = server.streamable_http_app(host=host)
+    print(f"bare-sdk-server: serving http://{host}:{port}/mcp", file=sys.stderr, flush=True)
+    uvicorn.run(app, host=host, port=port, log_level="warning")
+
+
+def _host_port(text: str) -> tuple[str, int]:
+    host, _sep, port = text.rpartition(":")
+    return host or "127.0.0.1", int(port)
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="python -m bench.bare_server", description=__doc__.split("\n\n")[0])
     parser.add_argument("scenario", help="a scenario file (YAML)")
     parser.add_argument("--task", help="serve only this task's tools (default: every tool of the scenario)")
+    parser.add_argument("--http", type=_host_port, metavar="HOST:PORT",
+                        help="serve Streamable HTTP at http://HOST:PORT/mcp instead of stdio")  # fmt: skip
     args = parser.parse_args(argv)
     server = bare_server(load_scenario(args.scenario), args.task)
-    anyio.run(serve_stdio, server)
+    if args.http:
+        serve_http(server, *args.http)
+    else:
+        anyio.run(serve_stdio, server)
     return 0
 
 
