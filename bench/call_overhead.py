@@ -268,12 +268,14 @@ def _hazard_specs(condition: Condition) -> list[Any]:
     return [HazardSpec.model_validate(h) for h in condition.hazards]
 
 
-async def _wait_http(url: str, process: subprocess.Popen[bytes]) -> None:
+async def _wait_http(url: str, process: subprocess.Popen[bytes], log: Any) -> None:
     async with httpx.AsyncClient(timeout=5) as http:
         with anyio.fail_after(60):
             while True:
                 if process.poll() is not None:
-                    raise SystemExit(f"server exited with {process.returncode}: {process.args}")
+                    log.seek(0)
+                    said = log.read().decode("utf-8", "replace")[-2000:]
+                    raise SystemExit(f"server exited with {process.returncode}: {' '.join(process.args)}\n{said}")
                 try:
                     await http.get(url)
                     return
@@ -283,17 +285,19 @@ async def _wait_http(url: str, process: subprocess.Popen[bytes]) -> None:
 
 @asynccontextmanager
 async def http_process(command: list[str], ready_url: str) -> AsyncIterator[subprocess.Popen[bytes]]:
-    process = subprocess.Popen(command, cwd=REPO, stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL)
-    try:
-        await _wait_http(ready_url, process)
-        yield process
-    finally:
-        process.terminate()
+    """A server subprocess (its stderr kept in a temp file, shown if it dies early), ready when `ready_url` answers."""
+    with tempfile.TemporaryFile() as log:
+        process = subprocess.Popen(command, cwd=REPO, stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=log)
         try:
-            process.wait(timeout=20)
-        except subprocess.TimeoutExpired:
-            process.kill()
-            process.wait()
+            await _wait_http(ready_url, process, log)
+            yield process
+        finally:
+            process.terminate()
+            try:
+                process.wait(timeout=20)
+            except subprocess.TimeoutExpired:
+                process.kill()
+                process.wait()
 
 
 async def open_sides(
