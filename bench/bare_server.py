@@ -7,10 +7,14 @@ behaviour (`run_behaviour`). It does none of what mcp-hazard does per call: no a
 no output-schema check, no trace, no episode state. `submit_answer` only acknowledges.
 
     python -m bench.bare_server SCENARIO.yaml [--task TASK]     # serve over stdio
+    python -m bench.bare_server SCENARIO.yaml [--task TASK] --http 127.0.0.1:PORT   # Streamable HTTP at /mcp
+                                                                 # (without --task also /tasks/TASK/mcp)
     from bench.bare_server import bare_server                   # in-process: Client(bare_server(scenario))
 
 The stdio program imports only the SDK and mcp-hazard's scenario loader, so its start-up cost is the floor for
-`mcp-hazard serve` as well.
+`mcp-hazard serve` as well. Over HTTP it is the SDK's own `streamable_http_app` (one endpoint, `/mcp`, sessions as
+the SDK keeps them, DNS-rebinding protection on for 127.0.0.1) run by uvicorn, so many clients share one server as
+they share one `mcp-hazard serve --http`; without `--task`, each task's tools are also served at `/tasks/TASK/mcp`.
 """
 
 from __future__ import annotations
@@ -140,13 +144,67 @@ async def serve_stdio(server: Server[Any]) -> None:
         await server.run(read_stream, write_stream, server.create_initialization_options())
 
 
+def http_app(scenario: LoadedScenario, task: str | None, host: str) -> Any:
+    """With a task: the SDK's own `streamable_http_app` of that task's server, at /mcp. Without: every tool of the
+    scenario at /mcp, and each task's tools at /tasks/TASK/mcp (so clients of different tasks list what mcp-hazard
+    lists them), each path its own SDK session manager with the settings `streamable_http_app` uses."""
+    if task is not None:
+        return bare_server(scenario, task).streamable_http_app(host=host)
+    from contextlib import AsyncExitStack, asynccontextmanager
+
+    from mcp.server.streamable_http_manager import StreamableHTTPASGIApp, StreamableHTTPSessionManager
+    from mcp.server.transport_security import TransportSecuritySettings
+    from starlette.applications import Starlette
+    from starlette.routing import Route
+
+    security = TransportSecuritySettings(  # what streamable_http_app sets for 127.0.0.1
+        enable_dns_rebinding_protection=True,
+        allowed_hosts=["127.0.0.1:*", "localhost:*", "[::1]:*"],
+        allowed_origins=["http://127.0.0.1:*", "http://localhost:*", "http://[::1]:*"],
+    )
+    servers = {"/mcp": bare_server(scenario)}
+    servers.update({f"/tasks/{t.id}/mcp": bare_server(scenario, t.id) for t in scenario.model.tasks})
+    managers = {path: StreamableHTTPSessionManager(app=s, security_settings=security) for path, s in servers.items()}
+
+    @asynccontextmanager
+    async def lifespan(app: Starlette) -> Any:
+        async with AsyncExitStack() as stack:
+            for manager in managers.values():
+                await stack.enter_async_context(manager.run())
+            yield
+
+    routes = [Route(path, endpoint=StreamableHTTPASGIApp(manager)) for path, manager in managers.items()]
+    return Starlette(routes=routes, lifespan=lifespan)
+
+
+def serve_http(scenario: LoadedScenario, task: str | None, host: str, port: int) -> None:
+    """Streamable HTTP with the SDK's defaults (SSE responses, sessions), run by uvicorn."""
+    import uvicorn
+
+    app = http_app(scenario, task, host)
+    paths = "/mcp" if task is not None else "/mcp and /tasks/TASK/mcp"
+    print(f"bare-sdk-server: serving http://{host}:{port} ({paths})", file=sys.stderr, flush=True)
+    uvicorn.run(app, host=host, port=port, log_level="warning")
+
+
+def _host_port(text: str) -> tuple[str, int]:
+    host, _sep, port = text.rpartition(":")
+    return host or "127.0.0.1", int(port)
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="python -m bench.bare_server", description=__doc__.split("\n\n")[0])
     parser.add_argument("scenario", help="a scenario file (YAML)")
     parser.add_argument("--task", help="serve only this task's tools (default: every tool of the scenario)")
+    parser.add_argument("--http", type=_host_port, metavar="HOST:PORT",
+                        help="serve Streamable HTTP at http://HOST:PORT/mcp (and, without --task, each task's "
+                        "tools at /tasks/TASK/mcp) instead of stdio")  # fmt: skip
     args = parser.parse_args(argv)
-    server = bare_server(load_scenario(args.scenario), args.task)
-    anyio.run(serve_stdio, server)
+    scenario = load_scenario(args.scenario)
+    if args.http:
+        serve_http(scenario, args.task, *args.http)
+    else:
+        anyio.run(serve_stdio, bare_server(scenario, args.task))
     return 0
 
 

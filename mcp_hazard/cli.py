@@ -139,7 +139,23 @@ def _add(commands: Any, name: str, text: str) -> argparse.ArgumentParser:
     return parser
 
 
-def build_parser() -> argparse.ArgumentParser:
+class _Unbuilt:
+    """Stands in for the parser of a command that is not running: what is added to it is dropped."""
+
+    def add_argument(self, *args: Any, **kwargs: Any) -> None:
+        return None
+
+    def set_defaults(self, **kwargs: Any) -> None:
+        return None
+
+
+def build_parser(only: str | None = None) -> argparse.ArgumentParser:
+    """The whole parser; with `only`, that command's alone (what `main` needs to run it): building every command's
+    parser costs about 15 ms, and `generate`'s imports more, on every start of `serve`."""
+
+    def add(name: str, text: str) -> argparse.ArgumentParser:
+        return _add(commands, name, text) if only in (None, name) else cast(argparse.ArgumentParser, _Unbuilt())
+
     parser = _Parser(prog="mcp-hazard", description="An MCP server that plays an unreliable tool environment.",
                      epilog="examples:\n  mcp-hazard run scenarios/\n  mcp-hazard COMMAND --help\n\n"
                      "exit codes: 0 success, 1 a finding (replay difference, unsolvable instance, failed model "
@@ -148,7 +164,7 @@ def build_parser() -> argparse.ArgumentParser:
     parser.add_argument("--log-level", choices=["debug", "info", "warning", "error"], help="stderr log level")
     commands = parser.add_subparsers(dest="command", required=True, parser_class=_Parser)
 
-    validate = _add(commands, "validate", "check scenario files and prove each golden path works")
+    validate = add("validate", "check scenario files and prove each golden path works")
     validate.add_argument("paths", nargs="+", help="scenario files or directories")
     validate.add_argument("--allow-python", action="store_true", help="allow `python` behaviours (runs their code)")
     validate.add_argument(
@@ -160,7 +176,7 @@ def build_parser() -> argparse.ArgumentParser:
     )
     validate.add_argument("--profile", choices=["strict", "guided", "guarded"], default="strict")
 
-    serve = _add(commands, "serve", "serve episodes over stdio (one) or Streamable HTTP (many)")
+    serve = add("serve", "serve episodes over stdio (one) or Streamable HTTP (many)")
     serve.add_argument("path", help="a scenario file, or a directory of them")
     serve.add_argument("--scenario", help="scenario id, when PATH holds several (stdio)")
     serve.add_argument("--task", help="task id (stdio; default: the scenario's first task)")
@@ -177,7 +193,7 @@ def build_parser() -> argparse.ArgumentParser:
                        help="HTTP: release an episode idle this long (ended ones after min(TTL, 60 s)); "
                        "traces stay on disk (default 600)")  # fmt: skip
 
-    proxy = _add(commands, "proxy", "put hazards in front of a real MCP server (stdio or HTTP)")
+    proxy = add("proxy", "put hazards in front of a real MCP server (stdio or HTTP)")
     proxy.add_argument(
         "path", nargs="?", help="a proxy file: what hazards need to know about the server's tools, tasks"
     )
@@ -200,13 +216,13 @@ def build_parser() -> argparse.ArgumentParser:
     proxy.add_argument("--sdk", action="store_true", help="stdio in front of a stdio server: go through the SDK on "
                        "both sides instead of relaying frames (slower, the same trace)")  # fmt: skip
 
-    schema = _add(commands, "schema", "print the JSON Schema of the scenario (or proxy) file format")
+    schema = add("schema", "print the JSON Schema of the scenario (or proxy) file format")
     schema.add_argument("format", nargs="?", choices=["scenario", "proxy"], default="scenario")
 
-    hazards = _add(commands, "hazards", "list the hazard kinds, their parameters and recovery paths")
+    hazards = add("hazards", "list the hazard kinds, their parameters and recovery paths")
     hazards.add_argument("--json", action="store_true", help="print as JSON")
 
-    score = _add(commands, "score", "score traces: answers, recovery, robustness; write reports")
+    score = add("score", "score traces: answers, recovery, robustness; write reports")
     score.add_argument("paths", nargs="+", help="run folders, trace files or directories of them")
     score.add_argument("--format", choices=["table", "json", "markdown", "html"],
                        help="report format (default: from --out's extension, else table)")  # fmt: skip
@@ -223,7 +239,7 @@ def build_parser() -> argparse.ArgumentParser:
     score.add_argument("--agent-label", action="append", default=None, metavar="AGENT=GROUP",
                        help="put an agent in a group (overrides the group recorded by run; repeatable)")  # fmt: skip
 
-    run = _add(commands, "run", "run agents over a matrix of conditions and print the scorecard")
+    run = add("run", "run agents over a matrix of conditions and print the scorecard")
     run.add_argument("paths", nargs="+", help="scenario files or directories")
     run.add_argument("--scenario", action="append", default=None, metavar="ID",
                      help="run only this scenario (repeatable; default: every scenario under PATHS)")  # fmt: skip
@@ -276,7 +292,7 @@ def build_parser() -> argparse.ArgumentParser:
     run.add_argument("--upstream-url", metavar="URL", help="proxy: the real server's Streamable HTTP endpoint")
     run.add_argument("--record", metavar="CASSETTE", help="proxy: also store the server's replies in this cassette")
     run.add_argument("--replay", metavar="CASSETTE", help="proxy: serve the replies in this cassette, no server")
-    verify = _add(commands, "verify", "prove every hazard instance solvable (recovering) and biting (naive)")
+    verify = add("verify", "prove every hazard instance solvable (recovering) and biting (naive)")
     verify.add_argument("paths", nargs="+", help="scenario files or directories")
     verify.add_argument("--seeds", type=parse_seeds, default=[0, 1], help="seeds (default 0-1)")
     verify.add_argument("--hazard", action="append", default=None, metavar="KIND[:key=value,...]",
@@ -289,24 +305,25 @@ def build_parser() -> argparse.ArgumentParser:
     verify.add_argument("--out", help="keep the traces here (default: a temporary folder)")
     verify.add_argument("--allow-python", action="store_true", help="allow `python` behaviours (runs their code)")
 
-    perturb = _add(commands, "perturb", "write the tool listing as the agent sees it under interventions")
+    perturb = add("perturb", "write the tool listing as the agent sees it under interventions")
     perturb.add_argument("path", help="a scenario file")
     perturb.add_argument("--intervention", action="append", default=[], metavar="NAME", required=True)
     perturb.add_argument("--seed", type=_seed, default=0)
     perturb.add_argument("--task", help="task id (default: the first)")
     perturb.add_argument("--out", help="write here instead of standard output")
 
-    from mcp_hazard.commands.generate import add_generate_parser
+    if only in (None, "generate"):
+        from mcp_hazard.commands.generate import add_generate_parser
 
-    add_generate_parser(commands)
+        add_generate_parser(commands)
 
-    replay = _add(commands, "replay", "re-run a trace's agent actions and check the new trace is the same")
+    replay = add("replay", "re-run a trace's agent actions and check the new trace is the same")
     replay.add_argument("trace", help="a trace (.jsonl), or a replay script (.yaml: scenario, task, calls, answer)")
     replay.add_argument("--transport", choices=["memory", "stdio", "http"], default="memory")
     replay.add_argument("--scenarios", help="folder with the scenario file, if it moved")
     replay.add_argument("--allow-python", action="store_true", help="allow `python` behaviours (runs their code)")
 
-    completion = _add(commands, "completion", "print a shell completion script")
+    completion = add("completion", "print a shell completion script")
     completion.add_argument("shell", choices=["bash"], help="the shell (bash; zsh can load it with bashcompinit)")
     completion.set_defaults(parser=parser)  # the script is generated from this very parser (commands sit below cli)
     return parser
@@ -366,10 +383,29 @@ def _parse(parser: argparse.ArgumentParser, argv: Sequence[str] | None) -> argpa
     return args
 
 
+def _command_word(argv: Sequence[str]) -> str | None:
+    """The command `argv` runs, when its first word after the global options is one; None for anything else
+    (`--help`, `--version`, a mistyped command), which gets the whole parser."""
+    words = list(argv)
+    index = 0
+    while index < len(words):
+        word = words[index]
+        if word == "--log-level":
+            index += 2
+        elif word.startswith("--log-level="):
+            index += 1
+        elif word.startswith("-"):
+            return None
+        else:
+            return word if word in COMMANDS else None
+    return None
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     from mcp_hazard.logs import configure_logging
 
-    args = _parse(build_parser(), argv)
+    words = sys.argv[1:] if argv is None else list(argv)
+    args = _parse(build_parser(_command_word(words)), words)
     configure_logging(args.log_level)
     try:
         return COMMANDS[args.command](args)

@@ -3,6 +3,10 @@
 uvicorn binds only once it starts, and a busy port then surfaces as its own error after our "serving" line (and exit
 code 3). Binding first turns that into one line naming the address and the way out, with exit code 2, and lets port 0
 pick a free port whose number is then printed.
+
+The socket must say it is TCP (`proto` IPPROTO_TCP, not the 0 `socket.create_server` leaves): asyncio sets
+TCP_NODELAY only on accepted sockets whose `proto` is IPPROTO_TCP, and they inherit it from the listening socket.
+Without it, Nagle's algorithm and the client's delayed ACK held every streamed response back about 40 ms.
 """
 
 from __future__ import annotations
@@ -17,7 +21,8 @@ def listen(host: str, port: int) -> socket.socket:
     """A listening TCP socket on (host, port), or a one-line UserError saying why not."""
     family = socket.AF_INET6 if ":" in host else socket.AF_INET
     try:
-        return socket.create_server((host, port), family=family, backlog=2048)
+        sock = socket.create_server((host, port), family=family, backlog=2048)
+        return socket.socket(sock.family, sock.type, socket.IPPROTO_TCP, fileno=sock.detach())  # see above
     except OSError as exc:
         where = f"--http {f'[{host}]' if ':' in host else host}:{port}"
         if exc.errno == errno.EADDRINUSE:

@@ -1,0 +1,111 @@
+"""`mcp-hazard serve` over stdio starts with only what serving needs: no rich, no structlog, no other command's
+modules (a desktop assistant starts one process per episode, and every import is paid before the first listing).
+Speed itself is measured in bench/startup.py, never asserted here. Also: a command's parser built alone is the same
+parser, and log lines keep their layout on stderr."""
+
+from __future__ import annotations
+
+import json
+import logging
+import re
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from mcp_hazard import logs
+from mcp_hazard.cli import COMMANDS, _command_word, _subparser, build_parser
+from tests.e2e.support import ROOT
+
+# Packages `serve` over stdio must not import: they belong to other commands or to rendering it does not do.
+# (uvicorn is not among them: the SDK imports it through sse_starlette, for a bare SDK server too.)
+FORBIDDEN = (
+    "rich", "structlog", "pygments",
+    "mcp_hazard.generate", "mcp_hazard.scoring", "mcp_hazard.runner", "mcp_hazard.agents", "mcp_hazard.proxy",
+    "mcp_hazard.commands.validate", "mcp_hazard.commands.score",
+)  # fmt: skip
+
+REQUESTS = [
+    {"jsonrpc": "2.0", "id": 1, "method": "initialize",
+     "params": {"protocolVersion": "2025-11-25", "capabilities": {}, "clientInfo": {"name": "t", "version": "0"}}},
+    {"jsonrpc": "2.0", "method": "notifications/initialized"},
+    {"jsonrpc": "2.0", "id": 2, "method": "tools/list", "params": {}},
+    {"jsonrpc": "2.0", "id": 3, "method": "tools/call", "params": {"name": "get_fare",
+                                                                   "arguments": {"flight_id": "AU-426"}}},
+]  # fmt: skip
+
+
+def test_serve_over_stdio_imports_only_what_serving_needs(tmp_path: Path) -> None:
+    """The whole import closure of a real `serve` process that answers a listing and a call, read from
+    `-X importtime` (every module imported, whenever it was)."""
+    errors = tmp_path / "stderr.txt"
+    with errors.open("w", encoding="utf-8") as stderr:
+        server = subprocess.Popen(
+            [sys.executable, "-X", "importtime", "-m", "mcp_hazard", "serve", "scenarios/travel.yaml", "--task",
+             "fare-class", "--trace-dir", str(tmp_path / "runs")],
+            cwd=ROOT, stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=stderr, text=True,
+        )  # fmt: skip
+        assert server.stdin is not None and server.stdout is not None
+        answers = {}
+        try:
+            for request in REQUESTS:  # one at a time: each answer is read before the next request is sent
+                server.stdin.write(json.dumps(request) + "\n")
+                server.stdin.flush()
+                if "id" in request:
+                    answer = json.loads(server.stdout.readline())
+                    answers[answer["id"]] = answer
+            server.stdin.close()
+            assert server.wait(timeout=60) == 0
+        finally:
+            if server.poll() is None:
+                server.kill()
+    assert answers[2]["result"]["tools"] and answers[3]["result"]["structuredContent"]["fare_class"] == "Standard"
+    imported = set(re.findall(r"^import time:\s+\d+ \|\s+\d+ \| *(\S+)$", errors.read_text(), re.M))
+    assert "mcp_hazard.server.stdio" in imported  # the parse works: the server's own modules are there
+    bad = sorted(m for m in imported if any(m == f or m.startswith(f + ".") for f in FORBIDDEN))
+    assert bad == [], f"serve imported {bad}"
+
+
+@pytest.mark.parametrize("name", sorted(COMMANDS))
+def test_a_command_parser_built_alone_is_the_same(name: str) -> None:
+    whole, alone = _subparser(build_parser(), name), _subparser(build_parser(name), name)
+    assert alone.prog == f"mcp-hazard {name}"  # the command's own parser, not the top one
+    assert alone.format_help() == whole.format_help()
+    assert [a.option_strings for a in alone._actions] == [a.option_strings for a in whole._actions]
+
+
+@pytest.mark.parametrize(
+    ("argv", "command"),
+    [
+        (["serve", "scenarios/"], "serve"),
+        (["--log-level", "debug", "serve", "x"], "serve"),
+        (["--log-level=info", "score", "runs/"], "score"),
+        (["--help"], None),
+        (["--version"], None),
+        (["scroe", "runs/"], None),  # a typo gets the whole parser, and with it "did you mean"
+        ([], None),
+    ],
+)
+def test_the_command_word_is_found_after_the_global_options(argv: list[str], command: str | None) -> None:
+    assert _command_word(argv) == command
+
+
+def test_log_lines_keep_their_layout_and_level(
+    capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr(logs, "_threshold", logging.INFO)  # what configure_logging("info") sets for these lines
+    logs.log.debug("not shown", episode="e")
+    logs.log.info("episode started", episode="e1", task="fare-class", slot=3)
+    try:
+        raise ZeroDivisionError("boom")
+    except ZeroDivisionError:
+        logs.log.exception("tool call crashed", tool="get_fare")
+    out, err = capsys.readouterr()
+    assert out == ""
+    lines = err.splitlines()
+    assert re.fullmatch(r"\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{6}Z \[info     \] episode started {16}"
+                        r"episode=e1 task=fare-class slot=3", lines[0])  # fmt: skip
+    assert "[error    ] tool call crashed" in lines[1] and lines[1].endswith("tool=get_fare")
+    assert lines[2] == "Traceback (most recent call last):" and lines[-1] == "ZeroDivisionError: boom"
+    assert "not shown" not in err
