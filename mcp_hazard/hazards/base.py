@@ -158,6 +158,12 @@ class Hazard:
         """Change how a tool is listed (lasting interface changes). Default: unchanged."""
         return view
 
+    def listing_state(self) -> object:
+        """What this hazard's `view` and `accepts` depend on besides the tool, for the engine to rebuild the views
+        only when it changes. The default is never the same twice (rebuilt after every act); a kind whose listing is
+        fixed returns a constant, one whose listing grows as it acts something that changes with it."""
+        return object()
+
     def accepts(self, view: ToolView) -> dict[str, Any] | None:
         """The input schema the tool accepts now when that is not the listed one (an undocumented change), so an
         interface intervention on top can accept the same calls in its own names. Default: the listed one."""

@@ -76,6 +76,9 @@ class Conflict(Hazard):
             )
         return found
 
+    def listing_state(self) -> object:
+        return None  # the listing never changes: no output schema, from the start
+
     def view(self, view: ToolView) -> ToolView:
         view.output_schema = None  # stamped results carry fields the declared schema may not allow
         return view

@@ -74,6 +74,9 @@ class SpecDrift(Hazard):
             return {"mode": "rename_tool", "old_name": tool, "new_name": new_tool_name(tool)}
         return change.describe()
 
+    def listing_state(self) -> object:
+        return len(self.drifted)  # a tool, once drifted, stays drifted
+
     def view(self, view: ToolView) -> ToolView:
         if view.original not in self.drifted:
             return view

@@ -36,12 +36,16 @@ class AfterVerdict:
     touched: list[int] = field(default_factory=list)
 
 
+_UNSEEN = object()
+
+
 def _same(one: list[ToolSpec], two: list[ToolSpec]) -> bool:
     return len(one) == len(two) and all(map(operator.is_, one, two))
 
 
 def _shapes_views(hazard: Hazard) -> bool:
-    """Whether a hazard's listing may change as it acts: it lists the tool its own way or accepts another shape."""
+    """Whether a hazard's listing may change as it acts: it lists the tool its own way or accepts another shape
+    (`Hazard.listing_state` then says whether it did)."""
     kind = type(hazard)
     return kind.view is not Hazard.view or kind.accepts is not Hazard.accepts
 
@@ -69,6 +73,7 @@ class HazardEngine:
         # Views are asked for on every call and listing, and change only when a hazard that shapes them acts.
         self._shaping = {hazard.index for hazard, _ in hazards if _shapes_views(hazard)}
         self._views: tuple[list[ToolSpec], list[ToolView]] | None = None
+        self._listing_states: dict[int, object] = {}
         self._after_order = sorted(hazards, key=lambda pair: pair[0].presentation)
         self._targeted = frozenset(tool for _, targets in hazards for tool in targets)
 
@@ -107,11 +112,17 @@ class HazardEngine:
                     view.accepts = hazard.accepts(view) or view.accepts
             views.append(view)
         self._views = (tools, views)
+        for hazard, _ in self.hazards:  # the listing as built: a later act that leaves it so keeps these views
+            if hazard.index in self._shaping:
+                self._listing_states[hazard.index] = hazard.listing_state()
         return views
 
     def _acted(self, hazard: Hazard) -> None:
         if hazard.index in self._shaping:
-            self._views = None
+            state = hazard.listing_state()
+            if state != self._listing_states.get(hazard.index, _UNSEEN):
+                self._listing_states[hazard.index] = state
+                self._views = None
 
     # -- calls ---------------------------------------------------------------------------------------------------
 

@@ -58,6 +58,9 @@ class InvocationError(Hazard):
             return f"{what} does not apply to tool {tool!r}" if params.mode else f"no argument of {tool!r} can change"
         return None
 
+    def listing_state(self) -> object:
+        return len(self.active)  # a change, once active, stays active
+
     def view(self, view: ToolView) -> ToolView:
         return view
 

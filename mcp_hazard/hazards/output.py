@@ -106,6 +106,9 @@ class OutputDrift(Hazard):
         declared = self.params.mode  # type: ignore[attr-defined]
         return declared or choose(DEFAULT_MODES, seed, self.scenario.id, self.task.id, tool, self.salt)
 
+    def listing_state(self) -> object:
+        return None  # the listing never changes: no output schema, from the start
+
     def view(self, view: ToolView) -> ToolView:
         view.output_schema = None
         return view

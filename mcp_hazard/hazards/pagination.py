@@ -54,6 +54,9 @@ class Pagination(Hazard):
     def applicable_tools(cls, scenario: Scenario, task: Task) -> list[str]:
         return [t for t in golden_tools(task) if needs_later_pages(scenario, task, t, PageParams().page_size)]
 
+    def listing_state(self) -> object:
+        return None  # the listing never changes: the page argument, from the start
+
     def view(self, view: ToolView) -> ToolView:
         view.input_schema = self._with_page(view.input_schema)
         view.output_schema = None

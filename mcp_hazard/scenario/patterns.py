@@ -89,7 +89,18 @@ def matcher(pattern: str) -> Callable[[str], bool]:
         compiled = compile_pattern(pattern)
     except PatternError:
         return _nothing
-    return lambda text: _matches(compiled, text)
+    if _UNANCHORED is None or not isinstance(compiled, re2._Regexp):
+        return lambda text: _matches(compiled, text)
+    program, anchor = compiled._regexp, _UNANCHORED
+
+    def matches(text: str) -> bool:
+        try:
+            encoded = text.encode("utf-8")
+        except UnicodeEncodeError:
+            return False
+        return bool(program.Match(anchor, encoded, 0, len(encoded))[0] != _NO_MATCH)
+
+    return matches
 
 
 def _nothing(text: str) -> bool:

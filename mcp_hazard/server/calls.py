@@ -301,18 +301,9 @@ class Calls:
         """Trace one call; `inner` is the call mapped below the interventions, kept when it differs from what was
         sent, and what the hazards' memory of the agent's calls holds (it speaks the original interface)."""
         inner = inner if inner is not None and inner != arguments else None
-        self.trace.write(  # in the event's field order: the writer's shortest path
-            ev.ToolCalled,
-            tool=name,
-            slot=slot,
-            arguments=arguments,
-            outcome=outcome,
-            inner_arguments=inner,
-            result=result,
-            text=text,
-            error=error,
-            hazards=sorted(set(hazards)) if hazards else [],
-            duration_ms=round((time.perf_counter() - began) * 1000, 3),
+        self.trace.tool_called(
+            name, slot, arguments, outcome, inner, result, text, error, sorted(set(hazards)) if hazards else [],
+            round((time.perf_counter() - began) * 1000, 3),
         )
         self.engine.remember(name, arguments if inner is None else inner, outcome)
         if self.guard is not None:

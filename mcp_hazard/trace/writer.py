@@ -19,6 +19,7 @@ import orjson
 from pydantic import BaseModel
 
 from mcp_hazard.json_text import float_forms
+from mcp_hazard.trace.events import ToolCalled
 
 MAX_TRACE_TEXT = 16_384
 """Longest text value kept whole in a trace; longer ones are cut and marked, so a 1 MB argument stays readable."""
@@ -184,6 +185,40 @@ class TraceWriter:
             else:
                 self._line(line)
             self._seq += 1
+
+    def tool_called(
+        self, tool: str, slot: int, arguments: Any, outcome: str, inner_arguments: Any, result: Any,
+        text: str | None, error: str | None, hazards: list[int], duration_ms: float,
+    ) -> None:  # fmt: skip
+        """`tool_called`, the event of every call: laid out field by field in `ToolCalled`'s order (a test holds the
+        two together), without the general layout's lookups. Whatever the direct path cannot vouch for, and any
+        event of an episode whose file is not open yet, goes the general way."""
+        with self._lock:
+            handle = self._file
+            if handle is not None:
+                data: dict[str, Any] = {
+                    "seq": self._seq, "ts": utc_now(), "type": "tool_called", "tool": tool, "slot": slot,
+                    "arguments": arguments, "outcome": outcome,
+                }  # fmt: skip
+                if inner_arguments is not None:
+                    data["inner_arguments"] = inner_arguments
+                data["result"] = result
+                data["text"] = text
+                data["error"] = error
+                data["hazards"] = hazards
+                data["duration_ms"] = duration_ms
+                try:
+                    line = orjson.dumps(data, option=_LINE)
+                except TypeError:
+                    line = b""
+                if line and len(line) <= MAX_TRACE_TEXT and not float_forms(line):
+                    _write_all(handle, line)
+                    self._seq += 1
+                    return
+        self.write(
+            ToolCalled, tool=tool, slot=slot, arguments=arguments, outcome=outcome, inner_arguments=inner_arguments,
+            result=result, text=text, error=error, hazards=hazards, duration_ms=duration_ms,
+        )  # fmt: skip
 
     def close(self) -> None:
         with self._lock:

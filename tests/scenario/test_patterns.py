@@ -5,7 +5,7 @@ from __future__ import annotations
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from mcp_hazard.scenario.patterns import compile_pattern, search
+from mcp_hazard.scenario.patterns import compile_pattern, matcher, search
 
 PATTERNS = st.sampled_from(
     ["^AU-[0-9]{3}$", "b", "^$", "", "é+", "^.{2}$", "[^a-z]", "(a|b)*c", "^\\d{4}-\\d{2}-\\d{2}$", "\\bx\\b", "^ü"]
@@ -16,9 +16,11 @@ TEXTS = st.text(alphabet=st.sampled_from(list("abcxAU-0123456789 éü€😀")),
 @settings(max_examples=2000, deadline=None)
 @given(pattern=PATTERNS, text=TEXTS)
 def test_search_says_what_re2_search_says(pattern: str, text: str) -> None:
-    assert search(pattern, text) == (compile_pattern(pattern).search(text) is not None)
+    expected = compile_pattern(pattern).search(text) is not None
+    assert search(pattern, text) == expected
+    assert matcher(pattern)(text) == expected
 
 
 def test_text_that_is_not_unicode_and_patterns_re2_refuses_match_nothing() -> None:
-    assert search("a", "a\ud800") is False
-    assert search("(a)\\1", "aa") is False
+    assert search("a", "a\ud800") is False and matcher("a")("a\ud800") is False
+    assert search("(a)\\1", "aa") is False and matcher("(a)\\1")("aa") is False

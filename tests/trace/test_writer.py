@@ -137,3 +137,33 @@ def test_events_kept_in_memory_are_what_a_reader_would_get() -> None:
                  duration_ms=0.5)  # fmt: skip
     (event,) = writer.events
     assert event["arguments"] == {"a": [1, 2]} and event["result"] is None and "inner_arguments" not in event
+
+
+@settings(max_examples=600, deadline=None)
+@given(fields=EVENTS[0][1])
+def test_tool_called_writes_the_models_line(fields: dict[str, Any]) -> None:
+    """The call event's own path (every field in order, the file open) writes what the model writes."""
+    full = {name: fields.get(name, info.get_default(call_default_factory=True))
+            for name, info in ev.ToolCalled.model_fields.items() if name not in ("seq", "ts", "type")}  # fmt: skip
+    writer = TraceWriter(None)
+    lines: list[bytes] = []
+    writer._file = _Lines(lines)  # type: ignore[assignment]
+    writer.write(ev.TaskRead, via="prompt")
+    try:
+        expected = model_line(ev.ToolCalled, 1, TS, full)
+    except (TypeError, ValueError, UnicodeEncodeError):
+        return
+    writer.tool_called(**full)
+    written_ts = json.loads(lines[1])["ts"]
+    assert lines[1] == expected.replace(f'"ts":"{TS}"'.encode(), f'"ts":"{written_ts}"'.encode())
+
+
+class _Lines:
+    """A stand-in for the open trace file that keeps each line written."""
+
+    def __init__(self, lines: list[bytes]) -> None:
+        self.lines = lines
+
+    def write(self, data: bytes) -> int:
+        self.lines.append(bytes(data))
+        return len(data)
