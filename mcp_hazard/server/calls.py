@@ -302,7 +302,15 @@ class Calls:
         sent, and what the hazards' memory of the agent's calls holds (it speaks the original interface)."""
         inner = inner if inner is not None and inner != arguments else None
         self.trace.tool_called(
-            name, slot, arguments, outcome, inner, result, text, error, sorted(set(hazards)) if hazards else [],
+            name,
+            slot,
+            arguments,
+            outcome,
+            inner,
+            result,
+            text,
+            error,
+            sorted(set(hazards)) if hazards else [],
             round((time.perf_counter() - began) * 1000, 3),
         )
         self.engine.remember(name, arguments if inner is None else inner, outcome)
