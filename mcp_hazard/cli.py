@@ -13,9 +13,11 @@ from typing import Any, NoReturn, cast
 from mcp_hazard import __version__
 from mcp_hazard.commands import ERROR_PREFIX, EXIT_INTERRUPTED, EXIT_USAGE
 from mcp_hazard.commands.examples import epilog
+from mcp_hazard.commands.flag_values import cpus, host_port, parse_seeds, positive, positive_float, seed, ttl
 from mcp_hazard.errors import ScenarioError, UserError
 from mcp_hazard.suggest import did_you_mean
 
+_WHOLE_PARSER = {"completion"}  # its script is written from every command's parser
 _INVALID_CHOICE = re.compile(r"invalid choice: '([^']*)' \(choose from (.*)\)$")
 
 
@@ -34,87 +36,6 @@ class _Parser(argparse.ArgumentParser):
                 + (found.group(2).replace("'", ""))
             )
         self.exit(EXIT_USAGE, f"{ERROR_PREFIX}{message} (see {self.prog} --help)\n")
-
-
-def _seed(text: str) -> int:
-    try:
-        value = int(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"seed must be a whole number, got {text!r}") from None
-    if not 0 <= value < 2**63:
-        raise argparse.ArgumentTypeError(f"seed must be between 0 and 2**63-1, got {value}")
-    return value
-
-
-def parse_seeds(text: str) -> list[int]:
-    """`0-19`, `1,5,9` or a mix: the seeds a check or a run covers."""
-    seeds: list[int] = []
-    for part in filter(None, text.split(",")):
-        low, sep, high = part.partition("-")
-        try:
-            first = int(low)
-            last = int(high) if sep else first
-        except ValueError:
-            raise argparse.ArgumentTypeError(f"expected seeds like 0-19 or 1,5,9, got {text!r}") from None
-        if first < 0 or last < first or last - first > 100_000:
-            raise argparse.ArgumentTypeError(f"bad seed range {part!r}")
-        seeds.extend(range(first, last + 1))
-    if not seeds:
-        raise argparse.ArgumentTypeError("no seeds given")
-    return seeds
-
-
-def _positive(text: str) -> int:
-    try:
-        value = int(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"expected a whole number, got {text!r}") from None
-    if value < 1:
-        raise argparse.ArgumentTypeError(f"must be at least 1, got {value}")
-    return value
-
-
-def _positive_float(text: str) -> float:
-    try:
-        value = float(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"expected a number of seconds, got {text!r}") from None
-    if not 0 < value <= 86_400:
-        raise argparse.ArgumentTypeError(f"must be between 0 and 86400 seconds, got {value:g}")
-    return value
-
-
-def _cpus(text: str) -> float:
-    try:
-        value = float(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"expected a number of CPUs such as 1 or 0.25, got {text!r}") from None
-    if not 0 < value <= 1024:
-        raise argparse.ArgumentTypeError(f"must be more than 0 and at most 1024 CPUs, got {value:g}")
-    return value
-
-
-def _ttl(text: str) -> float:
-    try:
-        value = float(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"expected a number of seconds, got {text!r}") from None
-    if not 0 < value <= 365 * 24 * 3600:
-        raise argparse.ArgumentTypeError(f"TTL must be more than 0 and at most a year, got {text!r}")
-    return value
-
-
-def _host_port(text: str) -> tuple[str, int]:
-    host, sep, port = text.rpartition(":")
-    if not sep:
-        host, port = "127.0.0.1", text
-    try:
-        number = int(port)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"expected HOST:PORT such as 127.0.0.1:8765, got {text!r}") from None
-    if not 0 <= number <= 65535:
-        raise argparse.ArgumentTypeError(f"port must be 0-65535, got {number}")
-    return host.strip("[]") or "127.0.0.1", number
 
 
 def _condition_options(parser: argparse.ArgumentParser) -> None:
@@ -180,16 +101,16 @@ def build_parser(only: str | None = None) -> argparse.ArgumentParser:
     serve.add_argument("path", help="a scenario file, or a directory of them")
     serve.add_argument("--scenario", help="scenario id, when PATH holds several (stdio)")
     serve.add_argument("--task", help="task id (stdio; default: the scenario's first task)")
-    serve.add_argument("--seed", type=_seed, default=0, help="seed of the condition (stdio; default 0)")
+    serve.add_argument("--seed", type=seed, default=0, help="seed of the condition (stdio; default 0)")
     serve.add_argument("--trace-dir", default="runs", help="where trace files go (default: ./runs)")
     serve.add_argument("--episode-id", help="name of the episode and its trace file (stdio)")
     serve.add_argument("--agent", help="name of the agent under test, recorded in the trace (stdio)")
     _condition_options(serve)
-    serve.add_argument("--http", type=_host_port, metavar="HOST:PORT", help="serve Streamable HTTP instead of stdio")
+    serve.add_argument("--http", type=host_port, metavar="HOST:PORT", help="serve Streamable HTTP instead of stdio")
     serve.add_argument("--allow-python", action="store_true", help="allow `python` behaviours (runs their code)")
     serve.add_argument("--token", help="HTTP: every request must send 'Authorization: Bearer TOKEN' "
                        "(default: $MCP_HAZARD_TOKEN; unset: no token); also enables ?detail=operator")  # fmt: skip
-    serve.add_argument("--episode-ttl", type=_ttl, default=600.0, metavar="SECONDS",
+    serve.add_argument("--episode-ttl", type=ttl, default=600.0, metavar="SECONDS",
                        help="HTTP: release an episode idle this long (ended ones after min(TTL, 60 s)); "
                        "traces stay on disk (default 600)")  # fmt: skip
 
@@ -202,16 +123,16 @@ def build_parser(only: str | None = None) -> argparse.ArgumentParser:
     proxy.add_argument("--record", metavar="CASSETTE", help="also store the server's replies in this JSONL cassette")
     proxy.add_argument("--replay", metavar="CASSETTE", help="serve the replies in this cassette, without the server")
     proxy.add_argument("--task", help="task id from the proxy file (default: its first; none: an open episode)")
-    proxy.add_argument("--seed", type=_seed, default=None, help="seed of the condition (default: the file's, else 0)")
+    proxy.add_argument("--seed", type=seed, default=None, help="seed of the condition (default: the file's, else 0)")
     proxy.add_argument("--trace-dir", default="runs", help="where trace files go (default: ./runs)")
     proxy.add_argument("--episode-id", help="name of the episode and its trace file (stdio)")
     proxy.add_argument("--agent", help="name of the agent under test, recorded in the trace (stdio)")
     _condition_options(proxy)
     proxy.set_defaults(profile=None)
-    proxy.add_argument("--http", type=_host_port, metavar="HOST:PORT", help="serve Streamable HTTP instead of stdio")
+    proxy.add_argument("--http", type=host_port, metavar="HOST:PORT", help="serve Streamable HTTP instead of stdio")
     proxy.add_argument("--token", help="HTTP: every request must send 'Authorization: Bearer TOKEN' "
                        "(default: $MCP_HAZARD_TOKEN)")  # fmt: skip
-    proxy.add_argument("--episode-ttl", type=_ttl, default=600.0, metavar="SECONDS",
+    proxy.add_argument("--episode-ttl", type=ttl, default=600.0, metavar="SECONDS",
                        help="HTTP: release an episode idle this long (default 600)")  # fmt: skip
     proxy.add_argument("--sdk", action="store_true", help="stdio in front of a stdio server: go through the SDK on "
                        "both sides instead of relaying frames (slower, the same trace)")  # fmt: skip
@@ -252,7 +173,7 @@ def build_parser(only: str | None = None) -> argparse.ArgumentParser:
     run.add_argument("--agent-label", action="append", default=None, metavar="AGENT=GROUP",
                      help="put an agent in a group for the report's group table, e.g. llm=contaminated "
                           "(repeatable)")  # fmt: skip
-    run.add_argument("--repeats", type=_positive, default=1, metavar="K",
+    run.add_argument("--repeats", type=positive, default=1, metavar="K",
                      help="attempts per cell with the same seed and condition (default 1); the report gives "
                           "best-of-k and pass^k over them")  # fmt: skip
     run.add_argument("--agent-cmd", action="append", default=[], metavar="'CMD ...'",
@@ -267,21 +188,21 @@ def build_parser(only: str | None = None) -> argparse.ArgumentParser:
                           "in order (replace+reorder), or 'all' = each alone; default none")  # fmt: skip
     run.add_argument("--transport", choices=["memory", "stdio", "http"], default="http",
                      help="how agents reach the server (default http: one real server on 127.0.0.1)")  # fmt: skip
-    run.add_argument("--concurrency", type=_positive, default=4, help="episodes at once (default 4)")
+    run.add_argument("--concurrency", type=positive, default=4, help="episodes at once (default 4)")
     run.add_argument("--executor", choices=["local", "ray"], default="local",
                      help="where episodes run: local (this process, default) or ray (one Ray task per episode; "
                           "needs the [ray] extra, see docs/scale-out.md)")  # fmt: skip
     run.add_argument("--ray-address", metavar="ADDR",
                      help="the Ray cluster to join (default: RAY_ADDRESS, else a local Ray instance "
                           "for this run)")  # fmt: skip
-    run.add_argument("--ray-num-cpus", type=_cpus, default=None, metavar="N",
+    run.add_argument("--ray-num-cpus", type=cpus, default=None, metavar="N",
                      help="CPUs Ray reserves per episode, fractions allowed (default 1; LLM agents "
                           "mostly wait)")  # fmt: skip
     run.add_argument("--ray-env", action="append", default=[], metavar="NAME",
                      help="pass this environment variable to the Ray workers too (repeatable; "
                           "MCP_HAZARD_* always)")  # fmt: skip
-    run.add_argument("--timeout", type=_positive_float, default=60.0, help="seconds per episode (default 60)")
-    run.add_argument("--call-timeout", type=_positive_float, default=2.0,
+    run.add_argument("--timeout", type=positive_float, default=60.0, help="seconds per episode (default 60)")
+    run.add_argument("--call-timeout", type=positive_float, default=2.0,
                      help="seconds a reference agent waits for one tool call (default 2)")  # fmt: skip
     run.add_argument("--out", default="runs/matrix", help="run folder: traces, run log, reports (default runs/matrix)")
     run.add_argument("--no-progress", action="store_true", help="no progress bar")
@@ -301,14 +222,14 @@ def build_parser(only: str | None = None) -> argparse.ArgumentParser:
                         help="also prove every instance solvable under this intervention (repeatable; a+b composes; "
                              "'all' = each alone)")  # fmt: skip
     verify.add_argument("--transport", choices=["memory", "stdio", "http"], default="memory")
-    verify.add_argument("--concurrency", type=_positive, default=4)
+    verify.add_argument("--concurrency", type=positive, default=4)
     verify.add_argument("--out", help="keep the traces here (default: a temporary folder)")
     verify.add_argument("--allow-python", action="store_true", help="allow `python` behaviours (runs their code)")
 
     perturb = add("perturb", "write the tool listing as the agent sees it under interventions")
     perturb.add_argument("path", help="a scenario file")
     perturb.add_argument("--intervention", action="append", default=[], metavar="NAME", required=True)
-    perturb.add_argument("--seed", type=_seed, default=0)
+    perturb.add_argument("--seed", type=seed, default=0)
     perturb.add_argument("--task", help="task id (default: the first)")
     perturb.add_argument("--out", help="write here instead of standard output")
 
@@ -397,7 +318,7 @@ def _command_word(argv: Sequence[str]) -> str | None:
         elif word.startswith("-"):
             return None
         else:
-            return word if word in COMMANDS else None
+            return word if word in COMMANDS and word not in _WHOLE_PARSER else None
     return None
 
 

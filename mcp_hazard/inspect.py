@@ -98,7 +98,7 @@ def _texts(value: Option) -> list[str]:
 
 
 def _seeds(value: Option) -> list[int]:
-    from mcp_hazard.cli import parse_seeds as parse
+    from mcp_hazard.commands.flag_values import parse_seeds as parse
 
     try:
         return [seed for text in _texts(value) for seed in parse(text)]

@@ -84,6 +84,7 @@ def test_a_command_parser_built_alone_is_the_same(name: str) -> None:
         (["--help"], None),
         (["--version"], None),
         (["scroe", "runs/"], None),  # a typo gets the whole parser, and with it "did you mean"
+        (["completion", "bash"], None),  # its script is written from every command's parser
         ([], None),
     ],
 )

@@ -76,6 +76,7 @@ class HazardEngine:
         self._listing_states: dict[int, object] = {}
         self._after_order = sorted(hazards, key=lambda pair: pair[0].presentation)
         self._targeted = frozenset(tool for _, targets in hazards for tool in targets)
+        self._acting: dict[tuple[str, str], list[Hazard]] = {}
 
     # -- listing -------------------------------------------------------------------------------------------------
 
@@ -137,9 +138,13 @@ class HazardEngine:
         )  # fmt: skip
 
     def _fires(self, hazard: Hazard, tool: str, failpoint: str, slot: int) -> bool:
-        return hazard.schedule.fires(
+        schedule = hazard.schedule
+        fired = self.fired.get((hazard.index, tool), 0)
+        if not schedule.eligible(slot, fired):  # most calls stop here: no draw to make
+            return False
+        return schedule.fires(
             seed=self.seed, scenario=self.scenario.id, task=self.task.id, tool=tool, failpoint=failpoint,
-            slot=slot, salt=hazard.salt, fired=self.fired.get((hazard.index, tool), 0),
+            slot=slot, salt=hazard.salt, fired=fired,
         )  # fmt: skip
 
     def _fired(self, hazard: Hazard, tool: str, failpoint: str, slot: int, effect: Effect) -> None:
@@ -147,14 +152,22 @@ class HazardEngine:
         self.fired[key] = self.fired.get(key, 0) + 1
         self.record(hazard=hazard, tool=tool, failpoint=failpoint, slot=slot, change=effect.change)
 
+    def _at(self, tool: str, failpoint: str) -> list[Hazard]:
+        """The hazards that act on `tool` at `failpoint`, in the order they run there (worked out once per tool)."""
+        key = (tool, failpoint)
+        found = self._acting.get(key)
+        if found is None:
+            order = self.hazards if failpoint == "before" else self._after_order
+            found = self._acting[key] = [h for h, targets in order if tool in targets and failpoint in h.failpoints]
+        return found
+
     def before(self, call: CallContext) -> BeforeVerdict:
         verdict = BeforeVerdict(arguments=dict(call.arguments))
-        for hazard, targets in self.hazards:
-            if call.tool.name not in targets or "before" not in hazard.failpoints:
-                continue
+        for hazard in self._at(call.tool.name, "before"):
             fire = self._fires(hazard, call.tool.name, "before", call.slot)
             effect = hazard.before(call, fire)
-            self._acted(hazard)
+            if hazard.index in self._shaping:
+                self._acted(hazard)
             if effect is None:
                 continue
             verdict.touched.append(hazard.index)
@@ -171,12 +184,11 @@ class HazardEngine:
 
     def after(self, call: CallContext, outcome: ToolOutcome) -> AfterVerdict:
         verdict = AfterVerdict(outcome=outcome)
-        for hazard, targets in self._after_order:
-            if call.tool.name not in targets or "after" not in hazard.failpoints:
-                continue
+        for hazard in self._at(call.tool.name, "after"):
             fire = self._fires(hazard, call.tool.name, "after", call.slot)
             effect = hazard.after(call, verdict.outcome, fire)
-            self._acted(hazard)
+            if hazard.index in self._shaping:
+                self._acted(hazard)
             if effect is None:
                 continue
             verdict.touched.append(hazard.index)

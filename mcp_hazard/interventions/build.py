@@ -10,14 +10,21 @@ from mcp_hazard.suggest import did_you_mean
 ALIASES = {"names": "names=random"}
 
 
+def kinds() -> dict[str, type[Intervention]]:
+    """Every intervention, by name. The modules register themselves when first imported, which happens here on the
+    first need and not before: a server whose episodes change no interface never loads them."""
+    from mcp_hazard.interventions import augment, names, rename, reorder, replace, substitute  # noqa: F401
+
+    return REGISTRY
+
+
 def parse_intervention(text: str) -> str:
     """A known intervention name (`all` is for the matrix runner), or a one-line error."""
     name = ALIASES.get(text.strip(), text.strip())
-    if name != "all" and name not in REGISTRY:
-        hint = did_you_mean(name, [*REGISTRY, *ALIASES])
-        raise UserError(
-            f"--intervention {text!r}: unknown{hint}; known: {', '.join(sorted(REGISTRY))} (or all, in run)"
-        )
+    known = kinds()
+    if name != "all" and name not in known:
+        hint = did_you_mean(name, [*known, *ALIASES])
+        raise UserError(f"--intervention {text!r}: unknown{hint}; known: {', '.join(sorted(known))} (or all, in run)")
     return name
 
 
@@ -31,9 +38,11 @@ def parse_composition(text: str) -> tuple[str, ...]:
 
 
 def build_interventions(names: list[str], seed: int, scenario: Scenario, task: Task) -> list[Intervention]:
+    if not names:
+        return []
     originals = {tool.name for tool in scenario.tools}
     originals |= {arg for tool in scenario.tools for arg in properties(tool.input_schema)}
-    built = [REGISTRY[parse_intervention(name)](seed, scenario.id, task.id, originals) for name in names]
+    built = [kinds()[parse_intervention(name)](seed, scenario.id, task.id, originals) for name in names]
     for intervention in built:
         intervention.bind(scenario)
     return built

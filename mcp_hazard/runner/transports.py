@@ -10,7 +10,7 @@ from __future__ import annotations
 import socket
 import sys
 from collections.abc import AsyncIterator
-from contextlib import asynccontextmanager
+from contextlib import AsyncExitStack, asynccontextmanager
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Literal
@@ -19,6 +19,7 @@ import anyio
 import httpx
 import uvicorn
 from mcp import Client, StdioServerParameters
+from mcp.client.streamable_http import streamable_http_client
 
 from mcp_hazard.condition import Condition
 from mcp_hazard.scenario.files import LoadedScenario
@@ -46,6 +47,18 @@ def proxy_server(proxy: ProxyService, resolve: Any) -> Any:
 
 
 TRANSPORTS: tuple[Transport, ...] = ("memory", "stdio", "http")
+
+
+def mcp_http_client() -> Any:
+    """An HTTP client for MCP clients, with the SDK's own timeouts (its helper is private, so it is used only when
+    it is there)."""
+    try:
+        from mcp.shared._httpx_utils import create_mcp_http_client
+    except ImportError:
+        import httpx2
+
+        return httpx2.AsyncClient(timeout=httpx2.Timeout(30.0, read=300.0))
+    return create_mcp_http_client()
 
 
 @dataclass
@@ -98,6 +111,10 @@ class HttpHost:
         self.proxy = proxy
         self.port = 0
         self._server: uvicorn.Server | None = None
+        # One HTTP client for the REST routes and one for the episodes' MCP clients, shared by every episode of the
+        # run: making an HTTP client builds a TLS context, about 70 ms of CPU, more than a whole episode costs.
+        self.http: httpx.AsyncClient | None = None
+        self.mcp_http: Any = None
 
     @property
     def base_url(self) -> str:
@@ -112,7 +129,9 @@ class HttpHost:
             app = build_http_app(self.registry, build=lambda resolve: proxy_server(proxy, resolve))
         config = uvicorn.Config(app, host="127.0.0.1", port=self.port, log_level="warning", lifespan="on")
         self._server = uvicorn.Server(config)
-        async with anyio.create_task_group() as group:
+        async with AsyncExitStack() as clients, anyio.create_task_group() as group:
+            self.http = await clients.enter_async_context(httpx.AsyncClient())
+            self.mcp_http = await clients.enter_async_context(mcp_http_client())
             group.start_soon(self._server.serve)
             with anyio.fail_after(20):
                 while not self._server.started:
@@ -129,8 +148,9 @@ class HttpHost:
             "scenario": scenario, "task": task, "agent": agent, "episode_id": episode_id,
             **condition.model_dump(mode="json"),
         }  # fmt: skip
-        async with httpx.AsyncClient() as http:
-            response = await http.post(f"{self.base_url}/episodes", json=payload)
+        if self.http is None:
+            raise RuntimeError("the HTTP host is not running")
+        response = await self.http.post(f"{self.base_url}/episodes", json=payload)
         response.raise_for_status()
         return dict(response.json())
 
@@ -173,7 +193,8 @@ async def open_episode(
         served = http_host.registry.get(created["episode_id"])
         trace = served.trace.path if served is not None else None
         try:
-            async with Client(created["mcp_url"], mode=mode) as client:
+            async with Client(streamable_http_client(created["mcp_url"], http_client=http_host.mcp_http),
+                              mode=mode) as client:  # fmt: skip
                 yield Connected(
                     client,
                     trace or http_host.registry.trace_path(created["episode_id"]),

@@ -11,7 +11,7 @@ import operator
 from collections import OrderedDict
 from functools import lru_cache
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import mcp_types as types
 from mcp.server.subscriptions import InMemorySubscriptionBus, ListenHandler
@@ -25,11 +25,13 @@ from mcp_hazard.logs import log
 from mcp_hazard.scenario.files import LoadedScenario
 from mcp_hazard.scenario.models import Task, ToolSpec
 from mcp_hazard.server.calls import SUBMIT_DESCRIPTION, SUBMIT_SCHEMA, SUBMIT_TOOL, Calls, Waiting
-from mcp_hazard.server.guard import Guard
 from mcp_hazard.server.restate import Restatement
 from mcp_hazard.server.served import ServedInterface
 from mcp_hazard.trace import events as ev
 from mcp_hazard.trace.writer import TraceWriter
+
+if TYPE_CHECKING:
+    from mcp_hazard.server.guard import Guard
 
 TASK_PROMPT_NAME = "task"
 MAX_EARLY_REFUSALS = 100
@@ -133,7 +135,11 @@ class Episode(Calls):
         self.answer: str | None = None
         self._early_refusals: list[dict[str, Any]] = []
         self.restatement = Restatement(task.restate_known) if task.restate_known is not None else None
-        self.guard = Guard(scenario.model, task) if condition.profile == "guarded" else None
+        self.guard: Guard | None = None
+        if condition.profile == "guarded":  # the harness (and what it judges answers with) only where it serves
+            from mcp_hazard.server.guard import Guard
+
+            self.guard = Guard(scenario.model, task)
         self._tools_seen: dict[str, ToolSpec] | None = None
         self._tool_list: list[ToolSpec] = []
         # Built from the views and kept while the views are the same list (hazards/engine.py says when they change).

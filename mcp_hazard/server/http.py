@@ -339,11 +339,11 @@ def build_http_app(
                 registry.close_all("server_stopped")
 
     app = Starlette(
-        routes=[
+        routes=[  # the MCP endpoint first: it takes nearly every request, and routes are tried in order
+            Route("/episodes/{episode_id:path}/mcp", gate, methods=["GET", "POST", "DELETE"]),
             Route("/", index, methods=["GET"]),
             Route("/episodes", create_episode, methods=["POST"]),
             Route("/episodes", list_episodes, methods=["GET"]),
-            Route("/episodes/{episode_id:path}/mcp", gate, methods=["GET", "POST", "DELETE"]),
             Route("/episodes/{episode_id:path}", show_episode, methods=["GET", "DELETE"]),
             Route("/scenarios", list_scenarios, methods=["GET"]),
         ],

@@ -10,14 +10,16 @@ from __future__ import annotations
 
 from typing import Annotated, Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, TypeAdapter
+from pydantic import BaseModel, ConfigDict, Field
 
 SCHEMA_VERSION = 1
 VOLATILE_FIELDS = frozenset({"ts", "duration_ms", "run", "detail"})
 
 
 class _Event(BaseModel):
-    model_config = ConfigDict(extra="forbid")
+    # Built on first use: the writer lays out most events without their models, so a server that never needs one
+    # does not pay for building it at start-up.
+    model_config = ConfigDict(extra="forbid", defer_build=True)
 
     seq: int
     ts: str
@@ -202,7 +204,6 @@ TraceEvent = Annotated[
     | AgentEnded,
     Field(discriminator="type"),
 ]
-EVENT_ADAPTER: TypeAdapter[TraceEvent] = TypeAdapter(TraceEvent)
 EVENT_TYPES = frozenset(
     {
         "episode_started",

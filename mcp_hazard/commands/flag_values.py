@@ -1,0 +1,85 @@
+"""What a flag's text means: each function turns one flag's words into its value, or says in one line why not
+(argparse prints it as `mcp-hazard: error: argument --seeds: ...`)."""
+
+from __future__ import annotations
+
+import argparse
+
+
+def seed(text: str) -> int:
+    try:
+        value = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"seed must be a whole number, got {text!r}") from None
+    if not 0 <= value < 2**63:
+        raise argparse.ArgumentTypeError(f"seed must be between 0 and 2**63-1, got {value}")
+    return value
+
+
+def parse_seeds(text: str) -> list[int]:
+    """`0-19`, `1,5,9` or a mix: the seeds a check or a run covers."""
+    seeds: list[int] = []
+    for part in filter(None, text.split(",")):
+        low, sep, high = part.partition("-")
+        try:
+            first = int(low)
+            last = int(high) if sep else first
+        except ValueError:
+            raise argparse.ArgumentTypeError(f"expected seeds like 0-19 or 1,5,9, got {text!r}") from None
+        if first < 0 or last < first or last - first > 100_000:
+            raise argparse.ArgumentTypeError(f"bad seed range {part!r}")
+        seeds.extend(range(first, last + 1))
+    if not seeds:
+        raise argparse.ArgumentTypeError("no seeds given")
+    return seeds
+
+
+def positive(text: str) -> int:
+    try:
+        value = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"expected a whole number, got {text!r}") from None
+    if value < 1:
+        raise argparse.ArgumentTypeError(f"must be at least 1, got {value}")
+    return value
+
+
+def _number(text: str, expected: str) -> float:
+    try:
+        return float(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"expected {expected}, got {text!r}") from None
+
+
+def positive_float(text: str) -> float:
+    value = _number(text, "a number of seconds")
+    if not 0 < value <= 86_400:
+        raise argparse.ArgumentTypeError(f"must be between 0 and 86400 seconds, got {value:g}")
+    return value
+
+
+def cpus(text: str) -> float:
+    value = _number(text, "a number of CPUs such as 1 or 0.25")
+    if not 0 < value <= 1024:
+        raise argparse.ArgumentTypeError(f"must be more than 0 and at most 1024 CPUs, got {value:g}")
+    return value
+
+
+def ttl(text: str) -> float:
+    value = _number(text, "a number of seconds")
+    if not 0 < value <= 365 * 24 * 3600:
+        raise argparse.ArgumentTypeError(f"TTL must be more than 0 and at most a year, got {text!r}")
+    return value
+
+
+def host_port(text: str) -> tuple[str, int]:
+    host, sep, port = text.rpartition(":")
+    if not sep:
+        host, port = "127.0.0.1", text
+    try:
+        number = int(port)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"expected HOST:PORT such as 127.0.0.1:8765, got {text!r}") from None
+    if not 0 <= number <= 65535:
+        raise argparse.ArgumentTypeError(f"port must be 0-65535, got {number}")
+    return host.strip("[]") or "127.0.0.1", number
