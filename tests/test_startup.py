@@ -24,6 +24,9 @@ FORBIDDEN = (
     "rich", "structlog", "pygments",
     "mcp_hazard.generate", "mcp_hazard.scoring", "mcp_hazard.runner", "mcp_hazard.agents", "mcp_hazard.proxy",
     "mcp_hazard.commands.validate", "mcp_hazard.commands.score",
+    # only when the condition asks for them (an intervention, the guarded profile) or traces are read back
+    "mcp_hazard.interventions.rename", "mcp_hazard.interventions.names", "mcp_hazard.interventions.replace",
+    "mcp_hazard.server.guard", "mcp_hazard.trace.reader",
 )  # fmt: skip
 
 REQUESTS = [
