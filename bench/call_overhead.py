@@ -383,7 +383,9 @@ async def measure(transport: str, scenario: Any, task: str, chosen: list[Conditi
             await side.run(max(20, count // 10))  # warm-up, untimed (checked all the same)
         rows = [Row(transport, condition, count, side, bare=bare) for condition, side in zip(chosen, ours, strict=True)]
         for index in range(rounds):
-            for row in rows:
+            # the rows take turns at going first, and each row's pair alternates which side goes first: no
+            # condition is always measured at the same point of a round
+            for row in rows[index % len(rows) :] + rows[: index % len(rows)]:
                 if index % 2 == 0:
                     row.ours.rounds.append(await timed_round(row.ours, count))
                     row.bare_rounds.append(await timed_round(bare, count))
