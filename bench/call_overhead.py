@@ -35,18 +35,16 @@ that fails otherwise (an isError result, a JSON-RPC error, a wrong result) marks
 from __future__ import annotations
 
 import argparse
-import contextlib
 import json
 import os
 import platform
 import statistics
-import subprocess
 import sys
 import tempfile
 import time
 from collections import Counter
-from collections.abc import AsyncIterator, Callable
-from contextlib import AsyncExitStack, asynccontextmanager
+from collections.abc import Callable
+from contextlib import AsyncExitStack
 from dataclasses import dataclass, field
 from importlib.metadata import version
 from pathlib import Path
@@ -55,81 +53,10 @@ from typing import Any
 import anyio
 import httpx
 
-REPO = Path(__file__).resolve().parents[1]
+from bench.call_conditions import CONDITIONS, Call, Condition, conditions, golden_calls
+from bench.processes import REPO, children, cpu_of, http_process, load_average
+
 TRANSPORTS = ("memory", "stdio", "http")
-NEVER = {"after_calls": 1_000_000}  # the schedule's largest `after_calls`: armed, never reached in a bench run
-
-
-# -- the calls and the conditions ----------------------------------------------------------------------------------
-
-
-@dataclass(frozen=True)
-class Call:
-    tool: str
-    arguments: dict[str, Any]
-    text: str  # what the bare server (and a clean mcp-hazard) answers
-    structured: Any
-
-
-def golden_calls(scenario: Any, task_id: str) -> list[Call]:
-    """The task's golden-path calls with their arguments resolved, and each one's expected answer text."""
-    from mcp_hazard.scenario.behaviours import run_behaviour
-    from mcp_hazard.scenario.expressions import render
-
-    task = scenario.model.task(task_id)
-    if task is None:
-        raise SystemExit(f"scenario {scenario.id!r} has no task {task_id!r}")
-    results: dict[str, Any] = {}
-    calls = []
-    for step in task.golden_path.steps:
-        arguments = render(step.arguments, results)
-        outcome = run_behaviour(scenario.model.tool(step.tool), arguments)
-        if not outcome.ok:
-            raise SystemExit(f"golden step {step.id} of {task_id!r} fails: {outcome.error}")
-        result = outcome.result
-        results[step.id] = result
-        text = result if isinstance(result, str) else json.dumps(result, ensure_ascii=False, indent=2)
-        calls.append(Call(step.tool, arguments, text, result if isinstance(result, dict) else None))
-    return calls
-
-
-@dataclass(frozen=True)
-class Condition:
-    name: str
-    hazards: list[dict[str, Any]]
-    what: str
-
-
-def conditions(scenario: Any, task_id: str, wanted: list[str]) -> list[Condition]:
-    from mcp_hazard.hazards.build import all_hazards, applicable_options
-    from mcp_hazard.scenario.hazard_spec import HazardSpec
-
-    task = scenario.model.task(task_id)
-    armed = [
-        {"kind": spec.kind, **({"tools": spec.tools} if spec.tools else {}), "params": spec.params, "schedule": NEVER}
-        for spec in all_hazards(scenario.model, task)
-        if spec.kind != "latency"
-    ]
-    table = [
-        Condition("clean", [], "no hazard"),
-        Condition("armed", armed, "every kind `all` picks but latency, after_calls=1000000: checked, never fired"),
-        Condition("transient", [{"kind": "transient_error", "schedule": {"probability": 0.1, "times": None}}],
-                  "transient_error:probability=0.1, no times limit: ~10% refused"),
-        Condition("output_drift", [{"kind": "output_drift"}], "output_drift: every result in another form"),
-        Condition("silent", [{"kind": "silent_wrong_value"}], "silent_wrong_value: first reading wrong"),
-        Condition("renamed", [{"kind": "spec_drift", "params": {"mode": "rename_tool", "from_start": True}}],
-                  "spec_drift:mode=rename_tool,from_start=true: NAME_v2 from the start"),
-    ]  # fmt: skip
-    chosen = []
-    for condition in table:
-        if condition.name not in wanted:
-            continue
-        specs = [HazardSpec.model_validate(h) for h in condition.hazards]
-        if len(applicable_options(list(specs), scenario.model, task)) != len(specs):
-            print(f"  (condition {condition.name} does not apply to task {task_id!r}: left out)")
-            continue
-        chosen.append(condition)
-    return chosen
 
 
 # -- one side: a connected client, its server process and its checks ------------------------------------------------
@@ -224,37 +151,12 @@ class Side:
             self._problem(f"{self.outcomes['error']} errors but {fired['transient_error']} transient firings")
 
 
-def _cpu_of(pid: int | None) -> float | None:
-    """User + system CPU seconds of a process and all its threads, from /proc (Linux; 10 ms ticks)."""
-    if pid is None:
-        return None
-    try:
-        stat = Path(f"/proc/{pid}/stat").read_text()
-    except OSError:
-        return None
-    fields = stat[stat.rindex(")") + 2 :].split()
-    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
-
-
-def _children() -> set[int]:
-    """This process's child processes (Linux), to find the stdio servers the SDK client spawned."""
-    found = set()
-    me = os.getpid()
-    for entry in Path("/proc").iterdir():
-        if entry.name.isdigit():
-            with contextlib.suppress(OSError, ValueError, IndexError):
-                stat = (entry / "stat").read_text()
-                if int(stat[stat.rindex(")") + 2 :].split()[1]) == me:
-                    found.add(int(entry.name))
-    return found
-
-
 async def timed_round(side: Side, count: int) -> Round:
-    server_before = _cpu_of(side.pid)
+    server_before = cpu_of(side.pid)
     cpu, began = time.process_time(), time.perf_counter()
     await side.run(count)
     seconds, cpu_s = time.perf_counter() - began, time.process_time() - cpu
-    server_after = _cpu_of(side.pid)
+    server_after = cpu_of(side.pid)
     server = server_after - server_before if server_before is not None and server_after is not None else None
     return Round(seconds, cpu_s, server)
 
@@ -266,38 +168,6 @@ def _hazard_specs(condition: Condition) -> list[Any]:
     from mcp_hazard.scenario.hazard_spec import HazardSpec
 
     return [HazardSpec.model_validate(h) for h in condition.hazards]
-
-
-async def _wait_http(url: str, process: subprocess.Popen[bytes], log: Any) -> None:
-    async with httpx.AsyncClient(timeout=5) as http:
-        with anyio.fail_after(60):
-            while True:
-                if process.poll() is not None:
-                    log.seek(0)
-                    said = log.read().decode("utf-8", "replace")[-2000:]
-                    raise SystemExit(f"server exited with {process.returncode}: {' '.join(process.args)}\n{said}")
-                try:
-                    await http.get(url)
-                    return
-                except httpx.TransportError:
-                    await anyio.sleep(0.05)
-
-
-@asynccontextmanager
-async def http_process(command: list[str], ready_url: str) -> AsyncIterator[subprocess.Popen[bytes]]:
-    """A server subprocess (its stderr kept in a temp file, shown if it dies early), ready when `ready_url` answers."""
-    with tempfile.TemporaryFile() as log:
-        process = subprocess.Popen(command, cwd=REPO, stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=log)
-        try:
-            await _wait_http(ready_url, process, log)
-            yield process
-        finally:
-            process.terminate()
-            try:
-                process.wait(timeout=20)
-            except subprocess.TimeoutExpired:
-                process.kill()
-                process.wait()
 
 
 async def open_sides(
@@ -321,20 +191,20 @@ async def open_sides(
             )
             ours.append(Side("mcp-hazard", condition.name, connected.client, trace=connected.trace_path))
     elif transport == "stdio":
-        before = _children()
+        before = children()
         params = StdioServerParameters(
             command=sys.executable, args=["-m", "bench.bare_server", scenario.path, "--task", task], cwd=str(REPO)
         )
         bare = Side("bare", "-", await stack.enter_async_context(Client(params, mode=mode)))
-        bare.pid = next(iter(_children() - before), None)
+        bare.pid = next(iter(children() - before), None)
         for condition in chosen:
-            before = _children()
+            before = children()
             episode_condition = EpisodeCondition(hazards=_hazard_specs(condition))
             connected = await stack.enter_async_context(
                 open_episode("stdio", scenario, task, episode_condition, trace_dir, mode=mode)
             )
             side = Side("mcp-hazard", condition.name, connected.client, trace=connected.trace_path)
-            side.pid = next(iter(_children() - before), None)
+            side.pid = next(iter(children() - before), None)
             ours.append(side)
     else:
         port = free_port()
@@ -447,13 +317,6 @@ def print_rows(rows: list[Row]) -> None:
                 print(f"  {row.transport} {side.server} {side.condition}: " + " | ".join(side.problems))
 
 
-def _load_average() -> str:
-    try:
-        return " ".join(f"{x:.2f}" for x in os.getloadavg())
-    except OSError:
-        return "n/a"
-
-
 def _list(choices: tuple[str, ...] | list[str]) -> Callable[[str], list[str]]:
     def parse(text: str) -> list[str]:
         names = [t.strip() for t in text.split(",") if t.strip()]
@@ -463,9 +326,6 @@ def _list(choices: tuple[str, ...] | list[str]) -> Callable[[str], list[str]]:
         return names
 
     return parse
-
-
-CONDITIONS = ["clean", "armed", "transient", "output_drift", "silent", "renamed"]
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -498,7 +358,7 @@ def main(argv: list[str] | None = None) -> int:
     calls = golden_calls(scenario, args.task)
     chosen = conditions(scenario, args.task, args.condition)
     print(f"machine: {os.cpu_count()} CPUs, Python {platform.python_version()} ({platform.machine()}, "
-          f"{platform.system()}), mcp {version('mcp')}; load average before: {_load_average()}")  # fmt: skip
+          f"{platform.system()}), mcp {version('mcp')}; load average before: {load_average()}")  # fmt: skip
     print(f"calls: {scenario.id}/{args.task}: " + ", ".join(f"{c.tool}({json.dumps(c.arguments)})" for c in calls)
           + f"; client mode {args.mode}; tracing on (temp dir)")  # fmt: skip
     for condition in chosen:
@@ -521,7 +381,7 @@ def main(argv: list[str] | None = None) -> int:
     print("process (in memory, the server too), server cpu = the server process (/proc, 10 ms ticks), per call,")
     print("ours / bare; check: every result as expected, one trace event per call (counts: results that differ")
     print("from the clean one, refusals, hazard firings in the trace)")
-    print(f"measured in {time.perf_counter() - began:.0f} s; load average after: {_load_average()}")
+    print(f"measured in {time.perf_counter() - began:.0f} s; load average after: {load_average()}")
     return 1 if any(r.ours.outcomes["problem"] or (r.bare and r.bare.outcomes["problem"]) for r in rows) else 0
 
 

@@ -46,7 +46,8 @@ from urllib.parse import urlencode
 import anyio
 import httpx
 
-from bench.call_overhead import Call, _cpu_of, _load_average, golden_calls, http_process
+from bench.call_conditions import Call, golden_calls
+from bench.processes import cpu_of, http_process, load_average
 
 REPO = Path(__file__).resolve().parents[1]
 CREATE = ("url", "post")
@@ -133,7 +134,7 @@ async def one_round(server: Server, scenario: str, all_plans: list[Plan], args: 
             if len(server.problems) < 3:
                 server.problems.append(f"episode {n}: {type(exc).__name__}: {exc}"[:300])
 
-    server_before = _cpu_of(server.pid) or 0.0
+    server_before = cpu_of(server.pid) or 0.0
     cpu, began = time.process_time(), time.perf_counter()
     async with AsyncExitStack() as stack:
         http = await stack.enter_async_context(httpx.AsyncClient(timeout=60))
@@ -143,7 +144,7 @@ async def one_round(server: Server, scenario: str, all_plans: list[Plan], args: 
             group.start_soon(guarded, http, shared, n)
     server.seconds.append(time.perf_counter() - began)
     server.client_cpu.append(time.process_time() - cpu)
-    server.server_cpu.append((_cpu_of(server.pid) or 0.0) - server_before)
+    server.server_cpu.append((cpu_of(server.pid) or 0.0) - server_before)
     server.errors.append(errors)
 
 
@@ -216,7 +217,7 @@ def main(argv: list[str] | None = None) -> int:
     scenario = load_scenario(args.scenario)
     all_plans = plans(scenario)
     print(f"machine: {os.cpu_count()} CPUs, Python {platform.python_version()} ({platform.machine()}, "
-          f"{platform.system()}); load average before: {_load_average()}")  # fmt: skip
+          f"{platform.system()}); load average before: {load_average()}")  # fmt: skip
     print(f"{args.episodes} episodes at once, {scenario.id}'s {len(all_plans)} tasks in turn "
           f"({sum(len(p.calls) for p in all_plans) / len(all_plans):.1f} tool calls per task on average), "
           f"client era {args.mode}, "
@@ -251,7 +252,7 @@ def main(argv: list[str] | None = None) -> int:
     print("ratio, each round against the bare round next to it; server cpu = the server process per episode (/proc);")
     print("cpu ratio = bare / ours server CPU; client cpu = this process (the SDK clients); errors = episodes that")
     print("raised or got an isError or wrong result, plus mcp-hazard episodes without an answer in their trace")
-    print(f"measured in {time.perf_counter() - began:.0f} s; load average after: {_load_average()}")
+    print(f"measured in {time.perf_counter() - began:.0f} s; load average after: {load_average()}")
     return 1 if any(sum(s.errors) for s in servers) else 0
 
 

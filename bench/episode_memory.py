@@ -40,7 +40,8 @@ from typing import Any
 
 import anyio
 
-from bench.call_overhead import _load_average, golden_calls, http_process
+from bench.call_conditions import golden_calls
+from bench.processes import http_process, load_average
 
 REPO = Path(__file__).resolve().parents[1]
 WARM_UP = 20
@@ -254,14 +255,14 @@ def main(argv: list[str] | None = None) -> int:
     os.chdir(REPO)
     scenario = load_scenario(args.scenario)
     print(f"machine: {os.cpu_count()} CPUs, Python {platform.python_version()} ({platform.machine()}, "
-          f"{platform.system()}); load average before: {_load_average()}")  # fmt: skip
+          f"{platform.system()}); load average before: {load_average()}")  # fmt: skip
     with tempfile.TemporaryDirectory(prefix="mcp-hazard-membench-") as scratch:
         (Path(scratch) / "in-process").mkdir()
         anyio.run(in_process, scenario, args.task, args.episodes, args.top, Path(scratch) / "in-process")
         if not args.no_http:
             print()
             anyio.run(over_http, scenario, args.task, args.http_episodes, Path(scratch) / "http")
-    print(f"load average after: {_load_average()}")
+    print(f"load average after: {load_average()}")
     return 0
 
 

@@ -51,6 +51,8 @@ from typing import Any
 
 import anyio
 
+from bench.processes import load_average
+
 REPO = Path(__file__).resolve().parents[1]
 SCENARIO_DIR = REPO / "scenarios"
 AGENT = "recovering"
@@ -246,13 +248,6 @@ def profile(cells: list[Any], top: int = 30) -> str:
 # -- main --------------------------------------------------------------------------------------------------------------
 
 
-def _load_average() -> str:
-    try:
-        return " ".join(f"{x:.2f}" for x in os.getloadavg())
-    except OSError:
-        return "n/a"
-
-
 def _check_submit_tool() -> None:
     from bench import bare_server
     from mcp_hazard.server import episode
@@ -305,7 +300,7 @@ def main(argv: list[str] | None = None) -> int:
     scenarios = load()
     hazards = [] if args.no_hazards else hazard_cells(scenarios, args.latency)
     print(f"machine: {os.cpu_count()} CPUs, Python {platform.python_version()} ({platform.machine()}, "
-          f"{platform.system()}); load average before: {_load_average()}")  # fmt: skip
+          f"{platform.system()}); load average before: {load_average()}")  # fmt: skip
     hazard_note = f"{len(hazards)} hazard cells" + ("" if args.latency else " (latency left out)")
     print(f"agent: {AGENT}, strict, call timeout {CALL_TIMEOUT_S:g} s; "
           f"{sum(len(s.model.tasks) for s in scenarios)} tasks in {len(scenarios)} scenarios; "
@@ -362,7 +357,7 @@ def main(argv: list[str] | None = None) -> int:
     print("ratio = best eps/s mcp-hazard / best eps/s bare (1.00 = no overhead); paired = median over the passes of")
     print("the same ratio within one pass; cpu ms/ep = CPU per episode of the best pass, this process plus the stdio")
     print("server processes (mcp-hazard / bare); hazards = mcp-hazard only, including the agent's back-off sleeps")
-    print(f"measured in {total:.0f} s; load average after: {_load_average()}")
+    print(f"measured in {total:.0f} s; load average after: {load_average()}")
 
     if args.profile:
         cells = clean_cells(scenarios, args.episodes)

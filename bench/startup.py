@@ -33,7 +33,7 @@ from pathlib import Path
 
 import anyio
 
-from bench.call_overhead import _children, _cpu_of, _load_average
+from bench.processes import children, cpu_of, load_average
 
 REPO = Path(__file__).resolve().parents[1]
 
@@ -57,13 +57,13 @@ async def one_round(side: Side, mode: str) -> None:
     from mcp import Client, StdioServerParameters
 
     params = StdioServerParameters(command=side.command[0], args=side.command[1:], cwd=str(REPO))
-    before = _children()
+    before = children()
     began = time.perf_counter()
     async with Client(params, mode=mode) as client:
         listed = await client.list_tools()
         wall = time.perf_counter() - began
-        pid = next(iter(_children() - before), None)
-        cpu = _cpu_of(pid)
+        pid = next(iter(children() - before), None)
+        cpu = cpu_of(pid)
     side.wall.append(wall)
     side.cpu.append(cpu if cpu is not None else float("nan"))
     side.tools = len(listed.tools)
@@ -149,7 +149,7 @@ def main(argv: list[str] | None = None) -> int:
         parser.error("--rounds, --importtime-runs and --top must be positive")
     os.chdir(REPO)
     print(f"machine: {os.cpu_count()} CPUs, Python {platform.python_version()} ({platform.machine()}, "
-          f"{platform.system()}); load average before: {_load_average()}")  # fmt: skip
+          f"{platform.system()}); load average before: {load_average()}")  # fmt: skip
     with tempfile.TemporaryDirectory(prefix="mcp-hazard-startbench-") as scratch:
         ours_command, bare_command = commands(args.scenario, args.task, Path(scratch))
         ours, bare = Side("mcp-hazard serve", ours_command), Side("bare_server", bare_command)
@@ -179,7 +179,7 @@ def main(argv: list[str] | None = None) -> int:
         print(f"time ratio ours / bare: best {min(ours.wall) / min(bare.wall):.3f}, median of paired {paired:.3f}; "
               f"cpu ratio: median {statistics.median(ours.cpu) / statistics.median(bare.cpu):.3f}, "
               f"median of paired {cpu_paired:.3f}  (1.00 = as fast as bare; goal <= 1.05)")  # fmt: skip
-        print(f"{args.rounds} rounds each in {elapsed:.0f} s; load average after: {_load_average()}")
+        print(f"{args.rounds} rounds each in {elapsed:.0f} s; load average after: {load_average()}")
 
         if not args.no_importtime:
             ours_runs = [importtime(ours_command) for _ in range(args.importtime_runs)]
