@@ -15,7 +15,6 @@ Where it is plugged in: stdio.py reads stdin lines itself and hands the SDK only
 from __future__ import annotations
 
 import json
-import re
 from collections.abc import Callable
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, get_args
@@ -113,7 +112,24 @@ def _valid_id(value: Any) -> bool:
     return isinstance(value, str | int) and not isinstance(value, bool)
 
 
+_CALL_KEYS = frozenset(("name", "arguments", "_meta"))
+
+
+def _plain_call(params: Any) -> bool:
+    """Whether `tools/call` params have the shape every client sends and the SDK's model certainly accepts: a name,
+    arguments as an object or null, `_meta` as an object without a progress token (the one key it types). Such
+    params skip the model here; the SDK validates them again anyway."""
+    if type(params) is not dict or not params.keys() <= _CALL_KEYS or type(params.get("name")) is not str:
+        return False
+    arguments, meta = params.get("arguments"), params.get("_meta")
+    if arguments is not None and type(arguments) is not dict:
+        return False
+    return meta is None or (type(meta) is dict and "progressToken" not in meta and "progress_token" not in meta)
+
+
 def _params_problem(model: type[BaseModel], frame: dict[str, Any]) -> str | None:
+    if frame["method"] == "tools/call" and _plain_call(frame.get("params")):
+        return None
     try:
         model.model_validate({"method": frame["method"], "params": frame.get("params")}, by_name=False)
     except ValidationError as exc:
@@ -155,7 +171,9 @@ def parse_frame(raw: bytes | str) -> dict[str, Any] | Refusal:
     return _judge(frame, False)
 
 
-_LONG_NUMBER = re.compile(rb"[0-9]{19}")
+_DIGITS_ONLY = bytes(48 if 48 <= byte <= 57 else 32 for byte in range(256))
+"""Every ASCII digit as `0`, every other byte as a space: a run of digits stays a run of `0`s."""
+_LONG_NUMBER = b"0" * 19
 
 
 def _quick_parse(raw: bytes) -> tuple[Any, bool] | None:
@@ -164,7 +182,7 @@ def _quick_parse(raw: bytes) -> tuple[Any, bool] | None:
     exact way parses it) and reads the rest as `json` does, except integers of 19 digits or more (it makes floats of
     them: those frames go the exact way too). The second value says the frame is known to hold no lone surrogate and
     no nesting beyond the limit (a frame with at most MAX_FRAME_DEPTH brackets cannot nest deeper)."""
-    if _LONG_NUMBER.search(raw) is not None:
+    if _LONG_NUMBER in raw.translate(_DIGITS_ONLY):  # a tenth of what `re` takes to look for [0-9]{19}
         return None
     try:
         frame = orjson.loads(raw)

@@ -19,6 +19,7 @@ from typing import Any
 
 import anyio
 from mcp.server.streamable_http_manager import StreamableHTTPASGIApp, StreamableHTTPSessionManager
+from mcp.server.transport_security import TransportSecuritySettings
 from starlette.applications import Starlette
 from starlette.requests import Request
 from starlette.responses import JSONResponse
@@ -26,7 +27,7 @@ from starlette.routing import Route
 from starlette.types import ASGIApp, Receive, Scope, Send
 
 from mcp_hazard.errors import UserError
-from mcp_hazard.server.access import LOOPBACK, AccessGuard, problem, security_for
+from mcp_hazard.server.access import LOOPBACK, AccessGuard, header, problem, security_for
 from mcp_hazard.server.app import EpisodeNotFound, build_server
 from mcp_hazard.server.episode import Episode
 from mcp_hazard.server.episodes import EpisodeConflict, EpisodeRegistry, parse_condition, valid_id
@@ -56,6 +57,9 @@ DOCS = {
 """Where each route is documented, relative to the mcp-hazard source folder."""
 
 _problem = problem
+_MCP_METHODS = ("GET", "POST", "DELETE")
+_CHECKED_BEFORE = TransportSecuritySettings(enable_dns_rebinding_protection=False)
+"""What the SDK's endpoint is told: AccessGuard, in front of every route, applies the Host/Origin rule first."""
 
 
 def _bound_url(scope: Scope) -> str:
@@ -105,18 +109,27 @@ def _bad_id(episode_id: str) -> JSONResponse | None:
 
 class _PathIds:
     """Checks the episode id in `/episodes/{id}` and `/episodes/{id}/mcp` before routing. Starlette's route patterns
-    end in `$` and their `.` stops at a newline, so `/episodes/abc%0A` would otherwise be routed as episode `abc`."""
+    end in `$` and their `.` stops at a newline, so `/episodes/abc%0A` would otherwise be routed as episode `abc`.
 
-    def __init__(self, app: ASGIApp) -> None:
+    An MCP request (nearly every request) goes straight to the episode's endpoint with its id as the path parameter,
+    as the router would send it, without the router's pattern matching and middleware on every tools/call."""
+
+    def __init__(self, app: ASGIApp, mcp_endpoint: ASGIApp) -> None:
         self.app = app
+        self.mcp_endpoint = mcp_endpoint
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
         path = scope.get("path", "") if scope["type"] == "http" else ""
         if path.startswith("/episodes/"):
             rest = path[len("/episodes/") :]
-            refused = _bad_id(rest.removesuffix("/mcp"))
+            episode_id = rest.removesuffix("/mcp")
+            refused = _bad_id(episode_id)
             if refused is not None:
                 await refused(scope, receive, send)
+                return
+            if episode_id != rest and scope["method"] in _MCP_METHODS:
+                scope["path_params"] = {"episode_id": episode_id}
+                await self.mcp_endpoint(scope, receive, send)
                 return
         await self.app(scope, receive, send)
 
@@ -129,13 +142,13 @@ class _EpisodeGate:
         self.mcp_app = mcp_app
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
-        request = Request(scope)
-        episode_id = request.path_params["episode_id"]
+        episode_id = scope["path_params"]["episode_id"]
         refused = _bad_id(episode_id)
         if refused is not None:
             await refused(scope, receive, send)
             return
         if self.registry.get(episode_id) is None:
+            request = Request(scope)
             query = dict(request.query_params)
             names_condition = any(key in query for key in ("scenario", "task", "seed"))
             if request.method != "POST" or not names_condition:
@@ -161,14 +174,14 @@ class _EpisodeGate:
             except UserError as exc:
                 await _problem(400, str(exc))(scope, receive, send)
                 return
-        session = request.headers.get("mcp-session-id")
+        session = header(scope, b"mcp-session-id")
         if session is not None and len(session) <= 128:  # a longer one is no session the SDK handed out
             bound = self.registry.bind_session(session, episode_id)
             if bound != episode_id:
                 await _problem(400, f"session belongs to episode {bound!r}, not {episode_id!r}")(scope, receive, send)
                 return
         await self.mcp_app(scope, receive, send)
-        if session is not None and request.method == "DELETE":
+        if session is not None and scope["method"] == "DELETE":
             self.registry.unbind_session(session)
 
 
@@ -206,8 +219,9 @@ def build_http_app(
     server = build(resolve)
     security = security_for(host)
     # The SDK reaps its own idle sessions after the same TTL, so a client that vanished without DELETE is freed too.
+    # It checks Host and Origin no more: AccessGuard has applied the same rule to every request before routing.
     manager = StreamableHTTPSessionManager(
-        app=server, security_settings=security, session_idle_timeout=registry.ttl or None
+        app=server, security_settings=_CHECKED_BEFORE, session_idle_timeout=registry.ttl or None
     )
     gate = FrameGuard(_EpisodeGate(registry, StreamableHTTPASGIApp(manager)), episode_recorder(registry.get))
 
@@ -339,8 +353,8 @@ def build_http_app(
                 registry.close_all("server_stopped")
 
     app = Starlette(
-        routes=[  # the MCP endpoint first: it takes nearly every request, and routes are tried in order
-            Route("/episodes/{episode_id:path}/mcp", gate, methods=["GET", "POST", "DELETE"]),
+        routes=[  # the MCP endpoint is reached through _PathIds; here for the methods it refuses (405)
+            Route("/episodes/{episode_id:path}/mcp", gate, methods=list(_MCP_METHODS)),
             Route("/", index, methods=["GET"]),
             Route("/episodes", create_episode, methods=["POST"]),
             Route("/episodes", list_episodes, methods=["GET"]),
@@ -350,4 +364,4 @@ def build_http_app(
         exception_handlers={404: not_found, 405: not_allowed},
         lifespan=lifespan,
     )
-    return AccessGuard(_PathIds(app), security=security, token=token)
+    return AccessGuard(_PathIds(app, gate), security=security, token=token)

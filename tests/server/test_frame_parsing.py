@@ -7,10 +7,11 @@ import json
 import math
 from typing import Any
 
+import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from mcp_hazard.server.frames import _quick_parse, parse_frame
+from mcp_hazard.server.frames import _REQUESTS, Refusal, _plain_call, _quick_parse, parse_frame
 
 JSON_VALUES = st.recursive(
     st.one_of(
@@ -58,3 +59,53 @@ def test_a_frame_is_judged_the_same_either_way(raw: bytes) -> None:
     except UnicodeDecodeError:
         return
     assert quick == exact
+
+
+METAS = st.dictionaries(st.sampled_from(["progressToken", "progress_token", "a", "io.x/y"]), JSON_VALUES, max_size=3)
+CALL_PARAMS = st.one_of(
+    st.fixed_dictionaries(  # the usual shape, with wrong types mixed in
+        {"name": st.one_of(st.text(max_size=5), JSON_VALUES)},
+        optional={
+            "arguments": st.one_of(st.dictionaries(st.text(max_size=3), JSON_VALUES, max_size=2), JSON_VALUES),
+            "_meta": st.one_of(METAS, JSON_VALUES),
+        },
+    ),
+    st.dictionaries(
+        st.sampled_from(["name", "arguments", "_meta", "task", "requestState", "progress_token"]),
+        st.one_of(JSON_VALUES, METAS),
+        max_size=4,
+    ),
+)
+
+
+@settings(max_examples=1500, deadline=None)
+@given(CALL_PARAMS)
+def test_tools_call_params_passed_without_the_model_are_ones_the_model_accepts(params: dict[str, Any]) -> None:
+    frame = {"method": "tools/call", "params": params}
+    if _plain_call(params):
+        _REQUESTS["tools/call"].model_validate(frame, by_name=False)  # raises if the short way passed a bad one
+
+
+def test_the_common_call_takes_the_short_way_and_a_wrong_one_is_still_worded() -> None:
+    sent = {"name": "get_fare", "arguments": {"flight_id": "AU-426"}, "_meta": {"io.x/clientInfo": {"name": "c"}}}
+    assert _plain_call(sent)
+    assert not _plain_call({**sent, "_meta": {"progressToken": 1.5}})
+    frame = b'{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"x","_meta":{"progressToken":1.5}}}'
+    refused = parse_frame(frame)
+    assert isinstance(refused, Refusal) and refused.code == -32602 and "progressToken" in refused.message
+    refused = parse_frame(b'{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":7}}')
+    assert isinstance(refused, Refusal) and "params.name" in refused.message
+
+
+@pytest.mark.parametrize(
+    ("raw", "short"),
+    [
+        (b'{"a":' + b"9" * 18 + b"}", True),
+        (b'{"a":' + b"9" * 19 + b"}", False),  # 19 digits or more: orjson could read a float, so the exact way
+        (b'{"a":"' + b"1" * 30 + b'"}', False),  # a digit run in a string goes the exact way too (same result)
+        (b'{"a":[' + b"1" * 10 + b"," + b"1" * 10 + b"]}", True),  # two runs apart are two short numbers
+    ],
+)
+def test_long_digit_runs_go_the_exact_way(raw: bytes, short: bool) -> None:
+    assert (_quick_parse(raw) is not None) is short
+    assert parse_frame(raw) == parse_frame(raw.decode("utf-8"))

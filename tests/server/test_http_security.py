@@ -114,6 +114,23 @@ async def test_every_route_refuses_a_foreign_host_or_origin(
         assert (await http.get(f"{base}/scenarios")).status_code == 200, "the server keeps serving"
 
 
+async def test_the_mcp_endpoint_refuses_other_methods_and_a_host_without_its_port(http_server: HttpServer) -> None:
+    """MCP requests skip the router, so what the router used to decide is checked here: a PUT or PATCH is still a
+    one-line 405, and the Host rule still wants the port (`127.0.0.1:*`), as the SDK's own check does."""
+    base = http_server.base_url
+    async with httpx.AsyncClient(timeout=30) as http:
+        created = await http.post(f"{base}/episodes", json=CREATE)
+        url = created.json()["mcp_url"]
+        for method in ("PUT", "PATCH"):
+            response = await http.request(method, url, headers=MCP_HEADERS, content=json.dumps(INITIALIZE))
+            assert response.status_code == 405, (method, response.text)
+            assert method in _one_line_error(response)
+        response = await http.post(url, headers={**MCP_HEADERS, "host": "127.0.0.1"}, content=json.dumps(INITIALIZE))
+        assert response.status_code == 421 and "Host" in _one_line_error(response)
+        response = await http.post(url, headers={**MCP_HEADERS, "origin": f"{base}"}, content=json.dumps(INITIALIZE))
+        assert response.status_code == 200, response.text  # its own origin is welcome
+
+
 async def test_a_cross_site_form_post_cannot_create_an_episode(http_server: HttpServer) -> None:
     """A browser sends text/plain or form bodies cross-site without a preflight; only JSON creates an episode."""
     base = http_server.base_url
