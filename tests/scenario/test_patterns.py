@@ -24,3 +24,12 @@ def test_search_says_what_re2_search_says(pattern: str, text: str) -> None:
 def test_text_that_is_not_unicode_and_patterns_re2_refuses_match_nothing() -> None:
     assert search("a", "a\ud800") is False and matcher("a")("a\ud800") is False
     assert search("(a)\\1", "aa") is False and matcher("(a)\\1")("aa") is False
+
+
+@settings(max_examples=200, deadline=None)
+@given(pattern=PATTERNS, texts=st.lists(st.one_of(TEXTS, st.text(min_size=120, max_size=140)), max_size=150))
+def test_a_matcher_that_remembers_answers_says_what_re2_says_every_time(pattern: str, texts: list[str]) -> None:
+    matches = matcher(pattern)  # one matcher for all, as a compiled schema check holds it: answers are remembered
+    compiled = compile_pattern(pattern)
+    for text in texts + texts[::-1]:  # each text asked again, after more than the matcher keeps
+        assert matches(text) == (compiled.search(text) is not None), text

@@ -1,0 +1,282 @@
+"""Call overhead counted in instructions: what one `tools/call` costs mcp-hazard (tracing on) against the bare SDK
+server, as valgrind's callgrind counts the instructions executed, which a busy or noisy machine does not change.
+bench/call_overhead.py times the same calls; this is its deterministic companion (docs/performance.md has both).
+
+    python -m bench.call_instructions [--transport memory,http] [--condition clean,transient,...] [--calls 300]
+                                      [--scenario scenarios/travel.yaml] [--task fare-class] [--jobs 2]
+
+Each count is a difference of two runs of the same program, one making `--warmup` + `--calls` calls and one making
+`--warmup`, so start-up, imports, the handshake, the listing and first-call work cancel out and what is left is the
+calls themselves:
+- memory: the whole process (SDK client and server in one) under callgrind, `--calls` calls against 0;
+- http: the server process under callgrind (`mcp_hazard serve --http`, one episode made by `POST /episodes`, or
+  `bench.bare_server --http`), driven by a client outside valgrind; plus the client process alone under callgrind
+  against each server outside it. The end-to-end ratio is (bare server + client) / (ours + client): the call as a
+  whole, as call_overhead's wall-clock ratio sees it.
+The calls are the task's golden-path calls in a cycle, as call_overhead makes them; the conditions are its conditions
+(bench/call_conditions.py). Ratios are bare / ours: 1.00 = no overhead. Needs valgrind on PATH; takes a few minutes
+per transport (callgrind runs a program about 50 times slower).
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import re
+import shutil
+import signal
+import socket
+import subprocess
+import sys
+import tempfile
+import time
+from concurrent.futures import ThreadPoolExecutor
+from pathlib import Path
+from typing import Any
+
+from bench.call_conditions import CONDITIONS, Call, conditions, golden_calls
+from bench.processes import REPO, load_average
+
+TRANSPORTS = ("memory", "http")
+_COLLECTED = re.compile(r"Collected : (\d+)")
+
+
+def _callgrind(command: list[str], out: Path) -> list[str]:
+    return ["valgrind", "--tool=callgrind", f"--callgrind-out-file={out}", *command]
+
+
+def _collected(log: Path) -> int:
+    found = _COLLECTED.search(log.read_text(errors="replace"))
+    if found is None:
+        raise SystemExit(f"callgrind gave no count; its log: {log}")
+    return int(found.group(1))
+
+
+def _free_port() -> int:
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        return int(probe.getsockname()[1])
+
+
+# -- the programs that run under callgrind (this module with --child) ------------------------------------------------
+
+
+async def _drive(client: Any, calls: list[Call], names: dict[str, str], count: int) -> None:
+    for number in range(count):
+        call = calls[number % len(calls)]
+        result = await client.call_tool(names.get(call.tool, call.tool), call.arguments)
+        if result.is_error and not result.content:
+            raise SystemExit(f"call {number} failed: {result}")
+
+
+def _child(args: argparse.Namespace) -> None:
+    """One measured program: `memory SIDE`, or the client of `http URL_OR_BASE SIDE`."""
+    import anyio
+    import httpx
+    from mcp import Client
+
+    from mcp_hazard.load import load_scenario
+
+    scenario = load_scenario(args.scenario)
+    calls = golden_calls(scenario, args.task)
+    hazards = json.loads(args.hazards)
+    names = {call.tool: f"{call.tool}_v2" for call in calls} if args.renamed else {}
+
+    async def memory() -> None:
+        from bench.bare_server import bare_server
+        from mcp_hazard.condition import Condition
+        from mcp_hazard.runner.transports import open_episode
+        from mcp_hazard.scenario.hazard_spec import HazardSpec
+
+        if args.side == "bare":
+            async with Client(bare_server(scenario, args.task)) as client:
+                await client.list_tools()
+                await _drive(client, calls, {}, args.count)
+            return
+        condition = Condition(hazards=[HazardSpec.model_validate(h) for h in hazards])
+        with tempfile.TemporaryDirectory() as traces:
+            async with open_episode("memory", scenario, args.task, condition, Path(traces)) as connected:
+                await connected.client.list_tools()
+                await _drive(connected.client, calls, names, args.count)
+
+    async def http() -> None:
+        url = f"{args.base}/mcp"
+        if args.side == "ours":
+            async with httpx.AsyncClient(timeout=600) as plain:
+                body = {"scenario": scenario.id, "task": args.task, "seed": 0, "hazards": hazards}
+                created = await plain.post(f"{args.base}/episodes", json=body)
+                if created.status_code != 201:
+                    raise SystemExit(f"POST /episodes: {created.status_code} {created.text}")
+                url = created.json()["mcp_url"]
+        async with Client(url, read_timeout_seconds=600) as client:
+            await client.list_tools()
+            await _drive(client, calls, names, args.count)
+
+    anyio.run(memory if args.transport == "memory" else http)
+
+
+# -- the measurements -----------------------------------------------------------------------------------------------
+
+
+def _child_command(args: argparse.Namespace, transport: str, side: str, hazards: Any, renamed: bool, count: int,
+                   base: str = "") -> list[str]:  # fmt: skip
+    command = [sys.executable, "-m", "bench.call_instructions", "--child", transport, side, "--count", str(count),
+               "--scenario", args.scenario, "--task", args.task, "--hazards", json.dumps(hazards)]  # fmt: skip
+    return command + (["--renamed"] if renamed else []) + (["--base", base] if base else [])
+
+
+def _run(command: list[str], work: Path, label: str) -> int:
+    out, log = work / f"{label}.out", work / f"{label}.log"
+    with log.open("w") as err:
+        done = subprocess.run(_callgrind(command, out), cwd=REPO, stdin=subprocess.DEVNULL,
+                              stdout=subprocess.DEVNULL, stderr=err, check=False)  # fmt: skip
+    if done.returncode != 0:
+        raise SystemExit(f"{label}: exit {done.returncode}; log {log}")
+    return _collected(log)
+
+
+def _server_command(side: str, args: argparse.Namespace, port: int, traces: Path) -> list[str]:
+    if side == "ours":
+        return [sys.executable, "-m", "mcp_hazard", "serve", args.scenario, "--http", f"127.0.0.1:{port}",
+                "--trace-dir", str(traces)]  # fmt: skip
+    return [
+        sys.executable,
+        "-m",
+        "bench.bare_server",
+        args.scenario,
+        "--task",
+        args.task,
+        "--http",
+        f"127.0.0.1:{port}",
+    ]
+
+
+def _serve_and_drive(args: argparse.Namespace, side: str, hazards: Any, renamed: bool, count: int, work: Path,
+                     label: str, server_measured: bool) -> int:  # fmt: skip
+    """A server (under callgrind if `server_measured`) and a client driving it (under callgrind otherwise)."""
+    port = _free_port()
+    traces = work / f"{label}.traces"
+    server = _server_command(side, args, port, traces)
+    out, log = work / f"{label}.out", work / f"{label}.log"
+    with log.open("w") as err:
+        process = subprocess.Popen(_callgrind(server, out) if server_measured else server, cwd=REPO,
+                                   stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=err)  # fmt: skip
+        try:
+            deadline = time.monotonic() + 600
+            while True:
+                if process.poll() is not None:
+                    raise SystemExit(f"{label}: the server exited with {process.returncode}; log {log}")
+                try:
+                    socket.create_connection(("127.0.0.1", port), timeout=1).close()
+                    break
+                except OSError:
+                    if time.monotonic() > deadline:
+                        raise SystemExit(f"{label}: the server did not listen within 600 s") from None
+                    time.sleep(0.5)
+            client = _child_command(args, "http", side, hazards, renamed, count, f"http://127.0.0.1:{port}")
+            if server_measured:
+                subprocess.run(client, cwd=REPO, stdin=subprocess.DEVNULL, check=True, stdout=subprocess.DEVNULL)
+            else:
+                return _run(client, work, f"{label}.client")
+        finally:
+            process.send_signal(signal.SIGINT)
+            try:
+                process.wait(timeout=600)
+            except subprocess.TimeoutExpired:
+                process.kill()
+                process.wait()
+    return _collected(log)
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(prog="python -m bench.call_instructions", description=__doc__.split("\n")[0])
+    parser.add_argument("--transport", default="memory,http", help="comma-separated: memory, http (default both)")
+    parser.add_argument(
+        "--condition",
+        default="clean,transient,silent,renamed",
+        help=f"comma-separated, of {', '.join(CONDITIONS)} (default clean,transient,silent,renamed)",
+    )
+    parser.add_argument("--calls", type=int, default=300, help="calls in the measured run (default 300)")
+    parser.add_argument("--warmup", type=int, default=30,
+                        help="calls both runs make first, so first-call work (schema checks compiled, caches filled) "
+                             "cancels out (default 30)")  # fmt: skip
+    parser.add_argument("--scenario", default="scenarios/travel.yaml")
+    parser.add_argument("--task", default="fare-class")
+    parser.add_argument("--jobs", type=int, default=2, help="callgrind runs at once (default 2)")
+    parser.add_argument("--child", nargs=2, metavar=("TRANSPORT", "SIDE"), help=argparse.SUPPRESS)
+    parser.add_argument("--count", type=int, default=0, help=argparse.SUPPRESS)
+    parser.add_argument("--hazards", default="[]", help=argparse.SUPPRESS)
+    parser.add_argument("--renamed", action="store_true", help=argparse.SUPPRESS)
+    parser.add_argument("--base", default="", help=argparse.SUPPRESS)
+    args = parser.parse_args()
+    if args.child:
+        args.transport, args.side = args.child
+        _child(args)
+        return
+    if shutil.which("valgrind") is None:
+        raise SystemExit("valgrind is not on PATH (Debian: apt-get install valgrind)")
+    transports = [t for t in args.transport.split(",") if t]
+    unknown = [t for t in transports if t not in TRANSPORTS]
+    if unknown or args.calls < 1 or args.jobs < 1 or args.warmup < 0:
+        raise SystemExit(
+            f"--transport takes {', '.join(TRANSPORTS)}; --calls and --jobs at least 1, --warmup 0 or more"
+        )
+    from mcp_hazard.load import load_scenario
+
+    scenario = load_scenario(args.scenario)
+    chosen = conditions(scenario, args.task, args.condition.split(","))
+    print(f"callgrind, {args.warmup} + {args.calls} calls against {args.warmup}; {scenario.id}/{args.task}; "
+          f"load {load_average()}")  # fmt: skip
+    work = Path(tempfile.mkdtemp(prefix="call-instructions-"))
+    sides = [("bare", "-", [], False)] + [("ours", c.name, c.hazards, c.name == "renamed") for c in chosen]
+    jobs: dict[tuple[str, ...], Any] = {}
+    with ThreadPoolExecutor(max_workers=args.jobs) as pool:
+        for transport in transports:
+            for side, name, hazards, renamed in sides:
+                for measured in (0, args.calls):
+                    count = args.warmup + measured
+                    label = f"{transport}.{side}.{name}.{count}"
+                    if transport == "memory":
+                        command = _child_command(args, "memory", side, hazards, renamed, count)
+                        jobs[(transport, side, name, "whole", str(measured))] = pool.submit(_run, command, work, label)
+                    else:
+                        jobs[(transport, side, name, "server", str(measured))] = pool.submit(
+                            _serve_and_drive, args, side, hazards, renamed, count, work, label, True
+                        )
+            if transport == "http":  # the client's share, against each server (ours without hazards)
+                for side in ("bare", "ours"):
+                    for measured in (0, args.calls):
+                        count = args.warmup + measured
+                        jobs[(transport, side, "client", "client", str(measured))] = pool.submit(
+                            _serve_and_drive, args, side, [], False, count, work, f"http.{side}.client.{count}", False
+                        )
+        counts = {key: job.result() for key, job in jobs.items()}
+
+    def per_call(transport: str, side: str, name: str, part: str) -> float:
+        return (counts[(transport, side, name, part, str(args.calls))] - counts[(transport, side, name, part, "0")]) / (
+            args.calls
+        )
+
+    print(f"\n{'transport':9s} {'condition':13s} {'ours instr/call':>16s} {'bare instr/call':>16s} {'ratio':>6s}")
+    for transport in transports:
+        part = "whole" if transport == "memory" else "server"
+        bare = per_call(transport, "bare", "-", part)
+        client = 0.0
+        if transport == "http":
+            ours_client, bare_client = (per_call(transport, side, "client", "client") for side in ("ours", "bare"))
+            client = (ours_client + bare_client) / 2
+            print(f"{transport:9s} {'(client)':13s} {ours_client:16,.0f} {bare_client:16,.0f}")
+        for _, name, _, _ in sides[1:]:
+            ours = per_call(transport, "ours", name, part)
+            note = "" if transport == "memory" else f"   server alone {bare / ours:.3f}"
+            print(f"{transport:9s} {name:13s} {ours + client:16,.0f} {bare + client:16,.0f} "
+                  f"{(bare + client) / (ours + client):6.3f}{note}")  # fmt: skip
+    print("\nratio = bare / ours, instructions per call (memory: the whole process; http: server + client, the client")
+    print(f"counted once per server and averaged); load after {load_average()}; runs kept in {work}")
+    if os.environ.get("CI"):
+        shutil.rmtree(work, ignore_errors=True)
+
+
+if __name__ == "__main__":
+    main()
