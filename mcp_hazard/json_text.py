@@ -12,14 +12,17 @@ from __future__ import annotations
 
 import json
 import math
-import re
 from typing import Any
 
 import orjson
 
 _STRICT = orjson.OPT_PASSTHROUGH_DATETIME | orjson.OPT_PASSTHROUGH_DATACLASS | orjson.OPT_PASSTHROUGH_SUBCLASS
 _INDENTED = json.JSONEncoder(ensure_ascii=False, indent=2)
-_EXPONENT = re.compile(rb"e[-+0-9]")  # a literal first byte: searched as fast as `in`
+_MARKS = bytes(
+    ord("0") if 48 <= byte <= 57 else ord("+") if byte in b"+-" else byte if byte == ord("e") else ord(" ")
+    for byte in range(256)
+)
+"""Each digit as `0`, a sign as `+`, `e` as itself, anything else as a space: an exponent reads `0e0` or `0e+`."""
 
 
 def float_forms(text: bytes) -> bool:
@@ -28,11 +31,8 @@ def float_forms(text: bytes) -> bool:
     sends its value down the exact path."""
     if b"0.0000" in text:
         return True
-    for found in _EXPONENT.finditer(text):
-        before = found.start() - 1
-        if before >= 0 and 48 <= text[before] <= 57:
-            return True
-    return False
+    marked = text.translate(_MARKS)  # every JSON text has an `e` in a key or two; this looks at them all at C speed
+    return b"0e0" in marked or b"0e+" in marked
 
 
 def compact(value: Any) -> bytes | None:

@@ -311,7 +311,7 @@ class Calls:
             text,
             error,
             sorted(set(hazards)) if hazards else [],
-            round((time.perf_counter() - began) * 1000, 3),
+            round((time.perf_counter() - began) * 1_000_000) / 1000,  # ms to the µs; round(x, 3) is slower
         )
         self.engine.remember(name, arguments if inner is None else inner, outcome)
         if self.guard is not None:
