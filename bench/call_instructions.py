@@ -3,19 +3,21 @@ server, as valgrind's callgrind counts the instructions executed, which a busy o
 bench/call_overhead.py times the same calls; this is its deterministic companion (docs/performance.md has both).
 
     python -m bench.call_instructions [--transport memory,http] [--condition clean,transient,...] [--calls 300]
-                                      [--scenario scenarios/travel.yaml] [--task fare-class] [--jobs 2]
+                                      [--warmup 30] [--scenario scenarios/travel.yaml] [--task fare-class] [--jobs 2]
 
-Each count is a difference of two runs of the same program, one making `--warmup` + `--calls` calls and one making
-`--warmup`, so start-up, imports, the handshake, the listing and first-call work cancel out and what is left is the
-calls themselves:
-- memory: the whole process (SDK client and server in one) under callgrind, `--calls` calls against 0;
-- http: the server process under callgrind (`mcp_hazard serve --http`, one episode made by `POST /episodes`, or
-  `bench.bare_server --http`), driven by a client outside valgrind; plus the client process alone under callgrind
+Only the measured calls are counted: the client makes `--warmup` calls, asks callgrind for a dump, makes `--calls`
+calls and asks again, and the count between the two dumps is divided by `--calls`. Start-up, imports, the handshake,
+the listing, first-call work and the exit (whose garbage collection moves by tens of millions of instructions from
+run to run) stay out. A process under callgrind marks the two points by calling `os.getpgrp()`, which callgrind
+dumps before (`--dump-before=getpgrp`); a server under callgrind is asked by `callgrind_control --dump PID`.
+- memory: the whole process (SDK client and server in one) under callgrind;
+- http: the server process under callgrind (`mcp_hazard serve --http` with one episode made by `POST /episodes`, or
+  `bench.bare_server --http`), driven by a client outside valgrind; and the client process alone under callgrind
   against each server outside it. The end-to-end ratio is (bare server + client) / (ours + client): the call as a
   whole, as call_overhead's wall-clock ratio sees it.
 The calls are the task's golden-path calls in a cycle, as call_overhead makes them; the conditions are its conditions
-(bench/call_conditions.py). Ratios are bare / ours: 1.00 = no overhead. Needs valgrind on PATH; takes a few minutes
-per transport (callgrind runs a program about 50 times slower).
+(bench/call_conditions.py). Ratios are bare / ours: 1.00 = no overhead. Needs valgrind (with callgrind_control) on
+PATH; takes a few minutes per transport (callgrind runs a program about 50 times slower).
 """
 
 from __future__ import annotations
@@ -39,17 +41,21 @@ from bench.call_conditions import CONDITIONS, Call, conditions, golden_calls
 from bench.processes import REPO, load_average
 
 TRANSPORTS = ("memory", "http")
-_COLLECTED = re.compile(r"Collected : (\d+)")
+_TOTALS = re.compile(r"^totals: (\d+)", re.MULTILINE)
 
 
 def _callgrind(command: list[str], out: Path) -> list[str]:
-    return ["valgrind", "--tool=callgrind", f"--callgrind-out-file={out}", *command]
+    return ["valgrind", "--tool=callgrind", "--dump-before=getpgrp", f"--callgrind-out-file={out}", *command]
 
 
-def _collected(log: Path) -> int:
-    found = _COLLECTED.search(log.read_text(errors="replace"))
+def _measured(out: Path, log: Path) -> int:
+    """The instructions between the two dumps: the second part callgrind wrote (`OUT.2`)."""
+    parts = [out.with_name(f"{out.name}.{number}") for number in (1, 2, 3)]
+    if not (parts[0].exists() and parts[1].exists()) or parts[2].exists():
+        raise SystemExit(f"callgrind did not dump exactly twice before the end ({out}*; log {log})")
+    found = _TOTALS.search(parts[1].read_text(errors="replace"))
     if found is None:
-        raise SystemExit(f"callgrind gave no count; its log: {log}")
+        raise SystemExit(f"no totals in {parts[1]}")
     return int(found.group(1))
 
 
@@ -62,12 +68,22 @@ def _free_port() -> int:
 # -- the programs that run under callgrind (this module with --child) ------------------------------------------------
 
 
-async def _drive(client: Any, calls: list[Call], names: dict[str, str], count: int) -> None:
-    for number in range(count):
+def _mark(server_pid: int) -> None:
+    """A dump: of this process if callgrind runs it (it dumps before `getpgrp`), of the server if it runs that."""
+    os.getpgrp()
+    if server_pid:
+        subprocess.run(["callgrind_control", "--dump", str(server_pid)], check=True, capture_output=True)
+
+
+async def _drive(client: Any, calls: list[Call], names: dict[str, str], args: argparse.Namespace) -> None:
+    for number in range(args.warmup + args.calls):
+        if number == args.warmup:
+            _mark(args.server_pid)
         call = calls[number % len(calls)]
         result = await client.call_tool(names.get(call.tool, call.tool), call.arguments)
         if result.is_error and not result.content:
             raise SystemExit(f"call {number} failed: {result}")
+    _mark(args.server_pid)
 
 
 def _child(args: argparse.Namespace) -> None:
@@ -92,13 +108,13 @@ def _child(args: argparse.Namespace) -> None:
         if args.side == "bare":
             async with Client(bare_server(scenario, args.task)) as client:
                 await client.list_tools()
-                await _drive(client, calls, {}, args.count)
+                await _drive(client, calls, {}, args)
             return
         condition = Condition(hazards=[HazardSpec.model_validate(h) for h in hazards])
         with tempfile.TemporaryDirectory() as traces:
             async with open_episode("memory", scenario, args.task, condition, Path(traces)) as connected:
                 await connected.client.list_tools()
-                await _drive(connected.client, calls, names, args.count)
+                await _drive(connected.client, calls, names, args)
 
     async def http() -> None:
         url = f"{args.base}/mcp"
@@ -111,7 +127,7 @@ def _child(args: argparse.Namespace) -> None:
                 url = created.json()["mcp_url"]
         async with Client(url, read_timeout_seconds=600) as client:
             await client.list_tools()
-            await _drive(client, calls, names, args.count)
+            await _drive(client, calls, names, args)
 
     anyio.run(memory if args.transport == "memory" else http)
 
@@ -119,45 +135,38 @@ def _child(args: argparse.Namespace) -> None:
 # -- the measurements -----------------------------------------------------------------------------------------------
 
 
-def _child_command(args: argparse.Namespace, transport: str, side: str, hazards: Any, renamed: bool, count: int,
-                   base: str = "") -> list[str]:  # fmt: skip
-    command = [sys.executable, "-m", "bench.call_instructions", "--child", transport, side, "--count", str(count),
-               "--scenario", args.scenario, "--task", args.task, "--hazards", json.dumps(hazards)]  # fmt: skip
+def _child_command(args: argparse.Namespace, transport: str, side: str, hazards: Any, renamed: bool,
+                   base: str = "", server_pid: int = 0) -> list[str]:  # fmt: skip
+    command = [sys.executable, "-m", "bench.call_instructions", "--child", transport, side, "--calls", str(args.calls),
+               "--warmup", str(args.warmup), "--scenario", args.scenario, "--task", args.task,
+               "--hazards", json.dumps(hazards), "--server-pid", str(server_pid)]  # fmt: skip
     return command + (["--renamed"] if renamed else []) + (["--base", base] if base else [])
 
 
 def _run(command: list[str], work: Path, label: str) -> int:
+    """`command` under callgrind: the instructions between its two marks."""
     out, log = work / f"{label}.out", work / f"{label}.log"
     with log.open("w") as err:
         done = subprocess.run(_callgrind(command, out), cwd=REPO, stdin=subprocess.DEVNULL,
                               stdout=subprocess.DEVNULL, stderr=err, check=False)  # fmt: skip
     if done.returncode != 0:
         raise SystemExit(f"{label}: exit {done.returncode}; log {log}")
-    return _collected(log)
+    return _measured(out, log)
 
 
 def _server_command(side: str, args: argparse.Namespace, port: int, traces: Path) -> list[str]:
     if side == "ours":
         return [sys.executable, "-m", "mcp_hazard", "serve", args.scenario, "--http", f"127.0.0.1:{port}",
                 "--trace-dir", str(traces)]  # fmt: skip
-    return [
-        sys.executable,
-        "-m",
-        "bench.bare_server",
-        args.scenario,
-        "--task",
-        args.task,
-        "--http",
-        f"127.0.0.1:{port}",
-    ]
+    bare = [sys.executable, "-m", "bench.bare_server", args.scenario, "--task", args.task]
+    return [*bare, "--http", f"127.0.0.1:{port}"]
 
 
-def _serve_and_drive(args: argparse.Namespace, side: str, hazards: Any, renamed: bool, count: int, work: Path,
-                     label: str, server_measured: bool) -> int:  # fmt: skip
-    """A server (under callgrind if `server_measured`) and a client driving it (under callgrind otherwise)."""
+def _serve_and_drive(args: argparse.Namespace, side: str, hazards: Any, renamed: bool, work: Path, label: str,
+                     server_measured: bool) -> int:  # fmt: skip
+    """A server and a client driving it; the server's count (under callgrind) or else the client's."""
     port = _free_port()
-    traces = work / f"{label}.traces"
-    server = _server_command(side, args, port, traces)
+    server = _server_command(side, args, port, work / f"{label}.traces")
     out, log = work / f"{label}.out", work / f"{label}.log"
     with log.open("w") as err:
         process = subprocess.Popen(_callgrind(server, out) if server_measured else server, cwd=REPO,
@@ -174,11 +183,11 @@ def _serve_and_drive(args: argparse.Namespace, side: str, hazards: Any, renamed:
                     if time.monotonic() > deadline:
                         raise SystemExit(f"{label}: the server did not listen within 600 s") from None
                     time.sleep(0.5)
-            client = _child_command(args, "http", side, hazards, renamed, count, f"http://127.0.0.1:{port}")
-            if server_measured:
-                subprocess.run(client, cwd=REPO, stdin=subprocess.DEVNULL, check=True, stdout=subprocess.DEVNULL)
-            else:
-                return _run(client, work, f"{label}.client")
+            base = f"http://127.0.0.1:{port}"
+            if not server_measured:
+                return _run(_child_command(args, "http", side, hazards, renamed, base), work, f"{label}.client")
+            client = _child_command(args, "http", side, hazards, renamed, base, process.pid)
+            subprocess.run(client, cwd=REPO, stdin=subprocess.DEVNULL, check=True, stdout=subprocess.DEVNULL)
         finally:
             process.send_signal(signal.SIGINT)
             try:
@@ -186,7 +195,7 @@ def _serve_and_drive(args: argparse.Namespace, side: str, hazards: Any, renamed:
             except subprocess.TimeoutExpired:
                 process.kill()
                 process.wait()
-    return _collected(log)
+    return _measured(out, log)
 
 
 def main() -> None:
@@ -197,78 +206,68 @@ def main() -> None:
         default="clean,transient,silent,renamed",
         help=f"comma-separated, of {', '.join(CONDITIONS)} (default clean,transient,silent,renamed)",
     )
-    parser.add_argument("--calls", type=int, default=300, help="calls in the measured run (default 300)")
-    parser.add_argument("--warmup", type=int, default=30,
-                        help="calls both runs make first, so first-call work (schema checks compiled, caches filled) "
-                             "cancels out (default 30)")  # fmt: skip
+    parser.add_argument("--calls", type=int, default=300, help="calls counted (default 300)")
+    parser.add_argument(
+        "--warmup",
+        type=int,
+        default=30,
+        help="calls made before counting: schema checks compiled, caches filled (default 30)",
+    )
     parser.add_argument("--scenario", default="scenarios/travel.yaml")
     parser.add_argument("--task", default="fare-class")
     parser.add_argument("--jobs", type=int, default=2, help="callgrind runs at once (default 2)")
     parser.add_argument("--child", nargs=2, metavar=("TRANSPORT", "SIDE"), help=argparse.SUPPRESS)
-    parser.add_argument("--count", type=int, default=0, help=argparse.SUPPRESS)
     parser.add_argument("--hazards", default="[]", help=argparse.SUPPRESS)
     parser.add_argument("--renamed", action="store_true", help=argparse.SUPPRESS)
     parser.add_argument("--base", default="", help=argparse.SUPPRESS)
-    args = parser.parse_args()
+    parser.add_argument("--server-pid", type=int, default=0, help=argparse.SUPPRESS)
+    args = parser.parse_args()  # fmt: skip
     if args.child:
         args.transport, args.side = args.child
         _child(args)
         return
-    if shutil.which("valgrind") is None:
-        raise SystemExit("valgrind is not on PATH (Debian: apt-get install valgrind)")
+    if shutil.which("valgrind") is None or shutil.which("callgrind_control") is None:
+        raise SystemExit("valgrind and callgrind_control are not on PATH (Debian: apt-get install valgrind)")
     transports = [t for t in args.transport.split(",") if t]
-    unknown = [t for t in transports if t not in TRANSPORTS]
-    if unknown or args.calls < 1 or args.jobs < 1 or args.warmup < 0:
-        raise SystemExit(
-            f"--transport takes {', '.join(TRANSPORTS)}; --calls and --jobs at least 1, --warmup 0 or more"
-        )
+    if [t for t in transports if t not in TRANSPORTS] or args.calls < 1 or args.jobs < 1 or args.warmup < 0:
+        raise SystemExit(f"--transport takes {', '.join(TRANSPORTS)}; --calls, --jobs at least 1; --warmup at least 0")
     from mcp_hazard.load import load_scenario
 
     scenario = load_scenario(args.scenario)
     chosen = conditions(scenario, args.task, args.condition.split(","))
-    print(f"callgrind, {args.warmup} + {args.calls} calls against {args.warmup}; {scenario.id}/{args.task}; "
+    print(f"callgrind: {args.calls} calls counted after {args.warmup}; {scenario.id}/{args.task}; "
           f"load {load_average()}")  # fmt: skip
     work = Path(tempfile.mkdtemp(prefix="call-instructions-"))
     sides = [("bare", "-", [], False)] + [("ours", c.name, c.hazards, c.name == "renamed") for c in chosen]
-    jobs: dict[tuple[str, ...], Any] = {}
+    jobs: dict[tuple[str, str, str], Any] = {}
     with ThreadPoolExecutor(max_workers=args.jobs) as pool:
         for transport in transports:
             for side, name, hazards, renamed in sides:
-                for measured in (0, args.calls):
-                    count = args.warmup + measured
-                    label = f"{transport}.{side}.{name}.{count}"
-                    if transport == "memory":
-                        command = _child_command(args, "memory", side, hazards, renamed, count)
-                        jobs[(transport, side, name, "whole", str(measured))] = pool.submit(_run, command, work, label)
-                    else:
-                        jobs[(transport, side, name, "server", str(measured))] = pool.submit(
-                            _serve_and_drive, args, side, hazards, renamed, count, work, label, True
-                        )
+                label = f"{transport}.{side}.{name}"
+                if transport == "memory":
+                    command = _child_command(args, "memory", side, hazards, renamed)
+                    jobs[(transport, side, name)] = pool.submit(_run, command, work, label)
+                else:
+                    jobs[(transport, side, name)] = pool.submit(
+                        _serve_and_drive, args, side, hazards, renamed, work, label, True
+                    )
             if transport == "http":  # the client's share, against each server (ours without hazards)
                 for side in ("bare", "ours"):
-                    for measured in (0, args.calls):
-                        count = args.warmup + measured
-                        jobs[(transport, side, "client", "client", str(measured))] = pool.submit(
-                            _serve_and_drive, args, side, [], False, count, work, f"http.{side}.client.{count}", False
-                        )
-        counts = {key: job.result() for key, job in jobs.items()}
-
-    def per_call(transport: str, side: str, name: str, part: str) -> float:
-        return (counts[(transport, side, name, part, str(args.calls))] - counts[(transport, side, name, part, "0")]) / (
-            args.calls
-        )
+                    jobs[(transport, side, "client")] = pool.submit(
+                        _serve_and_drive, args, side, [], False, work, f"http.{side}.client", False
+                    )
+        per_call = {key: job.result() / args.calls for key, job in jobs.items()}
 
     print(f"\n{'transport':9s} {'condition':13s} {'ours instr/call':>16s} {'bare instr/call':>16s} {'ratio':>6s}")
     for transport in transports:
-        part = "whole" if transport == "memory" else "server"
-        bare = per_call(transport, "bare", "-", part)
+        bare = per_call[(transport, "bare", "-")]
         client = 0.0
         if transport == "http":
-            ours_client, bare_client = (per_call(transport, side, "client", "client") for side in ("ours", "bare"))
+            ours_client, bare_client = per_call[(transport, "ours", "client")], per_call[(transport, "bare", "client")]
             client = (ours_client + bare_client) / 2
             print(f"{transport:9s} {'(client)':13s} {ours_client:16,.0f} {bare_client:16,.0f}")
         for _, name, _, _ in sides[1:]:
-            ours = per_call(transport, "ours", name, part)
+            ours = per_call[(transport, "ours", name)]
             note = "" if transport == "memory" else f"   server alone {bare / ours:.3f}"
             print(f"{transport:9s} {name:13s} {ours + client:16,.0f} {bare + client:16,.0f} "
                   f"{(bare + client) / (ours + client):6.3f}{note}")  # fmt: skip
