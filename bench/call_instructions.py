@@ -8,8 +8,10 @@ bench/call_overhead.py times the same calls; this is its deterministic companion
 Only the measured calls are counted: the client makes `--warmup` calls, asks callgrind for a dump, makes `--calls`
 calls and asks again, and the count between the two dumps is divided by `--calls`. Start-up, imports, the handshake,
 the listing, first-call work and the exit (whose garbage collection moves by tens of millions of instructions from
-run to run) stay out. A process under callgrind marks the two points by calling `os.getpgrp()`, which callgrind
-dumps before (`--dump-before=getpgrp`); a server under callgrind is asked by `callgrind_control --dump PID`.
+run to run) stay out; so does a full collection of what start-up left on the heap (`gc.freeze()` before counting,
+in the process that makes the calls). A process under callgrind marks the two points by calling `os.getpgrp()`,
+which callgrind dumps before (`--dump-before=getpgrp`); a server under callgrind is asked by `callgrind_control
+--dump PID`.
 - memory: the whole process (SDK client and server in one) under callgrind;
 - http: the server process under callgrind (`mcp_hazard serve --http` with one episode made by `POST /episodes`, or
   `bench.bare_server --http`), driven by a client outside valgrind; and the client process alone under callgrind
@@ -23,6 +25,7 @@ PATH; takes a few minutes per transport (callgrind runs a program about 50 times
 from __future__ import annotations
 
 import argparse
+import gc
 import json
 import os
 import re
@@ -78,6 +81,10 @@ def _mark(server_pid: int) -> None:
 async def _drive(client: Any, calls: list[Call], names: dict[str, str], args: argparse.Namespace) -> None:
     for number in range(args.warmup + args.calls):
         if number == args.warmup:
+            # What start-up left on the heap is set aside: whether a full collection of it falls inside the counted
+            # calls is chance, and moved one side's count by 10% between runs. The calls' own garbage is counted.
+            gc.collect()
+            gc.freeze()
             _mark(args.server_pid)
         call = calls[number % len(calls)]
         result = await client.call_tool(names.get(call.tool, call.tool), call.arguments)
