@@ -41,7 +41,8 @@ from pathlib import Path
 from typing import Any
 
 from bench.call_conditions import CONDITIONS, Call, conditions, golden_calls
-from bench.processes import REPO, load_average
+from bench.processes import REPO, load_average, stop
+from mcp_hazard.runner.transports import free_port
 
 TRANSPORTS = ("memory", "http")
 _TOTALS = re.compile(r"^totals: (\d+)", re.MULTILINE)
@@ -60,12 +61,6 @@ def _measured(out: Path, log: Path) -> int:
     if found is None:
         raise SystemExit(f"no totals in {parts[1]}")
     return int(found.group(1))
-
-
-def _free_port() -> int:
-    with socket.socket() as probe:
-        probe.bind(("127.0.0.1", 0))
-        return int(probe.getsockname()[1])
 
 
 # -- the programs that run under callgrind (this module with --child) ------------------------------------------------
@@ -172,7 +167,7 @@ def _server_command(side: str, args: argparse.Namespace, port: int, traces: Path
 def _serve_and_drive(args: argparse.Namespace, side: str, hazards: Any, renamed: bool, work: Path, label: str,
                      server_measured: bool) -> int:  # fmt: skip
     """A server and a client driving it; the server's count (under callgrind) or else the client's."""
-    port = _free_port()
+    port = free_port()
     server = _server_command(side, args, port, work / f"{label}.traces")
     out, log = work / f"{label}.out", work / f"{label}.log"
     with log.open("w") as err:
@@ -196,12 +191,7 @@ def _serve_and_drive(args: argparse.Namespace, side: str, hazards: Any, renamed:
             client = _child_command(args, "http", side, hazards, renamed, base, process.pid)
             subprocess.run(client, cwd=REPO, stdin=subprocess.DEVNULL, check=True, stdout=subprocess.DEVNULL)
         finally:
-            process.send_signal(signal.SIGINT)
-            try:
-                process.wait(timeout=600)
-            except subprocess.TimeoutExpired:
-                process.kill()
-                process.wait()
+            stop(process, signal.SIGINT, timeout=600)
     return _measured(out, log)
 
 

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import contextlib
 import os
+import signal
 import subprocess
 import tempfile
 from collections.abc import AsyncIterator
@@ -67,12 +68,17 @@ async def http_process(command: list[str], ready_url: str) -> AsyncIterator[subp
             await wait_http(ready_url, process, log)
             yield process
         finally:
-            process.terminate()
-            try:
-                process.wait(timeout=20)
-            except subprocess.TimeoutExpired:
-                process.kill()
-                process.wait()
+            stop(process, timeout=20)
+
+
+def stop(process: subprocess.Popen[bytes], how: int = signal.SIGTERM, timeout: float = 20) -> None:
+    """Ask a server to stop (`how`: SIGINT lets one under callgrind write its counts), then kill it if it will not."""
+    process.send_signal(how)
+    try:
+        process.wait(timeout=timeout)
+    except subprocess.TimeoutExpired:
+        process.kill()
+        process.wait()
 
 
 def load_average() -> str:

@@ -34,6 +34,8 @@ import anyio
 import httpx
 from mcp import Client, StdioServerParameters
 
+from bench.processes import stop
+
 ROOT = Path(__file__).resolve().parents[1]
 NPM = ROOT / ".cache" / "upstream-npm" / "node_modules" / ".bin"
 AGENTBREAK_VENV = ROOT / ".cache" / "agentbreak"
@@ -68,11 +70,7 @@ def _process(command: list[str], log: Path, env: dict[str, str] | None = None, c
     try:
         yield process
     finally:
-        process.terminate()
-        try:
-            process.wait(timeout=10)
-        except subprocess.TimeoutExpired:
-            process.kill()
+        stop(process, timeout=10)
 
 
 async def _calls(opener: Opener, call: tuple[str, dict[str, Any]], count: int) -> float:

@@ -18,7 +18,6 @@ from __future__ import annotations
 
 import argparse
 import os
-import signal
 import subprocess
 import sys
 import tempfile
@@ -32,6 +31,7 @@ from mcp import Client
 from mcp.client.streamable_http import streamable_http_client
 from mcp.shared._httpx_utils import create_mcp_http_client
 
+from bench.processes import stop
 from mcp_hazard.runner.transports import free_port
 
 REPO_ROOT = Path(__file__).resolve().parents[1]
@@ -117,11 +117,7 @@ async def soak(args: argparse.Namespace, trace_dir: Path) -> int:
                 group.cancel_scope.cancel()
             end = rss_kib(server.pid)
     finally:
-        server.send_signal(signal.SIGTERM)
-        try:
-            server.wait(timeout=30)
-        except subprocess.TimeoutExpired:
-            server.kill()
+        stop(server, timeout=30)
     traces = sum(1 for _ in trace_dir.glob("*.jsonl"))
     peak = max([start, warm, end, *samples])
     print(f"episodes: {done} in {elapsed:.1f} s ({done / elapsed:.0f}/s), concurrency {args.concurrency}, "

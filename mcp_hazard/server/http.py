@@ -142,11 +142,7 @@ class _EpisodeGate:
         self.mcp_app = mcp_app
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
-        episode_id = scope["path_params"]["episode_id"]
-        refused = _bad_id(episode_id)
-        if refused is not None:
-            await refused(scope, receive, send)
-            return
+        episode_id = scope["path_params"]["episode_id"]  # checked by _PathIds, which alone sends requests here
         if self.registry.get(episode_id) is None:
             request = Request(scope)
             query = dict(request.query_params)
