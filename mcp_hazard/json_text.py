@@ -19,20 +19,18 @@ import orjson
 _STRICT = orjson.OPT_PASSTHROUGH_DATETIME | orjson.OPT_PASSTHROUGH_DATACLASS | orjson.OPT_PASSTHROUGH_SUBCLASS
 _INDENTED = json.JSONEncoder(ensure_ascii=False, indent=2)
 _MARKS = bytes(
-    ord("0") if 48 <= byte <= 57 else ord("+") if byte in b"+-" else byte if byte == ord("e") else ord(" ")
-    for byte in range(256)
+    ord("0") if 48 <= byte <= 57 or byte in b"+-" else byte if byte == ord("e") else ord(" ") for byte in range(256)
 )
-"""Each digit as `0`, a sign as `+`, `e` as itself, anything else as a space: an exponent reads `0e0` or `0e+`."""
+"""Each digit and sign as `0`, `e` as itself, anything else as a space: an exponent reads `0e0`."""
 
 
 def float_forms(text: bytes) -> bool:
     """Whether orjson's text may hold a float written unlike `repr` writes it: with an exponent (a digit, `e`, a sign
     or digit) or in the fixed form it keeps down to 1e-5 (`0.0000`). A string that happens to look like this only
-    sends its value down the exact path."""
-    if b"0.0000" in text:
+    sends its value down the exact path. `find` rather than `in`: on CPython 3.11 it is faster for the same search."""
+    if text.find(b"0.0000") >= 0:
         return True
-    marked = text.translate(_MARKS)  # every JSON text has an `e` in a key or two; this looks at them all at C speed
-    return b"0e0" in marked or b"0e+" in marked
+    return text.translate(_MARKS).find(b"0e0") >= 0  # every JSON text has an `e` in a key or two: all at C speed
 
 
 def compact(value: Any) -> bytes | None:
