@@ -27,11 +27,15 @@ def proxy(args: argparse.Namespace) -> int:
     trace_dir = Path(args.trace_dir)
     if args.http:
         return _serve_http(args, service, condition, trace_dir)
+    from mcp_hazard.server.heap import freeze_start_up
+
     if source.argv and args.record is None and not args.sdk:
         from mcp_hazard.proxy.relay import serve_relay
 
+        freeze_start_up()
         run_async(serve_relay, service, trace_dir, args.task, condition, args.episode_id, args.agent)
         return 0
+    freeze_start_up()
     run_async(_serve_stdio, args, service, condition, trace_dir)
     return 0
 
@@ -74,6 +78,7 @@ def _serve_http(args: argparse.Namespace, service: ProxyService, condition: Cond
     from mcp_hazard.proxy.app import build_proxy_server
     from mcp_hazard.server.access import token_from_env
     from mcp_hazard.server.episodes import EpisodeRegistry
+    from mcp_hazard.server.heap import freeze_start_up
     from mcp_hazard.server.http import LOOPBACK, build_http_app
 
     async def discover() -> None:
@@ -102,5 +107,6 @@ def _serve_http(args: argparse.Namespace, service: ProxyService, condition: Cond
     )  # fmt: skip
     print(f"mcp-hazard: proxying {env.info.name} {env.info.version} ({service.source.label()}) on "
           f"http://{host}:{port}; create an episode with POST /episodes", file=sys.stderr)  # fmt: skip
+    freeze_start_up()
     uvicorn.run(app, host=host, port=port, log_level="warning")
     return 0

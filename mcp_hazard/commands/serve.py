@@ -16,6 +16,7 @@ def serve(args: argparse.Namespace) -> int:
     from mcp_hazard.condition import Condition
     from mcp_hazard.load import load_scenarios
     from mcp_hazard.server.episodes import EpisodeRegistry
+    from mcp_hazard.server.heap import freeze_start_up
 
     scenarios = load_scenarios([args.path], allow_python=args.allow_python)
     trace_dir = Path(args.trace_dir)
@@ -43,6 +44,7 @@ def serve(args: argparse.Namespace) -> int:
         server = uvicorn.Server(uvicorn.Config(app, log_level="warning"))
         print(f"mcp-hazard: serving {len(scenarios)} scenario(s) on http://{shown}:{port}; "
               f"GET / lists the routes, POST /episodes creates an episode{needs}", file=sys.stderr)  # fmt: skip
+        freeze_start_up()
         server.run(sockets=[sock])
         return 0
     from mcp_hazard.server.stdio import serve_stdio
@@ -59,5 +61,6 @@ def serve(args: argparse.Namespace) -> int:
         seed=args.seed, profile=args.profile, hazards=hazard_options(args.hazard), interventions=interventions
     )
     episode = registry.create(args.scenario, args.task, condition, args.episode_id, args.agent)
+    freeze_start_up()
     anyio.run(serve_stdio, episode)
     return 0
