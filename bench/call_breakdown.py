@@ -159,7 +159,7 @@ def main(argv: list[str] | None = None) -> int:
     from mcp_hazard.logs import configure_logging
 
     configure_logging("warning")
-    scenario = load_scenario(str(REPO / args.scenario) if not Path(args.scenario).is_absolute() else args.scenario)
+    scenario = load_scenario(str(REPO / args.scenario))  # an absolute path stays as it is
     calls = golden_calls(scenario, args.task)
     chosen = conditions(scenario, args.task, args.condition)
     clocks = Clocks()

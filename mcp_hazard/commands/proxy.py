@@ -29,13 +29,12 @@ def proxy(args: argparse.Namespace) -> int:
         return _serve_http(args, service, condition, trace_dir)
     from mcp_hazard.server.heap import freeze_start_up
 
+    freeze_start_up()
     if source.argv and args.record is None and not args.sdk:
         from mcp_hazard.proxy.relay import serve_relay
 
-        freeze_start_up()
         run_async(serve_relay, service, trace_dir, args.task, condition, args.episode_id, args.agent)
         return 0
-    freeze_start_up()
     run_async(_serve_stdio, args, service, condition, trace_dir)
     return 0
 
