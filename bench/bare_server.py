@@ -11,10 +11,11 @@ no output-schema check, no trace, no episode state. `submit_answer` only acknowl
                                                                  # (without --task also /tasks/TASK/mcp)
     from bench.bare_server import bare_server                   # in-process: Client(bare_server(scenario))
 
-The stdio program imports only the SDK and mcp-hazard's scenario loader, so its start-up cost is the floor for
-`mcp-hazard serve` as well. Over HTTP it is the SDK's own `streamable_http_app` (one endpoint, `/mcp`, sessions as
-the SDK keeps them, DNS-rebinding protection on for 127.0.0.1) run by uvicorn, so many clients share one server as
-they share one `mcp-hazard serve --http`; without `--task`, each task's tools are also served at `/tasks/TASK/mcp`.
+The stdio program imports only the SDK, mcp-hazard's scenario loader and its submit tool (plain values), so its
+start-up cost is the floor for `mcp-hazard serve` as well. Over HTTP it is the SDK's own `streamable_http_app` (one
+endpoint, `/mcp`, sessions as the SDK keeps them, DNS-rebinding protection on for 127.0.0.1) run by uvicorn, so many
+clients share one server as they share one `mcp-hazard serve --http`; without `--task`, each task's tools are also
+served at `/tasks/TASK/mcp`.
 """
 
 from __future__ import annotations
@@ -33,20 +34,7 @@ from mcp_hazard.load import load_scenario
 from mcp_hazard.scenario.behaviours import run_behaviour
 from mcp_hazard.scenario.files import LoadedScenario
 from mcp_hazard.scenario.models import ToolSpec
-
-# The same submit tool as mcp_hazard.server.episode (copied so the stdio program does not import the server package;
-# runner_throughput checks that the two agree).
-SUBMIT_TOOL = "submit_answer"
-SUBMIT_SCHEMA: dict[str, Any] = {
-    "type": "object",
-    "properties": {"answer": {"type": "string", "description": "Your final answer to the task, as text."}},
-    "required": ["answer"],
-    "additionalProperties": False,
-}
-SUBMIT_DESCRIPTION = (
-    "Submit your final answer to the task. This ends the episode: call it once, when you are sure, "
-    "with the answer in the form the task asks for."
-)
+from mcp_hazard.server.submit import ANSWER_RECEIVED, SUBMIT_DESCRIPTION, SUBMIT_SCHEMA, SUBMIT_TOOL
 
 
 class _ListChangedServer(Server[Any]):
@@ -109,9 +97,7 @@ def bare_server(scenario: LoadedScenario, task: str | None = None) -> Server[Any
     ) -> types.CallToolResult:
         arguments = params.arguments or {}
         if params.name == SUBMIT_TOOL:
-            return types.CallToolResult(
-                content=[types.TextContent(type="text", text="Answer received. The episode is over.")]
-            )
+            return types.CallToolResult(content=[types.TextContent(type="text", text=ANSWER_RECEIVED)])
         spec = by_name.get(params.name)
         if spec is None:
             return _error(f"Unknown tool '{params.name}'.")

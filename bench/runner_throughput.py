@@ -248,17 +248,6 @@ def profile(cells: list[Any], top: int = 30) -> str:
 # -- main --------------------------------------------------------------------------------------------------------------
 
 
-def _check_submit_tool() -> None:
-    from bench import bare_server
-    from mcp_hazard.server import episode
-
-    same = (bare_server.SUBMIT_TOOL, bare_server.SUBMIT_SCHEMA, bare_server.SUBMIT_DESCRIPTION) == (
-        episode.SUBMIT_TOOL, episode.SUBMIT_SCHEMA, episode.SUBMIT_DESCRIPTION,
-    )  # fmt: skip
-    if not same:
-        raise SystemExit("bench/bare_server.py's submit tool differs from mcp_hazard.server.episode's: update it")
-
-
 def _row(m: Measurement, bare: Measurement | None) -> str:
     best = m.best
     ratio = f"{m.eps / bare.eps:6.2f}" if bare else f"{'-':>6}"
@@ -296,7 +285,6 @@ def main(argv: list[str] | None = None) -> int:
 
     configure_logging("warning")
     os.chdir(REPO)  # as `mcp-hazard run` from the project root; `python -m bench.bare_server` needs it too
-    _check_submit_tool()
     scenarios = load()
     hazards = [] if args.no_hazards else hazard_cells(scenarios, args.latency)
     print(f"machine: {os.cpu_count()} CPUs, Python {platform.python_version()} ({platform.machine()}, "

@@ -15,7 +15,8 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from mcp_hazard.errors import UserError
-from mcp_hazard.proxy.upstream import LOST, Progress, Upstream, UpstreamError, UpstreamInfo, request_key
+from mcp_hazard.proxy.upstream import LOST, Progress, Upstream, UpstreamError, request_key
+from mcp_hazard.proxy.upstream_info import UpstreamInfo
 
 MAX_CASSETTE_BYTES = 256 * 1024 * 1024
 

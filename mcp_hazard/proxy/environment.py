@@ -16,7 +16,7 @@ from mcp_hazard.errors import Problem, ScenarioError, UserError
 from mcp_hazard.proxy.config import LoadedProxyFile, ProxyFile, ProxyTask, ToolNotes
 from mcp_hazard.proxy.kinds import PROXY_KINDS
 from mcp_hazard.proxy.tools import ProxyToolSpec
-from mcp_hazard.proxy.upstream import UpstreamInfo, UpstreamSource
+from mcp_hazard.proxy.upstream_info import UpstreamInfo, UpstreamSource
 from mcp_hazard.scenario.arguments import argument_problem
 from mcp_hazard.scenario.files import LoadedScenario
 from mcp_hazard.scenario.models import (

@@ -23,7 +23,7 @@ from mcp_hazard.logs import log
 from mcp_hazard.proxy.environment import OPEN_TASK, Environment
 from mcp_hazard.proxy.tools import noted
 from mcp_hazard.proxy.upstream import Upstream, UpstreamError
-from mcp_hazard.proxy.values import error_text, served_result, value_of
+from mcp_hazard.proxy.values import error_text, rewrite_text, value_of
 from mcp_hazard.scenario.behaviours import ToolOutcome
 from mcp_hazard.scenario.models import ToolSpec
 from mcp_hazard.server.episode import Episode
@@ -114,7 +114,7 @@ class ProxyEpisode(Episode):
         # Structured content stays structured (MCP allows it without a listed output schema, and a client checks it
         # only against one that is listed); only a change of form (output drift: `text`) serves text alone.
         keep = raw.get("structuredContent") is not None
-        return served_result(raw, original.result, result, text=text, structured=keep, hints=hints)
+        return replaced_result(raw, original.result, result, text=text, structured=keep, hints=hints)
 
     def _tool(self, surface: Surface, view: ToolView) -> types.Tool:
         """The tool as the server listed it, with what hazards and interventions change: name, description,
@@ -178,3 +178,19 @@ class ProxyEpisode(Episode):
         wanted = set(self.task.tools) if self.task.tools is not None else None
         self.tools = {n: s for n, s in fresh.items() if wanted is None or n in wanted}
         self.served.tools = self.tools
+
+
+def replaced_result(
+    raw: dict[str, Any], old: Any, new: Any, *, text: str | None, structured: bool, hints: list[str]
+) -> types.CallToolResult:
+    """A result carrying `new` in place of `old`: the text as `rewrite_text` writes it (or `text`, when a hazard chose
+    the form), the server's other blocks (images, resources) kept, structured content when the listing still
+    promises it."""
+    blocks: list[types.ContentBlock] = [types.TextContent(type="text", text=text if text is not None else
+                                                          rewrite_text(raw, old, new))]  # fmt: skip
+    for block in raw.get("content") or []:
+        if isinstance(block, dict) and block.get("type") != "text":
+            blocks.append(types.CallToolResult.model_validate({"content": [block]}).content[0])
+    blocks.extend(types.TextContent(type="text", text=f"Hint: {hint}") for hint in hints)
+    content = new if structured and isinstance(new, dict) and text is None else None
+    return types.CallToolResult(content=blocks, structured_content=content)

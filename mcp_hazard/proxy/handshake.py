@@ -11,7 +11,7 @@ from __future__ import annotations
 from typing import Any
 
 from mcp_hazard.proxy import task
-from mcp_hazard.proxy.upstream import UpstreamInfo
+from mcp_hazard.proxy.upstream_info import UpstreamInfo
 
 
 def client_handshake(result: dict[str, Any], *, with_task: bool) -> dict[str, Any]:

@@ -42,7 +42,8 @@ from mcp_hazard.proxy.handshake import client_handshake, server_info
 from mcp_hazard.proxy.lines import read_client_frames
 from mcp_hazard.proxy.server_process import ServerProcess
 from mcp_hazard.proxy.service import ProxyService
-from mcp_hazard.proxy.upstream import LOST, Progress, Upstream, UpstreamError, UpstreamInfo
+from mcp_hazard.proxy.upstream import LOST, Progress, Upstream, UpstreamError
+from mcp_hazard.proxy.upstream_info import UpstreamInfo
 from mcp_hazard.server.episode import TASK_PROMPT_NAME
 from mcp_hazard.server.episodes import EpisodeRegistry
 from mcp_hazard.server.frames import Refusal

@@ -21,7 +21,8 @@ from anyio.abc import ByteReceiveStream, Process
 from mcp_hazard.errors import UserError
 from mcp_hazard.logs import log
 from mcp_hazard.proxy.lines import Lines
-from mcp_hazard.proxy.upstream import LOST, UpstreamError, UpstreamSource
+from mcp_hazard.proxy.upstream import LOST, UpstreamError
+from mcp_hazard.proxy.upstream_info import UpstreamSource
 
 
 class ServerProcess:

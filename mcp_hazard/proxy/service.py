@@ -14,7 +14,8 @@ from mcp_hazard.proxy.cassette import Cassette, ReplayUpstream, load_cassette
 from mcp_hazard.proxy.config import LoadedProxyFile, UpstreamConfig
 from mcp_hazard.proxy.environment import Environment, environment
 from mcp_hazard.proxy.episode import ProxyEpisode
-from mcp_hazard.proxy.upstream import Listener, Recorder, Upstream, UpstreamError, UpstreamHost, UpstreamSource
+from mcp_hazard.proxy.upstream import Listener, Recorder, Upstream, UpstreamError, UpstreamHost
+from mcp_hazard.proxy.upstream_info import UpstreamSource
 
 
 def upstream_source(

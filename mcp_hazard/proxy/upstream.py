@@ -1,13 +1,17 @@
 """The real server behind the proxy, reached over stdio or Streamable HTTP with the official SDK client, or replayed
 from a cassette. Everything the proxy asks of it goes through one `request(method, params)`, so recording and
 replaying see every exchange the same way.
+
+A proxy passes on what the server offers, logging included, which the 2026-07-28 protocol deprecates: the SDK's
+deprecation warnings about it are the server's business, not noise for the proxy's user. Every path that reaches a
+server imports this module, so the filter is set here.
 """
 
 from __future__ import annotations
 
 import json
 import os
-import shlex
+import warnings
 from collections.abc import AsyncIterator, Awaitable, Callable
 from contextlib import asynccontextmanager
 from dataclasses import dataclass, field
@@ -17,9 +21,12 @@ import anyio
 import mcp_types as types
 from anyio.abc import TaskGroup, TaskStatus
 from mcp import Client, StdioServerParameters
-from mcp.shared.exceptions import MCPError
+from mcp.shared.exceptions import MCPDeprecationWarning, MCPError
 
 from mcp_hazard.logs import log
+from mcp_hazard.proxy.upstream_info import UpstreamInfo, UpstreamSource
+
+warnings.filterwarnings("ignore", category=MCPDeprecationWarning)
 
 Progress = Callable[[float, float | None, str | None], Awaitable[None]]
 Listener = Callable[[Any], Awaitable[None]]
@@ -39,59 +46,6 @@ class UpstreamError(Exception):
 
     def to_mcp(self) -> MCPError:
         return MCPError(self.code, self.message, self.data)
-
-
-@dataclass(frozen=True)
-class UpstreamSource:
-    """How to reach the server: a command (stdio), a URL (Streamable HTTP), or a cassette (replay)."""
-
-    argv: tuple[str, ...] = ()
-    url: str | None = None
-    env: tuple[tuple[str, str], ...] = ()
-    cwd: str | None = None
-    cassette: str | None = None
-
-    def describe(self) -> dict[str, Any]:
-        """How the trace names it: never the environment (it may hold secrets)."""
-        if self.cassette is not None:
-            return {"cassette": self.cassette}
-        if self.url is not None:
-            return {"url": self.url}
-        return {"command": list(self.argv)}
-
-    def label(self) -> str:
-        if self.cassette is not None:
-            return f"cassette {self.cassette}"
-        return self.url if self.url is not None else shlex.join(self.argv)
-
-
-@dataclass
-class UpstreamInfo:
-    """What the server said about itself when the proxy connected (recorded in the trace and the cassette)."""
-
-    name: str
-    version: str
-    protocol_version: str
-    capabilities: dict[str, Any]
-    instructions: str | None = None
-    source: dict[str, Any] = field(default_factory=dict)
-
-    def to_json(self) -> dict[str, Any]:
-        """`via` says how the server was reached (a command, a URL, a cassette): volatile in a trace, since a replay
-        of a recorded run differs only there."""
-        return {
-            "name": self.name, "version": self.version, "protocol_version": self.protocol_version,
-            "capabilities": self.capabilities, "instructions": self.instructions, "via": self.source,
-        }  # fmt: skip
-
-    @classmethod
-    def from_json(cls, data: dict[str, Any], source: dict[str, Any] | None = None) -> UpstreamInfo:
-        via = source if source is not None else data.get("via")
-        return cls(
-            name=str(data.get("name") or "unknown"), version=str(data.get("version") or ""),
-            protocol_version=str(data.get("protocol_version") or ""), capabilities=dict(data.get("capabilities") or {}),
-            instructions=data.get("instructions"), source=dict(via) if isinstance(via, dict) else {},
-        )  # fmt: skip
 
 
 def dump(model: Any) -> dict[str, Any]:

@@ -1,4 +1,4 @@
-"""A real server's tool result as a value hazards can act on, and a changed value served back in the server's form.
+"""A real server's tool result as a value hazards can act on, and a changed value written back into its text.
 
 The value of a result is its structured content when it has one, else the JSON its one text block holds, else that
 text. Paths into a value are dotted (`target.datetime`, `items.0.price`); `$` is the whole value.
@@ -10,8 +10,6 @@ import copy
 import json
 import re
 from typing import Any
-
-import mcp_types as types
 
 from mcp_hazard.json_text import indented
 
@@ -133,19 +131,3 @@ def rewrite_text(raw: dict[str, Any], old: Any, new: Any) -> str:
         else:
             extra.append(f"{'.'.join(map(str, path)) or 'value'}: {_shown(leaf)}")
     return text + ("\n" + "\n".join(extra) if extra else "")
-
-
-def served_result(
-    raw: dict[str, Any], old: Any, new: Any, *, text: str | None, structured: bool, hints: list[str]
-) -> types.CallToolResult:
-    """A result carrying `new` in place of `old`: the text as `rewrite_text` writes it (or `text`, when a hazard chose
-    the form), the server's other blocks (images, resources) kept, structured content when the listing still
-    promises it."""
-    blocks: list[types.ContentBlock] = [types.TextContent(type="text", text=text if text is not None else
-                                                          rewrite_text(raw, old, new))]  # fmt: skip
-    for block in raw.get("content") or []:
-        if isinstance(block, dict) and block.get("type") != "text":
-            blocks.append(types.CallToolResult.model_validate({"content": [block]}).content[0])
-    blocks.extend(types.TextContent(type="text", text=f"Hint: {hint}") for hint in hints)
-    content = new if structured and isinstance(new, dict) and text is None else None
-    return types.CallToolResult(content=blocks, structured_content=content)

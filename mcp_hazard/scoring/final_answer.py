@@ -19,6 +19,7 @@ from mcp_hazard.scenario.answers import (
 )
 from mcp_hazard.scenario.models import Task
 from mcp_hazard.scoring.calls import EpisodeCalls
+from mcp_hazard.server.submit import SUBMIT_DESCRIPTION, SUBMIT_SCHEMA
 
 
 @lru_cache(maxsize=1 << 16)
@@ -66,8 +67,6 @@ def _text_kinds(task: Task) -> bool:
 
 @lru_cache(maxsize=1)
 def _placeholders() -> frozenset[str]:
-    from mcp_hazard.server.episode import SUBMIT_DESCRIPTION, SUBMIT_SCHEMA
-
     texts = [SUBMIT_DESCRIPTION, SUBMIT_SCHEMA["properties"]["answer"]["description"]]
     return frozenset(canonical_text(text).casefold().strip(" .") for text in texts)
 

@@ -30,6 +30,7 @@ from mcp_hazard.server.results import (
     served_result,
     traceable_name,
 )
+from mcp_hazard.server.submit import ANSWER_RECEIVED, SUBMIT_SCHEMA, SUBMIT_TOOL
 from mcp_hazard.trace import events as ev
 
 if TYPE_CHECKING:
@@ -41,19 +42,6 @@ if TYPE_CHECKING:
 
 Notifier = Callable[[], Awaitable[bool]]
 Waiting = tuple[str, int, Any, float, list[int]]
-
-SUBMIT_TOOL = "submit_answer"
-SUBMIT_SCHEMA: dict[str, Any] = {
-    "type": "object",
-    "properties": {"answer": {"type": "string", "description": "Your final answer to the task, as text."}},
-    "required": ["answer"],
-    "additionalProperties": False,
-}
-SUBMIT_DESCRIPTION = (
-    "Submit your final answer to the task. This ends the episode: call it once, when you are sure, "
-    "with the answer in the form the task asks for."
-)
-ANSWER_RECEIVED = "Answer received. The episode is over."
 
 
 def _unchanged(text: str) -> str:

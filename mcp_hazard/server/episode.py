@@ -24,9 +24,10 @@ from mcp_hazard.interventions import Surface, build_interventions
 from mcp_hazard.logs import log
 from mcp_hazard.scenario.files import LoadedScenario
 from mcp_hazard.scenario.models import Task, ToolSpec
-from mcp_hazard.server.calls import SUBMIT_DESCRIPTION, SUBMIT_SCHEMA, SUBMIT_TOOL, Calls, Waiting
+from mcp_hazard.server.calls import Calls, Waiting
 from mcp_hazard.server.restate import Restatement
 from mcp_hazard.server.served import ServedInterface
+from mcp_hazard.server.submit import SUBMIT_DESCRIPTION, SUBMIT_SCHEMA, SUBMIT_TOOL
 from mcp_hazard.trace import events as ev
 from mcp_hazard.trace.writer import TraceWriter
 

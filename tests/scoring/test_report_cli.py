@@ -7,6 +7,7 @@ import json
 import re
 import shutil
 import subprocess
+import sys
 from pathlib import Path
 
 import pytest
@@ -48,6 +49,27 @@ def test_html_report_is_written_to_a_file(traces: Path, tmp_path: Path) -> None:
     rows = embedded_episodes(page)  # each episode with its timeline, for the drill-down
     assert len(rows) == episodes(traces)
     assert all(row["timeline"] and row["timeline"][-1][1] == "ended" for row in rows)
+
+
+# Scoring reads traces and scenario files; it never speaks MCP, so the SDK and its web stack stay out of its process.
+NOT_FOR_SCORING = (
+    "mcp", "mcp_types", "uvicorn", "starlette", "httpx", "mcp_hazard.server.episode", "mcp_hazard.proxy.upstream",
+)  # fmt: skip
+
+
+def test_scoring_imports_no_sdk(traces: Path) -> None:
+    """The whole import closure of a real `score` process, read from `-X importtime`: a proxy episode's trace is
+    scored from its records (proxy/upstream_info.py), not through the SDK client."""
+    done = subprocess.run(
+        [sys.executable, "-X", "importtime", "-m", "mcp_hazard", "score", str(traces), "--format", "json"],
+        cwd=REPO, stdin=subprocess.DEVNULL, capture_output=True, text=True, timeout=120,
+    )  # fmt: skip
+    assert done.returncode == 0, done.stderr[-2000:]
+    assert json.loads(done.stdout)["overall"]["n"] == episodes(traces)
+    imported = set(re.findall(r"^import time:\s+\d+ \|\s+\d+ \| *(\S+)$", done.stderr, re.M))
+    assert "mcp_hazard.scoring.collect" in imported and "mcp_hazard.proxy.environment" in imported
+    bad = sorted(m for m in imported if any(m == f or m.startswith(f + ".") for f in NOT_FOR_SCORING))
+    assert bad == [], f"score imported {bad}"
 
 
 def test_markdown_report_is_printed(traces: Path) -> None:
