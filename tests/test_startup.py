@@ -1,7 +1,7 @@
 """`mcp-hazard serve` over stdio starts with only what serving needs: no rich, no structlog, no other command's
 modules (a desktop assistant starts one process per episode, and every import is paid before the first listing).
 Speed itself is measured in bench/startup.py, never asserted here. Also: a command's parser built alone is the same
-parser, and log lines keep their layout on stderr."""
+parser, log lines keep their layout on stderr, and a bad option is refused before the SDK is imported."""
 
 from __future__ import annotations
 
@@ -113,3 +113,21 @@ def test_log_lines_keep_their_layout_and_level(
     assert "[error    ] tool call crashed" in lines[1] and lines[1].endswith("tool=get_fare")
     assert lines[2] == "Traceback (most recent call last):" and lines[-1] == "ZeroDivisionError: boom"
     assert "not shown" not in err
+
+
+@pytest.mark.parametrize("command", ["serve", "validate"])
+def test_a_bad_hazard_option_is_refused_before_the_sdk_is_imported(command: str) -> None:
+    """A mistyped `--hazard` is one line in well under a second: the option is parsed before the server (and the SDK,
+    about a second and a half of imports) is loaded."""
+    where = ["--task", "fare-class"] if command == "serve" else ["--seeds", "0"]
+    done = subprocess.run(
+        [sys.executable, "-X", "importtime", "-m", "mcp_hazard", command, "scenarios/travel.yaml", *where,
+         "--hazard", "transient_error:times=-1"],
+        cwd=ROOT, stdin=subprocess.DEVNULL, capture_output=True, text=True, timeout=60,
+    )  # fmt: skip
+    lines = [line for line in done.stderr.splitlines() if not line.startswith("import time:")]
+    assert done.returncode == 2 and lines == [
+        "mcp-hazard: error: --hazard 'transient_error:times=-1': schedule.times: Input should be greater than 0, got -1"
+    ]
+    imported = set(re.findall(r"^import time:\s+\d+ \|\s+\d+ \| *(\S+)$", done.stderr, re.M))
+    assert "mcp_hazard.hazards.build" in imported and "mcp_types" not in imported and "mcp" not in imported

@@ -15,7 +15,6 @@ from mcp_hazard.errors import UserError
 def serve(args: argparse.Namespace) -> int:
     from mcp_hazard.condition import Condition
     from mcp_hazard.load import load_scenarios
-    from mcp_hazard.server.episodes import EpisodeRegistry
     from mcp_hazard.server.heap import freeze_start_up
 
     scenarios = load_scenarios([args.path], allow_python=args.allow_python)
@@ -25,6 +24,7 @@ def serve(args: argparse.Namespace) -> int:
 
         from mcp_hazard.logs import log
         from mcp_hazard.server.access import token_from_env
+        from mcp_hazard.server.episodes import EpisodeRegistry
         from mcp_hazard.server.http import LOOPBACK, build_http_app
         from mcp_hazard.server.listen import listen
 
@@ -47,11 +47,8 @@ def serve(args: argparse.Namespace) -> int:
         freeze_start_up()
         server.run(sockets=[sock])
         return 0
-    from mcp_hazard.server.stdio import serve_stdio
-
     if args.scenario is None and len(scenarios) > 1:
         raise UserError(f"{args.path} holds {len(scenarios)} scenarios; pick one with --scenario")
-    registry = EpisodeRegistry(scenarios, trace_dir, transport="stdio", allow_python=args.allow_python)
     from mcp_hazard.interventions import parse_intervention
 
     interventions = [parse_intervention(name) for name in args.intervention]
@@ -60,6 +57,10 @@ def serve(args: argparse.Namespace) -> int:
     condition = Condition(
         seed=args.seed, profile=args.profile, hazards=hazard_options(args.hazard), interventions=interventions
     )
+    from mcp_hazard.server.episodes import EpisodeRegistry  # the SDK, once the options are known to be good
+    from mcp_hazard.server.stdio import serve_stdio
+
+    registry = EpisodeRegistry(scenarios, trace_dir, transport="stdio", allow_python=args.allow_python)
     episode = registry.create(args.scenario, args.task, condition, args.episode_id, args.agent)
     freeze_start_up()
     anyio.run(serve_stdio, episode)

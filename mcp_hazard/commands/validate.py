@@ -19,6 +19,7 @@ def validate(args: argparse.Namespace) -> int:
     from mcp_hazard.load import load_scenario
     from mcp_hazard.scenario.files import scenario_files
 
+    options = ["declared", *hazard_options(args.hazard)]  # a bad --hazard is one line before any file is read
     invalid = unsolvable_files = 0
     seen: dict[str, str] = {}
     for file in scenario_files(args.paths):
@@ -35,7 +36,7 @@ def validate(args: argparse.Namespace) -> int:
             continue
         seen[loaded.id] = str(file)
         tasks = len(loaded.model.tasks)
-        checked, unsolvable = anyio.run(_check_solvable, loaded, args)
+        checked, unsolvable = anyio.run(_check_solvable, loaded, args, options)
         for line in unsolvable:
             print(f"{file}: unsolvable: {line}", file=sys.stderr)
         unsolvable_files += bool(unsolvable)
@@ -46,18 +47,22 @@ def validate(args: argparse.Namespace) -> int:
     return EXIT_USAGE if invalid else EXIT_FINDING if unsolvable_files else 0
 
 
-async def _check_solvable(loaded: Any, args: argparse.Namespace) -> tuple[int, list[str]]:
-    """Every (task, seed) under the declared hazards plus --hazard ones; returns instances checked and failures."""
+async def _check_solvable(loaded: Any, args: argparse.Namespace, options: list[Any]) -> tuple[int, list[str]]:
+    """Every (task, seed) under the declared hazards plus --hazard ones; returns instances checked and failures.
+    Every hazard is checked against every task before the server is imported: a bad one is a quick one-line error."""
     from mcp_hazard.condition import Condition
     from mcp_hazard.hazards.build import applicable_options
+
+    # a kind that fits no tool of a task is skipped there
+    cells = [
+        (task, usable) for task in loaded.model.tasks if (usable := applicable_options(options, loaded.model, task))
+    ]
+    if not cells:
+        return 0, []
     from mcp_hazard.runner.solvability import check_instance
 
-    options = ["declared", *hazard_options(args.hazard)]
     checked, failures = 0, []
-    for task in loaded.model.tasks:
-        usable = applicable_options(options, loaded.model, task)  # a kind that fits no tool of this task is skipped
-        if not usable:
-            continue
+    for task, usable in cells:
         condition = Condition(profile=args.profile, hazards=cast(list[Any], usable))
         for seed in args.seeds:
             checked += 1
