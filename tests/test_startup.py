@@ -115,13 +115,13 @@ def test_log_lines_keep_their_layout_and_level(
     assert "not shown" not in err
 
 
-@pytest.mark.parametrize("command", ["serve", "validate"])
-def test_a_bad_hazard_option_is_refused_before_the_sdk_is_imported(command: str) -> None:
-    """A mistyped `--hazard` is one line in well under a second: the option is parsed before the server (and the SDK,
-    about a second and a half of imports) is loaded."""
-    where = ["--task", "fare-class"] if command == "serve" else ["--seeds", "0"]
+@pytest.mark.parametrize("command", ["serve", "validate", "run"])
+def test_a_bad_hazard_option_is_refused_before_the_sdk_is_imported(command: str, tmp_path: Path) -> None:
+    """A mistyped `--hazard` is one line in well under a second: the option is parsed before the server, the agents
+    and the SDK (about a second and a half of imports) are loaded."""
+    where = {"serve": ["--task", "fare-class"], "validate": ["--seeds", "0"], "run": ["--out", str(tmp_path / "run")]}
     done = subprocess.run(
-        [sys.executable, "-X", "importtime", "-m", "mcp_hazard", command, "scenarios/travel.yaml", *where,
+        [sys.executable, "-X", "importtime", "-m", "mcp_hazard", command, "scenarios/travel.yaml", *where[command],
          "--hazard", "transient_error:times=-1"],
         cwd=ROOT, stdin=subprocess.DEVNULL, capture_output=True, text=True, timeout=60,
     )  # fmt: skip
@@ -131,3 +131,4 @@ def test_a_bad_hazard_option_is_refused_before_the_sdk_is_imported(command: str)
     ]
     imported = set(re.findall(r"^import time:\s+\d+ \|\s+\d+ \| *(\S+)$", done.stderr, re.M))
     assert "mcp_hazard.hazards.build" in imported and "mcp_types" not in imported and "mcp" not in imported
+    assert not (tmp_path / "run").exists()  # nothing written for a run that never started

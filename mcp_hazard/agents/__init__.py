@@ -1,9 +1,16 @@
-"""Reference agents: scripted MCP clients (naive, naive-positional, recovering, replay, golden) and an LLM loop."""
+"""Reference agents: scripted MCP clients (naive, naive-positional, recovering, replay, golden) and an LLM loop.
+
+The names are known without importing an agent (each is an SDK client): `run` checks its options, and the shell's
+completion lists the agents, before anything heavy is loaded."""
 
 from __future__ import annotations
 
-from mcp_hazard.agents.base import Agent, AgentReport, Brief
+from typing import TYPE_CHECKING
+
 from mcp_hazard.errors import UserError
+
+if TYPE_CHECKING:
+    from mcp_hazard.agents.base import Agent
 
 BUILT_IN = ("naive", "naive-positional", "recovering", "golden", "llm", "replay")
 RUNNABLE = ", ".join(name for name in BUILT_IN if name != "replay")
@@ -30,4 +37,4 @@ def make_agent(name: str) -> Agent:
     raise UserError(f"unknown agent {name!r}; built-in agents: {RUNNABLE} (or use --agent-cmd)")
 
 
-__all__ = ["BUILT_IN", "RUNNABLE", "Agent", "AgentReport", "Brief", "make_agent"]
+__all__ = ["BUILT_IN", "RUNNABLE", "make_agent"]

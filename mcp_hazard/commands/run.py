@@ -19,7 +19,6 @@ from mcp_hazard.errors import UserError
 from mcp_hazard.load import load_scenarios
 from mcp_hazard.runner.external import agent_name
 from mcp_hazard.runner.matrix import agent_labels, plan, select_tasks
-from mcp_hazard.runner.run import Runner
 from mcp_hazard.scenario.files import LoadedScenario
 from mcp_hazard.suggest import did_you_mean
 
@@ -102,6 +101,8 @@ def _execute(args: argparse.Namespace, ray: Any, out: Path, commands: dict[str, 
     """Run the cells with the chosen executor; both write the same run folder."""
     options = _runner_options(args, commands)
     if ray is None:
+        from mcp_hazard.runner.run import Runner  # the server and the SDK, once every option has been checked
+
         return anyio.run(Runner(out, labels=agent_labels(args.agent_label), **options).run, cells)
     from mcp_hazard.runner.ray_executor import RayExecutor
 
@@ -130,6 +131,7 @@ async def _run_proxied(args: argparse.Namespace) -> int:
     then every episode through its own connection (or the cassette)."""
     from mcp_hazard.proxy.config import is_proxy_file, load_proxy_file
     from mcp_hazard.proxy.service import ProxyService, upstream_source
+    from mcp_hazard.runner.run import Runner
 
     if args.executor == "ray":
         raise UserError("--executor ray runs scenarios; a run through a proxy runs in this process (--executor local)")
