@@ -142,6 +142,8 @@ class HazardEngine:
         fired = self.fired.get((hazard.index, tool), 0)
         if not schedule.eligible(slot, fired):  # most calls stop here: no draw to make
             return False
+        if schedule.probability >= 1.0:  # what `fires` answers without a draw, without asking `eligible` again
+            return True
         return schedule.fires(
             seed=self.seed, scenario=self.scenario.id, task=self.task.id, tool=tool, failpoint=failpoint,
             slot=slot, salt=hazard.salt, fired=fired,

@@ -277,6 +277,7 @@ class SilentWrongValue(Hazard):
     def __init__(self, *args: Any, **kwargs: Any) -> None:
         super().__init__(*args, **kwargs)
         self.served: dict[int, Any] = {}  # golden step index -> the wrong result served for it (first readings)
+        self.finished: set[str] = set()  # tools all of whose golden steps are in `served`: every later call is left
 
     @classmethod
     def biting_steps(cls, scenario: Scenario, task: Task) -> list[int]:
@@ -304,13 +305,16 @@ class SilentWrongValue(Hazard):
         if not fire or not outcome.ok:
             return None
         name = call.tool.name
+        if name in self.finished:
+            return None  # every golden step of this tool had its wrong first reading: nothing left to do
+        steps = self.task.golden_path.steps
         if any(r.tool == name and r.outcome == "ok" and r.arguments == call.sent for r in call.history):
             return None  # a repeat of a call that already succeeded reads the right value: that is the recovery
         plan = plan_of(self.scenario, self.task)
         if plan is None:
             return None
         index = next(
-            (i for i, s in enumerate(self.task.golden_path.steps)
+            (i for i, s in enumerate(steps)
              if s.tool == name and i not in self.served and outcome.result == plan.steps[i][2]),
             None,
         )  # fmt: skip
@@ -322,6 +326,8 @@ class SilentWrongValue(Hazard):
             return None
         path, new, result = chosen
         self.served[index] = result
+        if all(s.tool != name or i in self.served for i, s in enumerate(steps)):
+            self.finished.add(name)
         original = resolve(outcome.result, path)[1]
         return Effect(
             change={"path": list(path), "original": original, "served": new},
