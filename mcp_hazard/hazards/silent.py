@@ -277,7 +277,7 @@ class SilentWrongValue(Hazard):
     def __init__(self, *args: Any, **kwargs: Any) -> None:
         super().__init__(*args, **kwargs)
         self.served: dict[int, Any] = {}  # golden step index -> the wrong result served for it (first readings)
-        self.finished: set[str] = set()  # tools all of whose golden steps are in `served`: every later call is left
+        self.finished: set[str] = set()  # tools whose golden steps are all in `served`: later calls are left alone
 
     @classmethod
     def biting_steps(cls, scenario: Scenario, task: Task) -> list[int]:

@@ -238,8 +238,8 @@ class SchemaCache:
     schema objects (a drifted interface, say) must not grow, so entries live in two generations of `size`: when the
     recent one is full it becomes the older one and the one before it is dropped, and an entry found in the older one
     moves back to the recent one. So the `size` most recently used always stay and at most twice that are kept, and a
-    hit (both checks of every call) is one lookup in a plain dict: an ordered dict's move to the end, which a strict
-    LRU needs, cost a call 1.6 µs more in place."""
+    hit (both checks of every call) is one lookup in a plain dict, where a strict LRU's ordered dict also moved the
+    entry to its end (about 4,000 instructions a call more, by callgrind)."""
 
     def __init__(self, size: int = 1024) -> None:
         self.size = size
