@@ -205,4 +205,8 @@ class HazardEngine:
         return verdict
 
     def remember(self, tool: str, arguments: Any, outcome: str) -> None:
-        self.history.append(CallRecord(tool=tool, arguments=arguments, outcome=outcome))
+        """Keep the call for the hazards that read the agent's past calls. Each reads only calls to the tool it acts
+        on, so a call to a tool no hazard targets is not kept: a clean episode's memory stays flat however long it
+        runs."""
+        if tool in self._targeted:
+            self.history.append(CallRecord(tool=tool, arguments=arguments, outcome=outcome))

@@ -55,3 +55,21 @@ async def test_alias_and_stale_flag_keep_every_value(travel: LoadedScenario, tmp
     assert served["alias"] == {"Flight Id": "AU-426", "Price (EUR)": 167.0, "Fare Class": "Standard"}
     assert served["stale_flag"]["data"] == {"flight_id": "AU-426", "price_eur": 167.0, "fare_class": "Standard"}
     assert served["stale_flag"]["cache"]["stale"] is True
+
+
+async def test_only_calls_a_hazard_can_read_are_kept(travel: LoadedScenario, tmp_path: Path) -> None:
+    """The engine's memory of the agent's calls holds calls of targeted tools only: a clean episode's stays empty
+    however long it runs, and a hazard still counts the calls of the tool it acts on."""
+    async with memory_client(travel, "fare-class", condition(), tmp_path / "clean") as (client, episode):
+        for _ in range(5):
+            assert not (await client.call_tool("get_fare", FARE)).is_error
+    assert episode.engine.history == []
+    cond = condition("transient_error:until_retries=1,tools=get_fare")
+    async with memory_client(travel, "fare-class", cond, tmp_path / "targeted") as (client, episode):
+        await client.call_tool("find_city_code", {"city": "Orinth"})
+        outcomes = [(await client.call_tool("get_fare", FARE)).is_error for _ in range(2)]
+    assert outcomes == [True, False]
+    assert [(record.tool, record.outcome) for record in episode.engine.history] == [
+        ("get_fare", "rejected"),
+        ("get_fare", "ok"),
+    ]
