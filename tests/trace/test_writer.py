@@ -4,17 +4,19 @@ line must be in the file the moment `write` returns."""
 
 from __future__ import annotations
 
+import datetime as dt
 import json
 from pathlib import Path
 from typing import Any
 
 import pytest
-from hypothesis import given, settings
+from hypothesis import example, given, settings
 from hypothesis import strategies as st
 from pydantic import BaseModel, ValidationError
 
 from mcp_hazard.trace import events as ev
-from mcp_hazard.trace.writer import MAX_TRACE_TEXT, TraceWriter, _clip, event_line
+from mcp_hazard.trace import writer
+from mcp_hazard.trace.writer import MAX_TRACE_TEXT, TraceWriter, _clip, event_line, utc_now
 
 TEXT = st.text(max_size=6) | st.sampled_from(
     ["fare-class", "1e5", "0.00001", "AU-426", "é😀", "x" * (MAX_TRACE_TEXT + 5)]
@@ -167,3 +169,20 @@ class _Lines:
     def write(self, data: bytes) -> int:
         self.lines.append(bytes(data))
         return len(data)
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.lists(st.integers(0, 2**62), min_size=1, max_size=4))
+@example([0, 5, 12_345, 999_999_999, 1_796_000_000_999_999_999])
+def test_the_timestamp_is_the_clock_in_iso_8601(clocks: list[int]) -> None:
+    """The timestamp cut from the clock's digits is the UTC time to the microsecond, including near 1970 and at a
+    second's turn, however the clock moves between calls (the date is kept per second)."""
+    real = writer.time.time_ns
+    try:
+        for ns in [*clocks, *(clock + 1_000_000_000 for clock in clocks)]:
+            writer.time.time_ns = lambda ns=ns: ns  # type: ignore[assignment]
+            seconds, nanos = divmod(ns, 1_000_000_000)
+            expected = dt.datetime.fromtimestamp(seconds, dt.UTC).strftime("%Y-%m-%dT%H:%M:%S")
+            assert utc_now() == f"{expected}.{nanos // 1000:06d}Z"
+    finally:
+        writer.time.time_ns = real  # type: ignore[assignment]
