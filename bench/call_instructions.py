@@ -20,6 +20,12 @@ which callgrind dumps before (`--dump-before=getpgrp`); a server under callgrind
 The calls are the task's golden-path calls in a cycle, as call_overhead makes them; the conditions are its conditions
 (bench/call_conditions.py). Ratios are bare / ours: 1.00 = no overhead. Needs valgrind (with callgrind_control) on
 PATH; takes a few minutes per transport (callgrind runs a program about 50 times slower).
+
+`--simulate` also has callgrind simulate the caches and the branch predictor (`--cache-sim=yes --branch-sim=yes`,
+about three times slower again) and prints, per call, the first-level instruction and data cache misses and the
+mispredicted branches of each side: what an instruction count leaves out when the same instructions take longer in
+place (code that comes in cold, the interpreter's dispatch guessing wrong). The simulated caches are callgrind's
+model of this machine's, not the hardware's own counters, which a virtual machine may not expose.
 """
 
 from __future__ import annotations
@@ -45,22 +51,31 @@ from bench.processes import REPO, load_average, stop
 from mcp_hazard.runner.transports import free_port
 
 TRANSPORTS = ("memory", "http")
-_TOTALS = re.compile(r"^totals: (\d+)", re.MULTILINE)
+_EVENTS = re.compile(r"^events: (.+)$", re.MULTILINE)
+_TOTALS = re.compile(r"^totals: (.+)$", re.MULTILINE)
+SIMULATED = {"I1 misses": ("I1mr",), "D1 misses": ("D1mr", "D1mw"), "mispredicted branches": ("Bcm", "Bim")}
+"""What `--simulate` prints per call, from callgrind's events."""
+
+Counts = dict[str, int]
 
 
-def _callgrind(command: list[str], out: Path) -> list[str]:
-    return ["valgrind", "--tool=callgrind", "--dump-before=getpgrp", f"--callgrind-out-file={out}", *command]
+def _callgrind(command: list[str], out: Path, simulate: bool = False) -> list[str]:
+    simulation = ["--cache-sim=yes", "--branch-sim=yes"] if simulate else []
+    return ["valgrind", "--tool=callgrind", *simulation, "--dump-before=getpgrp", f"--callgrind-out-file={out}",
+            *command]  # fmt: skip
 
 
-def _measured(out: Path, log: Path) -> int:
-    """The instructions between the two dumps: the second part callgrind wrote (`OUT.2`)."""
+def _measured(out: Path, log: Path) -> Counts:
+    """Each event's count between the two dumps (`Ir`, the instructions, always): the second part callgrind wrote
+    (`OUT.2`)."""
     parts = [out.with_name(f"{out.name}.{number}") for number in (1, 2, 3)]
     if not (parts[0].exists() and parts[1].exists()) or parts[2].exists():
         raise SystemExit(f"callgrind did not dump exactly twice before the end ({out}*; log {log})")
-    found = _TOTALS.search(parts[1].read_text(errors="replace"))
-    if found is None:
+    text = parts[1].read_text(errors="replace")
+    events, totals = _EVENTS.search(text), _TOTALS.search(text)
+    if events is None or totals is None:
         raise SystemExit(f"no totals in {parts[1]}")
-    return int(found.group(1))
+    return dict(zip(events.group(1).split(), map(int, totals.group(1).split()), strict=False))
 
 
 # -- the programs that run under callgrind (this module with --child) ------------------------------------------------
@@ -145,11 +160,11 @@ def _child_command(args: argparse.Namespace, transport: str, side: str, hazards:
     return command + (["--renamed"] if renamed else []) + (["--base", base] if base else [])
 
 
-def _run(command: list[str], work: Path, label: str) -> int:
-    """`command` under callgrind: the instructions between its two marks."""
+def _run(command: list[str], work: Path, label: str, simulate: bool = False) -> Counts:
+    """`command` under callgrind: the counts between its two marks."""
     out, log = work / f"{label}.out", work / f"{label}.log"
     with log.open("w") as err:
-        done = subprocess.run(_callgrind(command, out), cwd=REPO, stdin=subprocess.DEVNULL,
+        done = subprocess.run(_callgrind(command, out, simulate), cwd=REPO, stdin=subprocess.DEVNULL,
                               stdout=subprocess.DEVNULL, stderr=err, check=False)  # fmt: skip
     if done.returncode != 0:
         raise SystemExit(f"{label}: exit {done.returncode}; log {log}")
@@ -165,13 +180,13 @@ def _server_command(side: str, args: argparse.Namespace, port: int, traces: Path
 
 
 def _serve_and_drive(args: argparse.Namespace, side: str, hazards: Any, renamed: bool, work: Path, label: str,
-                     server_measured: bool) -> int:  # fmt: skip
+                     server_measured: bool) -> Counts:  # fmt: skip
     """A server and a client driving it; the server's count (under callgrind) or else the client's."""
     port = free_port()
     server = _server_command(side, args, port, work / f"{label}.traces")
     out, log = work / f"{label}.out", work / f"{label}.log"
     with log.open("w") as err:
-        process = subprocess.Popen(_callgrind(server, out) if server_measured else server, cwd=REPO,
+        process = subprocess.Popen(_callgrind(server, out, args.simulate) if server_measured else server, cwd=REPO,
                                    stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=err)  # fmt: skip
         try:
             deadline = time.monotonic() + 600
@@ -187,7 +202,8 @@ def _serve_and_drive(args: argparse.Namespace, side: str, hazards: Any, renamed:
                     time.sleep(0.5)
             base = f"http://127.0.0.1:{port}"
             if not server_measured:
-                return _run(_child_command(args, "http", side, hazards, renamed, base), work, f"{label}.client")
+                command = _child_command(args, "http", side, hazards, renamed, base)
+                return _run(command, work, f"{label}.client", args.simulate)
             client = _child_command(args, "http", side, hazards, renamed, base, process.pid)
             subprocess.run(client, cwd=REPO, stdin=subprocess.DEVNULL, check=True, stdout=subprocess.DEVNULL)
         finally:
@@ -213,6 +229,7 @@ def main() -> None:
     parser.add_argument("--scenario", default="scenarios/travel.yaml")
     parser.add_argument("--task", default="fare-class")
     parser.add_argument("--jobs", type=int, default=2, help="callgrind runs at once (default 2)")
+    parser.add_argument("--simulate", action="store_true", help="also count cache misses and mispredicted branches")
     parser.add_argument("--child", nargs=2, metavar=("TRANSPORT", "SIDE"), help=argparse.SUPPRESS)
     parser.add_argument("--hazards", default="[]", help=argparse.SUPPRESS)
     parser.add_argument("--renamed", action="store_true", help=argparse.SUPPRESS)
@@ -235,7 +252,8 @@ def main() -> None:
     print(f"callgrind: {args.calls} calls counted after {args.warmup}; {scenario.id}/{args.task}; "
           f"load {load_average()}")  # fmt: skip
     work = Path(tempfile.mkdtemp(prefix="call-instructions-"))
-    sides = [("bare", "-", [], False)] + [("ours", c.name, c.hazards, c.name == "renamed") for c in chosen]
+    sides: list[tuple[str, str, Any, bool]] = [("bare", "-", [], False)]
+    sides += [("ours", c.name, c.hazards, c.name == "renamed") for c in chosen]
     jobs: dict[tuple[str, str, str], Any] = {}
     with ThreadPoolExecutor(max_workers=args.jobs) as pool:
         for transport in transports:
@@ -243,7 +261,7 @@ def main() -> None:
                 label = f"{transport}.{side}.{name}"
                 if transport == "memory":
                     command = _child_command(args, "memory", side, hazards, renamed)
-                    jobs[(transport, side, name)] = pool.submit(_run, command, work, label)
+                    jobs[(transport, side, name)] = pool.submit(_run, command, work, label, args.simulate)
                 else:
                     jobs[(transport, side, name)] = pool.submit(
                         _serve_and_drive, args, side, hazards, renamed, work, label, True
@@ -253,7 +271,8 @@ def main() -> None:
                     jobs[(transport, side, "client")] = pool.submit(
                         _serve_and_drive, args, side, [], False, work, f"http.{side}.client", False
                     )
-        per_call = {key: job.result() / args.calls for key, job in jobs.items()}
+        counted = {key: job.result() for key, job in jobs.items()}
+    per_call = {key: counts["Ir"] / args.calls for key, counts in counted.items()}
 
     print(f"\n{'transport':9s} {'condition':13s} {'ours instr/call':>16s} {'bare instr/call':>16s} {'ratio':>6s}")
     for transport in transports:
@@ -268,10 +287,33 @@ def main() -> None:
             note = "" if transport == "memory" else f"   server alone {bare / ours:.3f}"
             print(f"{transport:9s} {name:13s} {ours + client:16,.0f} {bare + client:16,.0f} "
                   f"{(bare + client) / (ours + client):6.3f}{note}")  # fmt: skip
+    if args.simulate:
+        _print_simulated(transports, [name for _, name, _, _ in sides[1:]], counted, args.calls)
     print("\nratio = bare / ours, instructions per call (memory: the whole process; http: server + client, the client")
     print(f"counted once per server and averaged); load after {load_average()}; runs kept in {work}")
     if os.environ.get("CI"):
         shutil.rmtree(work, ignore_errors=True)
+
+
+def _per_call(counted: dict[Any, Counts], key: tuple[str, str, str], events: tuple[str, ...], calls: int) -> float:
+    return sum(counted[key].get(event, 0) for event in events) / calls
+
+
+def _print_simulated(transports: list[str], names: list[str], counted: dict[Any, Counts], calls: int) -> None:
+    """Per call, each side's simulated misses; over HTTP the client's count (averaged, as above) is added."""
+    print(f"\n{'transport':9s} {'condition':13s} " + " ".join(f"{name + ' ours / bare':>32s}" for name in SIMULATED))
+    for transport in transports:
+        for name in names:
+            cells = []
+            for events in SIMULATED.values():
+                client = 0.0
+                if transport == "http":
+                    client = sum(_per_call(counted, (transport, side, "client"), events, calls)
+                                 for side in ("ours", "bare")) / 2  # fmt: skip
+                ours = _per_call(counted, (transport, "ours", name), events, calls) + client
+                bare = _per_call(counted, (transport, "bare", "-"), events, calls) + client
+                cells.append(f"{ours:13,.0f} / {bare:9,.0f} ({ours - bare:+7,.0f})")
+            print(f"{transport:9s} {name:13s} " + " ".join(f"{cell:>32s}" for cell in cells))
 
 
 if __name__ == "__main__":

@@ -98,7 +98,8 @@ class HazardEngine:
         """The tools as listed now. The same list object comes back until a hazard that shapes views has acted or
         the tools change (a proxied server's new list), so what callers build on it can be kept; nobody may edit
         it, nor the list of tools given."""
-        self.start(tools)
+        if not self._started:
+            self.start(tools)
         cached = self._views
         if cached is not None and (cached[0] is tools or _same(cached[0], tools)):
             return cached[1]

@@ -7,6 +7,7 @@ stdio process, or the episode named in the HTTP path), so one `Server` object se
 from __future__ import annotations
 
 from collections.abc import Callable
+from functools import partial
 from typing import Any
 
 import mcp_types as types
@@ -18,6 +19,7 @@ from mcp_types.version import MODERN_PROTOCOL_VERSIONS
 
 from mcp_hazard import __version__
 from mcp_hazard.logs import log
+from mcp_hazard.server.calls import Notifier
 from mcp_hazard.server.episode import TASK_PROMPT_NAME, Episode
 from mcp_hazard.server.results import error_result
 
@@ -49,20 +51,23 @@ class HazardServer(Server[Any]):
         )
 
 
-def notifier(ctx: ServerRequestContext[Any, Any], episode: Episode) -> Any:
-    async def notify() -> bool:
-        """Announce a changed tool list in the request's era; False when the client could not be told."""
-        try:
-            if ctx.protocol_version in MODERN_PROTOCOL_VERSIONS:
-                await episode.bus.publish(ToolsListChanged())
-            else:
-                await ctx.session.send_tool_list_changed()
-        except Exception:  # a client that went away must not turn the call into a protocol error
-            log.warning("could not announce list_changed", episode=episode.id)
-            return False
-        return True
+async def _announce(ctx: ServerRequestContext[Any, Any], episode: Episode) -> bool:
+    """Announce a changed tool list in the request's era; False when the client could not be told."""
+    try:
+        if ctx.protocol_version in MODERN_PROTOCOL_VERSIONS:
+            await episode.bus.publish(ToolsListChanged())
+        else:
+            await ctx.session.send_tool_list_changed()
+    except Exception:  # a client that went away must not turn the call into a protocol error
+        log.warning("could not announce list_changed", episode=episode.id)
+        return False
+    return True
 
-    return notify
+
+def notifier(ctx: ServerRequestContext[Any, Any], episode: Episode) -> Notifier:
+    """What a call uses to announce a changed list; made for every call and seldom used, so a partial rather than a
+    closure: making one runs no Python."""
+    return partial(_announce, ctx, episode)
 
 
 def build_server(resolve: Resolver) -> Server[Any]:
@@ -70,7 +75,8 @@ def build_server(resolve: Resolver) -> Server[Any]:
 
     def episode_for(ctx: ServerRequestContext[Any, Any]) -> Episode:
         episode = resolve(ctx)
-        episode.start(ctx.protocol_version)
+        if not episode.started:
+            episode.start(ctx.protocol_version)
         return episode
 
     async def list_tools(

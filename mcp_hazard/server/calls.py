@@ -115,11 +115,11 @@ class Calls:
             inner = surface.to_inner(arguments)
         below = inner if surface is not None else None
         if not self.engine.acts_on(spec.name):
-            served = self._served_terms(name if surface is not None else None)
+            served = self._served_terms(name) if surface is not None else _unchanged
             return await self._run(spec, view, slot, arguments, began, dict(inner), below, [], served)
         call = self.engine.context(spec, name if surface is None else view.name, slot, inner)
         verdict = self.engine.before(call)
-        served = self._served_terms(name if surface is not None else None)  # after `before`: a change may be new
+        served = self._served_terms(name) if surface is not None else _unchanged  # after `before`: may be new
         touched = list(verdict.touched)
         if verdict.list_changed:
             delivered = await notify() if notify is not None else False
@@ -194,13 +194,11 @@ class Calls:
         """Run the tool: the scenario's behaviour here; a proxy forwards the call to the real server."""
         return run_behaviour(spec, arguments, allow_python=self.allow_python)
 
-    def _served_terms(self, name: str | None) -> Callable[[str], str]:
-        """Messages from below name arguments as the tool below knows them; under interventions the agent knows
-        them by their served names. The accepting surface also names an undocumented argument, which is why this
-        is worked out from the views as they are when the message is written, not when the call came in; and only
-        then, since most calls carry no message."""
-        if name is None:
-            return _unchanged
+    def _served_terms(self, name: str) -> Callable[[str], str]:
+        """Messages from below name arguments as the tool below knows them; under interventions (a call of the
+        served `name`) the agent knows them by their served names. The accepting surface also names an undocumented
+        argument, which is why this is worked out from the views as they are when the message is written, not when
+        the call came in; and only then, since most calls carry no message."""
         found: list[dict[str, str]] = []
 
         def translate(text: str) -> str:
