@@ -101,7 +101,8 @@ class SpecDrift(Hazard):
                 return None
             announced = True
         change = self.drifted[tool]
-        effect = Effect(change=self.describe(tool), record=announced, list_changed=announced)
+        # Only a new drift is recorded; every later call of the drifted tool acts without describing it again.
+        effect = Effect(change=self.describe(tool) if announced else {}, record=announced, list_changed=announced)
         if change is None:
             if call.served_name == tool:
                 effect.rejection = Rejection(
