@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import json
 import logging
+import os
 import re
 import subprocess
 import sys
@@ -115,11 +116,16 @@ def test_log_lines_keep_their_layout_and_level(
     assert "not shown" not in err
 
 
-@pytest.mark.parametrize("command", ["serve", "validate", "run"])
+def _imported(stderr: str) -> set[str]:
+    return set(re.findall(r"^import time:\s+\d+ \|\s+\d+ \| *(\S+)$", stderr, re.M))
+
+
+@pytest.mark.parametrize("command", ["serve", "validate", "run", "verify"])
 def test_a_bad_hazard_option_is_refused_before_the_sdk_is_imported(command: str, tmp_path: Path) -> None:
     """A mistyped `--hazard` is one line in well under a second: the option is parsed before the server, the agents
     and the SDK (about a second and a half of imports) are loaded."""
-    where = {"serve": ["--task", "fare-class"], "validate": ["--seeds", "0"], "run": ["--out", str(tmp_path / "run")]}
+    where = {"serve": ["--task", "fare-class"], "validate": ["--seeds", "0"], "run": ["--out", str(tmp_path / "run")],
+             "verify": ["--out", str(tmp_path / "run")]}  # fmt: skip
     done = subprocess.run(
         [sys.executable, "-X", "importtime", "-m", "mcp_hazard", command, "scenarios/travel.yaml", *where[command],
          "--hazard", "transient_error:times=-1"],
@@ -129,6 +135,25 @@ def test_a_bad_hazard_option_is_refused_before_the_sdk_is_imported(command: str,
     assert done.returncode == 2 and lines == [
         "mcp-hazard: error: --hazard 'transient_error:times=-1': schedule.times: Input should be greater than 0, got -1"
     ]
-    imported = set(re.findall(r"^import time:\s+\d+ \|\s+\d+ \| *(\S+)$", done.stderr, re.M))
+    imported = _imported(done.stderr)
     assert "mcp_hazard.hazards.build" in imported and "mcp_types" not in imported and "mcp" not in imported
     assert not (tmp_path / "run").exists()  # nothing written for a run that never started
+
+
+@pytest.mark.parametrize(
+    ("argv", "message"),
+    [
+        (["replay", "missing.jsonl"], "missing.jsonl: cannot read trace: [Errno 2] No such file or directory"),
+        (["replay", "missing.yaml"], "missing.yaml: cannot read replay script: [Errno 2] No such file or directory"),
+        (["verify", "missing.yaml"], "missing.yaml: no such file or directory"),
+    ],
+)
+def test_a_missing_file_is_refused_before_the_sdk_is_imported(argv: list[str], message: str, tmp_path: Path) -> None:
+    """What `replay` replays and what `verify` runs are read before the runner, the server and the SDK load."""
+    done = subprocess.run([sys.executable, "-X", "importtime", "-m", "mcp_hazard", *argv], cwd=tmp_path,
+                          stdin=subprocess.DEVNULL, capture_output=True, text=True, timeout=60,
+                          env={**os.environ, "PYTHONPATH": str(ROOT)})  # fmt: skip
+    lines = [line for line in done.stderr.splitlines() if not line.startswith("import time:")]
+    assert done.returncode == 2 and len(lines) == 1 and lines[0].startswith(f"mcp-hazard: error: {message}")
+    imported = _imported(done.stderr)
+    assert "mcp_hazard.cli" in imported and "mcp_types" not in imported and "mcp" not in imported

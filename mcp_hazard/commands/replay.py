@@ -9,12 +9,18 @@ from mcp_hazard.commands import EXIT_FINDING
 
 
 def replay(args: argparse.Namespace) -> int:
-    from mcp_hazard.runner.replay import replay_script, replay_trace
+    # What is replayed is read and checked first: a bad path or a changed scenario is one line before the SDK loads.
+    from mcp_hazard.runner.replay_source import read_recorded, read_script
 
     if args.trace.endswith((".yaml", ".yml")):
-        return replay_script(args.trace, transport=args.transport, allow_python=args.allow_python)
-    _old, new, difference = replay_trace(args.trace, transport=args.transport, scenarios=args.scenarios,
-                                        allow_python=args.allow_python)  # fmt: skip
+        script = read_script(args.trace, allow_python=args.allow_python)
+        from mcp_hazard.runner.replay import replay_script
+
+        return replay_script(script, transport=args.transport)
+    recorded = read_recorded(args.trace, scenarios=args.scenarios, allow_python=args.allow_python)
+    from mcp_hazard.runner.replay import replay_trace
+
+    _old, new, difference = replay_trace(recorded, transport=args.transport)
     if difference is not None:
         print(f"mcp-hazard: replay differs from {args.trace}: {difference}", file=sys.stderr)
         return EXIT_FINDING

@@ -18,14 +18,17 @@ def verify(args: argparse.Namespace) -> int:
     from mcp_hazard.interventions.build import parse_composition
     from mcp_hazard.load import load_scenarios
     from mcp_hazard.runner.matrix import plan
-    from mcp_hazard.runner.run import Runner
-    from mcp_hazard.runner.verify import check
-    from mcp_hazard.scoring.collect import score_traces
 
+    # the scenarios, the options and the plan are checked before the runner (and with it the SDK) is loaded
     scenarios = load_scenarios(args.paths, allow_python=args.allow_python)
     interventions = [parse_composition(text) for text in args.intervention]
     hazards = hazard_options(args.hazard)
     planned = plan(scenarios, ["naive", "recovering"], hazards, ["strict"], args.seeds, interventions)
+
+    from mcp_hazard.runner.run import Runner
+    from mcp_hazard.runner.verify import check
+    from mcp_hazard.scoring.collect import score_traces
+
     # under an intervention only solvability counts, so the naive agent sits those out
     cells = [cell for cell in planned if not (cell.interventions and cell.agent == "naive")]
     with tempfile.TemporaryDirectory(prefix="mcp-hazard-verify-") as scratch:

@@ -13,6 +13,7 @@ from typing import Any
 import pytest
 
 from mcp_hazard.runner.replay import replay_trace
+from mcp_hazard.runner.replay_source import read_recorded
 from mcp_hazard.trace.reader import read_trace
 
 from .support import REPO_ROOT, TRAVEL, Ran, assert_trace_ended, jsonl, no_traceback, run_cli
@@ -51,7 +52,8 @@ def test_every_recorded_trace_replays_identically(recorded: list[Path]) -> None:
     kinds: set[str] = set()
     cancelled = 0
     for path in recorded:
-        old, new, difference = replay_trace(str(path), transport="memory", scenarios=None, allow_python=False)
+        episode = read_recorded(str(path), scenarios=None, allow_python=False)
+        old, new, difference = replay_trace(episode, transport="memory")
         assert difference is None, f"{path.name}: {difference}"
         assert old.events[-1]["type"] == "agent_ended"  # the runner's account, not replayed
         assert len(new.events) == len(old.events) - 1
@@ -94,7 +96,7 @@ def tampered_copy(source: Path, target: Path, which: int) -> tuple[int, dict[str
 @pytest.mark.parametrize("which", [0, -1], ids=["first-call", "last-call"])
 def test_a_tampered_trace_is_caught_at_its_first_difference(which: int, recorded: list[Path], tmp_path: Path) -> None:
     source = next(p for p in recorded if p.name == "recovering.travel.fare-in-dollars.clean.strict.s0.jsonl")
-    assert replay_trace(str(source), transport="memory", scenarios=None, allow_python=False)[2] is None
+    assert replay_trace(read_recorded(str(source), scenarios=None, allow_python=False), transport="memory")[2] is None
     target = tmp_path / "tampered.jsonl"
     index, _arguments = tampered_copy(source, target, which)
     ran = run_cli("replay", str(target))
