@@ -268,11 +268,13 @@ def test_a_real_external_agent_solves_fare_class(real_run: RunFolder) -> None:
 
 @pytest.fixture(scope="module")
 def stuck_run(fare_class: Path, tmp_path_factory: pytest.TempPathFactory) -> RunFolder:
-    """stdio: an agent that launches the server, lists the tools and hangs with the connection open."""
+    """stdio: an agent that launches the server, lists the tools and hangs with the connection open. The timeout
+    leaves room for two cold Python starts (the agent's and its server's): on a busy two-core machine they have taken
+    more than 8 s, and an agent stopped before it connects stops the run (`Runner._first_contact`)."""
     folder = tmp_path_factory.mktemp("stuck")
     return cli_run(
         folder, str(fare_class), "--agent", "recovering", "--agent-cmd", agent_cmd("stuck_agent.py"),
-        "--hazard", "declared", "--transport", "stdio", "--timeout", "8",
+        "--hazard", "declared", "--transport", "stdio", "--timeout", "15",
     )  # fmt: skip
 
 
