@@ -35,6 +35,8 @@ class ReplayScript:
 
 
 def read_recorded(path: str, *, scenarios: str | None, allow_python: bool) -> RecordedEpisode:
+    """The trace and the scenario it was recorded with (from `--scenarios` when given), which must not have changed:
+    a replay against another file would not be the same episode."""
     trace = read_trace(path)
     started = trace.started
     if started is None:
