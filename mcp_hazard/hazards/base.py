@@ -60,14 +60,17 @@ class ToolView:
         )
 
 
-@dataclass
+@dataclass(slots=True)
 class CallRecord:
+    """One call the agent made, as the hazards that read its past calls see it (kept per call of a targeted tool:
+    slots keep each small)."""
+
     tool: str
     arguments: Any
     outcome: str
 
 
-@dataclass
+@dataclass(slots=True)
 class CallContext:
     """What a hazard may know about a call: its keys, the agent's own actions so far, and the profile."""
 
@@ -83,7 +86,7 @@ class CallContext:
     sent: dict[str, Any] = field(default_factory=dict)  # exactly as the agent sent them
 
 
-@dataclass
+@dataclass(slots=True)
 class Rejection:
     """The call fails with `message`; `hint` is added in the guided profile only."""
 
@@ -92,7 +95,7 @@ class Rejection:
     retry_after_s: float | None = None
 
 
-@dataclass
+@dataclass(slots=True)
 class Effect:
     """What a hazard did at a failpoint: recorded in the trace as `change` (never shown to the agent)."""
 

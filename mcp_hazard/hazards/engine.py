@@ -19,7 +19,7 @@ from mcp_hazard.scenario.models import Scenario, Task, ToolSpec
 Recorder = Callable[..., None]
 
 
-@dataclass
+@dataclass(slots=True)
 class BeforeVerdict:
     arguments: dict[str, Any]
     rejection: Rejection | None = None
@@ -28,7 +28,7 @@ class BeforeVerdict:
     touched: list[int] = field(default_factory=list)
 
 
-@dataclass
+@dataclass(slots=True)
 class AfterVerdict:
     outcome: ToolOutcome
     text: str | None = None
@@ -41,6 +41,16 @@ _UNSEEN = object()
 
 def _same(one: list[ToolSpec], two: list[ToolSpec]) -> bool:
     return len(one) == len(two) and all(map(operator.is_, one, two))
+
+
+def _acting(order: list[tuple[Hazard, set[str]]], failpoint: str) -> dict[str, list[Hazard]]:
+    """Per tool, the hazards that act on it at `failpoint`, in the order they run there."""
+    acting: dict[str, list[Hazard]] = {}
+    for hazard, targets in order:
+        if failpoint in hazard.failpoints:
+            for tool in targets:
+                acting.setdefault(tool, []).append(hazard)
+    return acting
 
 
 def _shapes_views(hazard: Hazard) -> bool:
@@ -74,9 +84,10 @@ class HazardEngine:
         self._shaping = {hazard.index for hazard, _ in hazards if _shapes_views(hazard)}
         self._views: tuple[list[ToolSpec], list[ToolView]] | None = None
         self._listing_states: dict[int, object] = {}
-        self._after_order = sorted(hazards, key=lambda pair: pair[0].presentation)
         self._targeted = frozenset(tool for _, targets in hazards for tool in targets)
-        self._acting: dict[tuple[str, str], list[Hazard]] = {}
+        # worked out once: a call looks its tool up, with no key to build and nothing to filter
+        self._before = _acting(hazards, "before")
+        self._after = _acting(sorted(hazards, key=lambda pair: pair[0].presentation), "after")
 
     # -- listing -------------------------------------------------------------------------------------------------
 
@@ -132,12 +143,6 @@ class HazardEngine:
         """Whether any hazard sees calls of `tool`; a call of any other tool needs neither `before` nor `after`."""
         return tool in self._targeted
 
-    def context(self, tool: ToolSpec, served_name: str, slot: int, arguments: dict[str, Any]) -> CallContext:
-        return CallContext(
-            seed=self.seed, scenario=self.scenario, task=self.task, tool=tool, served_name=served_name, slot=slot,
-            arguments=dict(arguments), history=self.history, profile=self.profile, sent=dict(arguments),
-        )  # fmt: skip
-
     def _fires(self, hazard: Hazard, tool: str, failpoint: str, slot: int) -> bool:
         schedule = hazard.schedule
         fired = self.fired.get((hazard.index, tool), 0)
@@ -155,19 +160,22 @@ class HazardEngine:
         self.fired[key] = self.fired.get(key, 0) + 1
         self.record(hazard=hazard, tool=tool, failpoint=failpoint, slot=slot, change=effect.change)
 
-    def _at(self, tool: str, failpoint: str) -> list[Hazard]:
-        """The hazards that act on `tool` at `failpoint`, in the order they run there (worked out once per tool)."""
-        key = (tool, failpoint)
-        found = self._acting.get(key)
-        if found is None:
-            order = self.hazards if failpoint == "before" else self._after_order
-            found = self._acting[key] = [h for h, targets in order if tool in targets and failpoint in h.failpoints]
-        return found
-
-    def before(self, call: CallContext) -> BeforeVerdict:
-        verdict = BeforeVerdict(arguments=dict(call.arguments))
-        for hazard in self._at(call.tool.name, "before"):
-            fire = self._fires(hazard, call.tool.name, "before", call.slot)
+    def before(
+        self, tool: ToolSpec, served_name: str, slot: int, arguments: dict[str, Any]
+    ) -> tuple[CallContext, BeforeVerdict | None]:
+        """The call as the hazards see it, and what those that act before the tool runs did (None when none acts
+        on this tool there)."""
+        call = CallContext(
+            self.seed, self.scenario, self.task, tool, served_name, slot, dict(arguments), self.history, self.profile,
+            dict(arguments),
+        )  # fmt: skip
+        name = tool.name
+        acting = self._before.get(name)
+        if acting is None:
+            return call, None
+        verdict = BeforeVerdict(dict(arguments))
+        for hazard in acting:
+            fire = self._fires(hazard, name, "before", slot)
             effect = hazard.before(call, fire)
             if hazard.index in self._shaping:
                 self._acted(hazard)
@@ -175,7 +183,7 @@ class HazardEngine:
                 continue
             verdict.touched.append(hazard.index)
             if (fire if effect.fired is None else effect.fired) and effect.record:
-                self._fired(hazard, call.tool.name, "before", call.slot, effect)
+                self._fired(hazard, name, "before", slot, effect)
             verdict.delay_s += effect.delay_s
             verdict.list_changed = verdict.list_changed or effect.list_changed
             if effect.arguments is not None and verdict.rejection is None:
@@ -183,11 +191,15 @@ class HazardEngine:
                 call.arguments = effect.arguments
             if effect.rejection is not None and verdict.rejection is None:
                 verdict.rejection = effect.rejection  # the first rejection answers; later hazards still fire
-        return verdict
+        return call, verdict
 
-    def after(self, call: CallContext, outcome: ToolOutcome) -> AfterVerdict:
+    def after(self, call: CallContext, outcome: ToolOutcome) -> AfterVerdict | None:
+        """What the hazards that act on the outcome did; None when none acts on this tool there."""
+        acting = self._after.get(call.tool.name)
+        if acting is None:
+            return None
         verdict = AfterVerdict(outcome=outcome)
-        for hazard in self._at(call.tool.name, "after"):
+        for hazard in acting:
             fire = self._fires(hazard, call.tool.name, "after", call.slot)
             effect = hazard.after(call, verdict.outcome, fire)
             if hazard.index in self._shaping:
@@ -210,4 +222,4 @@ class HazardEngine:
         on, so a call to a tool no hazard targets is not kept: a clean episode's memory stays flat however long it
         runs."""
         if tool in self._targeted:
-            self.history.append(CallRecord(tool=tool, arguments=arguments, outcome=outcome))
+            self.history.append(CallRecord(tool, arguments, outcome))

@@ -117,9 +117,10 @@ class Calls:
         if not self.engine.acts_on(spec.name):
             served = self._served_terms(name) if surface is not None else _unchanged
             return await self._run(spec, view, slot, arguments, began, dict(inner), below, [], served)
-        call = self.engine.context(spec, name if surface is None else view.name, slot, inner)
-        verdict = self.engine.before(call)
+        call, verdict = self.engine.before(spec, name if surface is None else view.name, slot, inner)
         served = self._served_terms(name) if surface is not None else _unchanged  # after `before`: may be new
+        if verdict is None:  # the hazards on this tool act on its outcome only
+            return await self._run(spec, view, slot, arguments, began, dict(inner), below, [], served, call)
         touched = list(verdict.touched)
         if verdict.list_changed:
             delivered = await notify() if notify is not None else False
@@ -181,10 +182,10 @@ class Calls:
             # refused by a real server, and its listed schema says why: the agent's doing, not the server's
             return self._deliver(spec, view, slot, arguments, began, outcome, None, [], touched, below,
                                  label="invalid_arguments")  # fmt: skip
-        if call is None:
+        after = self.engine.after(call, outcome) if call is not None else None
+        if after is None:
             return self._deliver(spec, view, slot, arguments, began, outcome, None, [], touched, below,
                                  original=outcome)  # fmt: skip
-        after = self.engine.after(call, outcome)
         touched.extend(after.touched)
         hints = [served(hint) for hint in after.hints]
         return self._deliver(spec, view, slot, arguments, began, after.outcome, after.text, hints, touched, below,

@@ -1,0 +1,59 @@
+"""The engine's per-call path: each tool's hazards are looked up by failpoint, and a failpoint where none acts on the
+tool gives no verdict (the call then skips that half of the engine). What the agent gets and what the trace says
+are the same either way; tests/hazards/test_kinds.py holds those."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from mcp_hazard.load import load_scenario
+from mcp_hazard.scenario.behaviours import run_behaviour
+from mcp_hazard.scenario.files import LoadedScenario
+
+from .support import TRAVEL, condition, new_episode
+
+
+@pytest.fixture(scope="module")
+def travel() -> LoadedScenario:
+    return load_scenario(TRAVEL)
+
+
+def test_a_tool_whose_hazards_act_after_gets_no_before_verdict(travel: LoadedScenario, tmp_path: Path) -> None:
+    episode = new_episode(travel, "fare-class", condition("silent_wrong_value:tools=get_fare"), tmp_path)
+    spec = episode.tools["get_fare"]
+    call, verdict = episode.engine.before(spec, "get_fare", 1, {"flight_id": "AU-426"})
+    assert verdict is None
+    assert call.arguments == call.sent == {"flight_id": "AU-426"}
+    after = episode.engine.after(call, run_behaviour(spec, call.arguments))
+    assert after is not None and after.touched == [0]
+
+
+def test_a_tool_whose_hazards_act_before_gets_no_after_verdict(travel: LoadedScenario, tmp_path: Path) -> None:
+    episode = new_episode(travel, "fare-class", condition("transient_error:tools=get_fare,times=1"), tmp_path)
+    spec = episode.tools["get_fare"]
+    call, verdict = episode.engine.before(spec, "get_fare", 1, {"flight_id": "AU-426"})
+    assert verdict is not None and verdict.rejection is not None and verdict.touched == [0]
+    assert episode.engine.after(call, run_behaviour(spec, call.arguments)) is None
+
+
+def test_hazards_on_other_tools_give_no_verdict_at_all(travel: LoadedScenario, tmp_path: Path) -> None:
+    episode = new_episode(travel, "fare-class", condition("transient_error:tools=get_fare"), tmp_path)
+    others = [name for name in episode.tools if name != "get_fare"]
+    assert others, "fare-class should have a tool besides get_fare"
+    spec = episode.tools[others[0]]
+    assert not episode.engine.acts_on(spec.name)
+    call, verdict = episode.engine.before(spec, spec.name, 1, {})
+    assert verdict is None
+    assert episode.engine.after(call, run_behaviour(spec, {})) is None
+
+
+def test_the_call_context_keeps_its_own_copies_of_the_arguments(travel: LoadedScenario, tmp_path: Path) -> None:
+    """A hazard that rewrites the arguments it sees must not change what the agent sent (the trace's `arguments`)."""
+    episode = new_episode(travel, "fare-class", condition("silent_wrong_value:tools=get_fare"), tmp_path)
+    sent = {"flight_id": "AU-426"}
+    call, _ = episode.engine.before(episode.tools["get_fare"], "get_fare", 1, sent)
+    call.arguments["flight_id"] = "changed"
+    assert sent == call.sent == {"flight_id": "AU-426"}
+    assert call.arguments is not call.sent
