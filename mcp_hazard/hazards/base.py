@@ -129,6 +129,7 @@ class Hazard:
         self.spec = spec
         self.params = params
         self.index = index
+        self.salt = f"{index}:{self.kind}"  # in every draw's keys: this hazard's own stream
         self.scenario = scenario
         self.task = task
         self.schedule = effective_schedule(spec, self.default_schedule)
@@ -147,10 +148,6 @@ class Hazard:
     def targets(self, tools: list[str]) -> set[str]:
         """Tools whose calls this hazard sees; usually the tools it acts on."""
         return set(tools)
-
-    @property
-    def salt(self) -> str:
-        return f"{self.index}:{self.kind}"
 
     def changeable(self, tool: str) -> ToolSpec | None:
         """The tool as an interface change may alter it: every argument it lists. A proxied server's tool narrows

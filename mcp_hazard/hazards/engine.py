@@ -148,12 +148,7 @@ class HazardEngine:
         fired = self.fired.get((hazard.index, tool), 0)
         if not schedule.eligible(slot, fired):  # most calls stop here: no draw to make
             return False
-        if schedule.probability >= 1.0:  # what `fires` answers without a draw, without asking `eligible` again
-            return True
-        return schedule.fires(
-            seed=self.seed, scenario=self.scenario.id, task=self.task.id, tool=tool, failpoint=failpoint,
-            slot=slot, salt=hazard.salt, fired=fired,
-        )  # fmt: skip
+        return schedule.drawn(self.seed, self.scenario.id, self.task.id, tool, failpoint, slot, hazard.salt)
 
     def _fired(self, hazard: Hazard, tool: str, failpoint: str, slot: int, effect: Effect) -> None:
         key = (hazard.index, tool)

@@ -35,11 +35,11 @@ class Schedule(BaseModel):
 
     def fires(self, *, seed: int, scenario: str, task: str, tool: str, failpoint: str, slot: int, salt: str,
               fired: int) -> bool:  # fmt: skip
-        if not self.eligible(slot, fired):
-            return False
-        if self.probability >= 1.0:
-            return True
-        return draw(seed, scenario, task, tool, failpoint, slot, salt) < self.probability
+        return self.eligible(slot, fired) and self.drawn(seed, scenario, task, tool, failpoint, slot, salt)
+
+    def drawn(self, seed: int, scenario: str, task: str, tool: str, failpoint: str, slot: int, salt: str) -> bool:
+        """Whether an eligible slot fires: always at probability 1, else as the draw for its keys says."""
+        return self.probability >= 1.0 or draw(seed, scenario, task, tool, failpoint, slot, salt) < self.probability
 
 
 class HazardSpec(BaseModel):
