@@ -158,8 +158,8 @@ class HazardEngine:
     def before(
         self, tool: ToolSpec, served_name: str, slot: int, arguments: dict[str, Any]
     ) -> tuple[CallContext, BeforeVerdict | None]:
-        """The call as the hazards see it, and what those that act before the tool runs did (None when none acts
-        on this tool there)."""
+        """The call as the hazards see it, and what those that act before the tool runs did: None when none acted
+        (most calls of a targeted tool: a schedule not due, a lasting state with nothing to do)."""
         call = CallContext(
             self.seed, self.scenario, self.task, tool, served_name, slot, dict(arguments), self.history, self.profile,
             dict(arguments),
@@ -168,7 +168,7 @@ class HazardEngine:
         acting = self._before.get(name)
         if acting is None:
             return call, None
-        verdict = BeforeVerdict(dict(arguments))
+        verdict = None
         for hazard in acting:
             fire = self._fires(hazard, name, "before", slot)
             effect = hazard.before(call, fire)
@@ -176,6 +176,8 @@ class HazardEngine:
                 self._acted(hazard)
             if effect is None:
                 continue
+            if verdict is None:
+                verdict = BeforeVerdict(dict(arguments))
             verdict.touched.append(hazard.index)
             if (fire if effect.fired is None else effect.fired) and effect.record:
                 self._fired(hazard, name, "before", slot, effect)
@@ -189,23 +191,25 @@ class HazardEngine:
         return call, verdict
 
     def after(self, call: CallContext, outcome: ToolOutcome) -> AfterVerdict | None:
-        """What the hazards that act on the outcome did; None when none acts on this tool there."""
+        """What the hazards that act on the outcome did; None when none acted."""
         acting = self._after.get(call.tool.name)
         if acting is None:
             return None
-        verdict = AfterVerdict(outcome=outcome)
+        verdict = None
         for hazard in acting:
             fire = self._fires(hazard, call.tool.name, "after", call.slot)
-            effect = hazard.after(call, verdict.outcome, fire)
+            effect = hazard.after(call, outcome, fire)  # each sees the outcome as the hazards before it left it
             if hazard.index in self._shaping:
                 self._acted(hazard)
             if effect is None:
                 continue
+            if verdict is None:
+                verdict = AfterVerdict(outcome)
             verdict.touched.append(hazard.index)
             if (fire if effect.fired is None else effect.fired) and effect.record:
                 self._fired(hazard, call.tool.name, "after", call.slot, effect)
             if effect.replace_result:
-                verdict.outcome = ToolOutcome(result=effect.result)
+                verdict.outcome = outcome = ToolOutcome(result=effect.result)
             if effect.text is not None:
                 verdict.text = effect.text
             if effect.hint:

@@ -119,7 +119,7 @@ class Calls:
             return await self._run(spec, view, slot, arguments, began, dict(inner), below, [], served)
         call, verdict = self.engine.before(spec, name if surface is None else view.name, slot, inner)
         served = self._served_terms(name) if surface is not None else _unchanged  # after `before`: may be new
-        if verdict is None:  # the hazards on this tool act on its outcome only
+        if verdict is None:  # no hazard acted before the tool runs (one may still act on its outcome)
             return await self._run(spec, view, slot, arguments, began, dict(inner), below, [], served, call)
         touched = list(verdict.touched)
         if verdict.list_changed:

@@ -1,5 +1,5 @@
-"""The engine's per-call path: each tool's hazards are looked up by failpoint, and a failpoint where none acts on the
-tool gives no verdict (the call then skips that half of the engine). What the agent gets and what the trace says
+"""The engine's per-call path: each tool's hazards are looked up by failpoint, and a failpoint where none acted
+gives no verdict (the call then skips that half of the engine). What the agent gets and what the trace says
 are the same either way; tests/hazards/test_kinds.py holds those."""
 
 from __future__ import annotations
@@ -27,7 +27,31 @@ def test_a_tool_whose_hazards_act_after_gets_no_before_verdict(travel: LoadedSce
     assert verdict is None
     assert call.arguments == call.sent == {"flight_id": "AU-426"}
     after = episode.engine.after(call, run_behaviour(spec, call.arguments))
-    assert after is not None and after.touched == [0]
+    assert (
+        after is not None
+        and after.touched == [0]
+        and after.outcome.result != run_behaviour(spec, call.arguments).result
+    )
+
+
+def test_a_hazard_with_nothing_left_to_do_gives_no_verdict(travel: LoadedScenario, tmp_path: Path) -> None:
+    """The wrong first reading was served: later calls of the tool are left alone, and no verdict is made for them."""
+    episode = new_episode(travel, "fare-class", condition("silent_wrong_value:tools=get_fare"), tmp_path)
+    spec = episode.tools["get_fare"]
+    first, _ = episode.engine.before(spec, "get_fare", 1, {"flight_id": "AU-426"})
+    assert episode.engine.after(first, run_behaviour(spec, first.arguments)) is not None
+    later, _ = episode.engine.before(spec, "get_fare", 2, {"flight_id": "AU-426"})
+    assert episode.engine.after(later, run_behaviour(spec, later.arguments)) is None
+
+
+def test_a_schedule_not_due_gives_no_verdict(travel: LoadedScenario, tmp_path: Path) -> None:
+    episode = new_episode(travel, "fare-class", condition("transient_error:tools=get_fare,times=1"), tmp_path)
+    spec = episode.tools["get_fare"]
+    _, first = episode.engine.before(spec, "get_fare", 1, {"flight_id": "AU-426"})
+    assert first is not None and first.rejection is not None
+    episode.engine.remember("get_fare", {"flight_id": "AU-426"}, "rejected")
+    _, second = episode.engine.before(spec, "get_fare", 2, {"flight_id": "AU-426"})
+    assert second is None
 
 
 def test_a_tool_whose_hazards_act_before_gets_no_after_verdict(travel: LoadedScenario, tmp_path: Path) -> None:
