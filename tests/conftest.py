@@ -18,9 +18,12 @@ import time
 from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
-from typing import NoReturn
+from typing import TYPE_CHECKING, NoReturn
 
 import pytest
+
+if TYPE_CHECKING:
+    from mcp_hazard.scenario.files import LoadedScenario
 
 REPO_ROOT = Path(__file__).resolve().parents[1]
 SCENARIOS_DIR = REPO_ROOT / "scenarios"
@@ -59,6 +62,14 @@ def scenarios_dir() -> Path:
 @pytest.fixture(scope="session")
 def travel_path() -> Path:
     return TRAVEL
+
+
+@pytest.fixture(scope="module")
+def travel() -> LoadedScenario:
+    """The shipped travel scenario, loaded once per test module (each module gets its own copy)."""
+    from mcp_hazard.load import load_scenario
+
+    return load_scenario(TRAVEL)
 
 
 def free_port() -> int:

@@ -30,11 +30,6 @@ def clean_env(monkeypatch: pytest.MonkeyPatch) -> None:
         monkeypatch.delenv(name, raising=False)
 
 
-@pytest.fixture(scope="module")
-def travel() -> LoadedScenario:
-    return load_scenario(TRAVEL)
-
-
 # -- 1. the happy path, and what a strict server needs ----------------------------------------------------------------
 
 

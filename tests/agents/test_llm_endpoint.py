@@ -12,13 +12,12 @@ from mcp_hazard.agents.base import Brief
 from mcp_hazard.agents.llm import ALL_ENV, LlmAgent, LlmEndpointError
 from mcp_hazard.condition import Condition
 from mcp_hazard.errors import UserError
-from mcp_hazard.load import load_scenario
 from mcp_hazard.runner.transports import free_port, open_episode
 from mcp_hazard.scenario.files import LoadedScenario
 from mcp_hazard.server.episode import SUBMIT_TOOL
 
 from .fake_llm import FakeLlm, Turn, call, flaky, http_reply, slow, tool_calls
-from .llm_support import DEADLINE_S, MODEL, TASK, TRAVEL, run_agent, task_prompt
+from .llm_support import DEADLINE_S, MODEL, TASK, run_agent, task_prompt
 
 pytestmark = pytest.mark.anyio
 
@@ -28,11 +27,6 @@ def clean_env(monkeypatch: pytest.MonkeyPatch) -> None:
     """The developer's own MCP_HAZARD_LLM_* settings must not leak into the tests."""
     for name in ALL_ENV:
         monkeypatch.delenv(name, raising=False)
-
-
-@pytest.fixture(scope="module")
-def travel() -> LoadedScenario:
-    return load_scenario(TRAVEL)
 
 
 # -- retries and failures ------------------------------------------------------------------------------------------

@@ -19,7 +19,6 @@ from mcp import Client
 
 from mcp_hazard.agents.golden import run_golden_agent
 from mcp_hazard.condition import Condition
-from mcp_hazard.load import load_scenario
 from mcp_hazard.runner.transports import HttpHost, Transport, open_episode
 from mcp_hazard.scenario.answers import answer_matches
 from mcp_hazard.scenario.files import LoadedScenario
@@ -29,7 +28,7 @@ from mcp_hazard.server.episodes import EpisodeRegistry
 from mcp_hazard.trace.events import VOLATILE_FIELDS, comparable
 from mcp_hazard.trace.reader import Trace, first_difference, read_trace
 
-from .support import LEGACY_PROTOCOL, MODERN_PROTOCOL, TRAVEL, wait_for_trace_end
+from .support import LEGACY_PROTOCOL, MODERN_PROTOCOL, wait_for_trace_end
 
 if TYPE_CHECKING:
     from conftest import HttpServer
@@ -49,11 +48,6 @@ EXTRA_CALLS: list[tuple[str, dict[str, Any]]] = [
     ("convert_currency", {"amount": 10, "from_currency": "EUR", "to_currency": "GBP"}),
     ("get_fare", {"flight_id": "AU-731", "extra": 1}),  # invalid: extra property
 ]
-
-
-@pytest.fixture(scope="module")
-def travel() -> LoadedScenario:
-    return load_scenario(TRAVEL)
 
 
 async def _act(client: Client, task: Task) -> None:

@@ -41,11 +41,6 @@ DEADLINE = 60.0
 PROTOCOL_OF_MODE = {"legacy": LEGACY_PROTOCOL, "2026-07-28": MODERN_PROTOCOL}
 
 
-@pytest.fixture(scope="module")
-def travel() -> LoadedScenario:
-    return load_scenario(TRAVEL)
-
-
 @pytest.mark.parametrize("mode", ["legacy", "2026-07-28"])
 async def test_golden_agent_solves_a_task_over_stdio(travel: LoadedScenario, tmp_path: Path, mode: str) -> None:
     task = travel.model.task("cheapest-trip")

@@ -8,17 +8,11 @@ from pathlib import Path
 
 import pytest
 
-from mcp_hazard.load import load_scenario
 from mcp_hazard.scenario import LoadedScenario
 from tests.hazards.support import condition, fired, main_text, memory_client, read_events
 
 pytestmark = pytest.mark.anyio
 FARE = {"flight_id": "AU-426"}
-
-
-@pytest.fixture(scope="module")
-def travel() -> LoadedScenario:
-    return load_scenario(Path(__file__).resolve().parents[2] / "scenarios" / "travel.yaml")
 
 
 async def test_fails_until_the_same_call_was_made_twice_before(travel: LoadedScenario, tmp_path: Path) -> None:

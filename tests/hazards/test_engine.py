@@ -6,18 +6,10 @@ from __future__ import annotations
 
 from pathlib import Path
 
-import pytest
-
-from mcp_hazard.load import load_scenario
 from mcp_hazard.scenario.behaviours import run_behaviour
 from mcp_hazard.scenario.files import LoadedScenario
 
-from .support import TRAVEL, condition, new_episode
-
-
-@pytest.fixture(scope="module")
-def travel() -> LoadedScenario:
-    return load_scenario(TRAVEL)
+from .support import condition, new_episode
 
 
 def test_a_tool_whose_hazards_act_after_gets_no_before_verdict(travel: LoadedScenario, tmp_path: Path) -> None:

@@ -37,7 +37,6 @@ from .support import (
     DEADLINE,
     LEGACY,
     MODERN,
-    TRAVEL,
     Agent,
     adapt_to_listing,
     blocks,
@@ -58,11 +57,6 @@ pytestmark = pytest.mark.anyio
 
 Fire = tuple[str, int, str]  # (tool, slot, failpoint)
 Recovery = Callable[[Agent, Task], Awaitable[str]]
-
-
-@pytest.fixture(scope="module")
-def travel() -> LoadedScenario:
-    return load_scenario(TRAVEL)
 
 
 # -- recovery paths (scripted; they know travel.yaml as a careful agent would after reading the listing) ------------

@@ -32,7 +32,6 @@ from mcp_hazard.server.episode import TASK_PROMPT_NAME
 from .support import (
     DEADLINE,
     SCENARIOS_DIR,
-    TRAVEL,
     adapt_to_listing,
     blocks,
     condition,
@@ -73,11 +72,6 @@ SCRIPTS: dict[str, tuple[str, str, list[tuple[str, dict[str, Any]]]]] = {
                     ("search_flights", {**FLIGHTS, "page": 9})]),
 }  # fmt: skip
 UNHINTED = {"latency", "silent_wrong_value"}  # they do not tell the agent anything, in either profile
-
-
-@pytest.fixture(scope="module")
-def travel() -> LoadedScenario:
-    return load_scenario(TRAVEL)
 
 
 def _strip_profile(event: dict[str, Any]) -> dict[str, Any]:

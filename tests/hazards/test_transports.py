@@ -19,7 +19,6 @@ import mcp_types as types
 import pytest
 from mcp import Client, StdioServerParameters
 
-from mcp_hazard.load import load_scenario
 from mcp_hazard.runner.transports import HttpHost, serve_command
 from mcp_hazard.scenario.answers import answer_matches
 from mcp_hazard.scenario.files import LoadedScenario
@@ -28,7 +27,7 @@ from mcp_hazard.server.episodes import EpisodeRegistry
 from mcp_hazard.trace.events import comparable
 from mcp_hazard.trace.reader import Trace, first_difference, read_trace
 
-from .support import LEGACY, MODERN, REPO_ROOT, TRAVEL, blocks, condition, fired, memory_client, of_type
+from .support import LEGACY, MODERN, REPO_ROOT, blocks, condition, fired, memory_client, of_type
 
 pytestmark = [pytest.mark.e2e, pytest.mark.anyio]
 
@@ -50,11 +49,6 @@ SCRIPT: list[tuple[str, dict[str, Any]]] = [
     ("convert_currency", {"amount": 189.0, "from_currency": "EUR", "to_currency": "USD"}),  # ok, drifted text
     (SUBMIT_TOOL, {"answer": "204.59"}),
 ]
-
-
-@pytest.fixture(scope="module")
-def travel() -> LoadedScenario:
-    return load_scenario(TRAVEL)
 
 
 class Inbox:

@@ -7,17 +7,11 @@ from pathlib import Path
 
 import pytest
 
-from mcp_hazard.load import load_scenario
 from mcp_hazard.scenario.files import LoadedScenario
 
-from .support import TRAVEL, condition, memory_client
+from .support import condition, memory_client
 
 pytestmark = pytest.mark.anyio
-
-
-@pytest.fixture(scope="module")
-def travel() -> LoadedScenario:
-    return load_scenario(TRAVEL)
 
 
 @pytest.mark.parametrize("hazards", [(), ("output_drift",), ("conflict",), ("transient_error",)])

@@ -21,14 +21,13 @@ from mcp_hazard.agents.base import Agent, AgentReport, Brief
 from mcp_hazard.agents.replay import ReplayAgent
 from mcp_hazard.condition import Condition
 from mcp_hazard.hazards.build import parse_hazard_option
-from mcp_hazard.load import load_scenario
 from mcp_hazard.runner.transports import HttpHost, Transport, open_episode
 from mcp_hazard.scenario.files import LoadedScenario
 from mcp_hazard.scoring.episode import EpisodeScore, score_episode
 from mcp_hazard.server.episodes import EpisodeRegistry
 from mcp_hazard.trace.reader import Trace, first_difference, read_trace
 
-from .support import TRAVEL, jsonl
+from .support import jsonl
 
 pytestmark = pytest.mark.anyio
 
@@ -72,11 +71,6 @@ def hazard_params(stdio: set[str]) -> list[Any]:
 
 
 T = TypeVar("T")
-
-
-@pytest.fixture(scope="module")
-def travel() -> LoadedScenario:
-    return load_scenario(TRAVEL)
 
 
 def condition_of(*hazards: str, seed: int = 0) -> Condition:

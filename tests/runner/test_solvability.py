@@ -37,11 +37,6 @@ def _validate(*args: str) -> subprocess.CompletedProcess[str]:
     )  # fmt: skip
 
 
-@pytest.fixture(scope="module")
-def travel() -> LoadedScenario:
-    return load_scenario(TRAVEL)
-
-
 def test_validate_all_hazards_on_shipped_scenarios() -> None:
     done = _validate(str(SCENARIOS_DIR), "--hazard", "all", "--seeds", "0-4")
     assert done.returncode == 0, done.stderr

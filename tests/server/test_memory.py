@@ -73,11 +73,6 @@ def _load(file: Path, task_id: str | None) -> tuple[LoadedScenario, Task]:
     return scenario, task
 
 
-@pytest.fixture(scope="module")
-def travel() -> LoadedScenario:
-    return load_scenario(TRAVEL)
-
-
 @asynccontextmanager
 async def episode(
     scenario: LoadedScenario, task: str, trace_dir: Path, mode: str = "legacy", seed: int = 0
