@@ -11,7 +11,11 @@ server, says what it costs where it runs. The parts (join several with `+`):
 - `float-check`: the trace line's scan for floats orjson writes unlike `repr` (`float_forms`, as the writer calls it);
 - `timestamp`: the trace line's `utc_now`, a fixed text instead;
 - `trace-line`: the whole `tool_called` line, laid out, serialised and written;
-- `schema-checks`: both argument checks of a call (input and output, `argument_problem`).
+- `schema-checks`: both argument checks of a call (input and output, `argument_problem`);
+- `filesystem`: the trace line is written to the null device instead of the file: the system call stays, the file
+  system's work goes (`write` less this is the file system's share);
+- `disk`: the trace line is written to a file on tmpfs (`/dev/shm`) instead: the page cache stays, the disk's file
+  system (ext4 here) goes.
 A variant with a part off is not mcp-hazard (no trace, or no checks): it is only a measurement. Per variant: ours
 and bare in µs per call (medians of the rounds), the median of the paired ratios (bare / ours, each round against
 the bare round next to it) and the change against the variant `none` (everything on). Every result is checked
@@ -21,6 +25,7 @@ against the bare server's.
 from __future__ import annotations
 
 import argparse
+import os
 import statistics
 import sys
 import tempfile
@@ -34,8 +39,29 @@ import anyio
 from bench.call_conditions import Call, golden_calls
 from bench.processes import REPO, load_average
 
-PARTS = ("write", "float-check", "timestamp", "trace-line", "schema-checks")
+PARTS = ("write", "float-check", "timestamp", "trace-line", "schema-checks", "filesystem", "disk")
+TMPFS = "/dev/shm"
 DEFAULT = "none,write,float-check,timestamp,trace-line,schema-checks,trace-line+schema-checks"
+
+
+def _elsewhere(folder: str) -> Any:
+    """A stand-in for the trace's write that writes the same bytes, one system call each, into a file in `folder`
+    (the null device for `os.devnull`), opened for appending as the trace is, on first use; the file is removed at
+    once and its descriptor keeps it until the process exits."""
+    opened: list[int] = []
+
+    def write(handle: Any, line: bytes) -> None:
+        if not opened:
+            path = os.devnull
+            if folder != os.devnull:
+                descriptor, path = tempfile.mkstemp(prefix="mcp-hazard-ablation-", dir=folder)
+                os.close(descriptor)
+            opened.append(os.open(path, os.O_WRONLY | os.O_APPEND))
+            if path != os.devnull:
+                os.unlink(path)
+        os.write(opened[0], line)
+
+    return write
 
 
 def _switches() -> dict[str, tuple[Any, str, Any]]:
@@ -44,6 +70,8 @@ def _switches() -> dict[str, tuple[Any, str, Any]]:
     from mcp_hazard.trace import writer
 
     return {
+        "filesystem": (writer, "_write_all", _elsewhere(os.devnull)),
+        "disk": (writer, "_write_all", _elsewhere(TMPFS)),
         "write": (writer, "_write_all", lambda handle, line: None),
         "float-check": (writer, "float_forms", lambda text: False),
         # not `00.000000`: the float check would take `0.0000` for a float and send every line the exact way
@@ -60,6 +88,10 @@ def _variants(text: str) -> list[list[str]]:
         unknown = [part for part in parts if part not in PARTS]
         if unknown or not variant:
             raise SystemExit(f"--without: unknown part {unknown or [variant]}; parts: none, {', '.join(PARTS)}")
+        if len({"write", "filesystem", "disk"} & set(parts)) > 1:
+            raise SystemExit(f"--without {variant}: write, filesystem and disk each replace the write; pick one")
+        if "disk" in parts and not os.path.isdir(TMPFS):
+            raise SystemExit(f"--without disk: {TMPFS} is not here (it needs a tmpfs there, as Linux has)")
         variants.append(parts)
     return variants
 
@@ -86,7 +118,8 @@ async def measure(args: argparse.Namespace, variants: list[list[str]]) -> list[t
     calls = golden_calls(scenario, args.task)
     switches = _switches()
     kept = {name: getattr(owner, attribute) for name, (owner, attribute, _) in switches.items()}
-    rows, problems = [], []
+    rows: list[tuple[str, float, float, float]] = []
+    problems: list[str] = []
     with tempfile.TemporaryDirectory(prefix="mcp-hazard-ablation-") as traces:
         async with AsyncExitStack() as stack:
             bare = await stack.enter_async_context(Client(bare_server(scenario, args.task)))
