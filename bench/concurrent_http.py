@@ -88,6 +88,12 @@ class Server:
     episode_ids: list[str] = field(default_factory=list)
 
 
+def _text(result: Any) -> str:
+    """The text of a result's first block ("" when it has none or it is not text)."""
+    block = result.content[0] if result.content else None
+    return str(getattr(block, "text", ""))
+
+
 async def one_episode(server: Server, http: httpx.AsyncClient, shared: Any, scenario: str, plan: Plan, n: int,
                       mode: str, tag: str) -> None:  # fmt: skip
     from mcp import Client
@@ -110,12 +116,12 @@ async def one_episode(server: Server, http: httpx.AsyncClient, shared: Any, scen
         await client.list_tools()
         for call in plan.calls:
             result = await client.call_tool(call.tool, call.arguments)
-            text = result.content[0].text if result.content else ""
+            text = _text(result)
             if result.is_error or text != call.text:
                 raise AssertionError(f"{call.tool}: {'isError' if result.is_error else 'wrong result'}: {text[:200]}")
         result = await client.call_tool("submit_answer", {"answer": plan.answer})
         if result.is_error:
-            raise AssertionError(f"submit_answer refused: {result.content[0].text[:200] if result.content else ''}")
+            raise AssertionError(f"submit_answer refused: {_text(result)[:200]}")
 
 
 async def one_round(server: Server, scenario: str, all_plans: list[Plan], args: argparse.Namespace, tag: str) -> None:

@@ -36,12 +36,15 @@ import tracemalloc
 from collections.abc import AsyncIterator
 from contextlib import AsyncExitStack, asynccontextmanager
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import anyio
 
 from bench.call_conditions import golden_calls
 from bench.processes import http_process, load_average
+
+if TYPE_CHECKING:
+    from mcp_hazard.server.episode import Episode
 
 REPO = Path(__file__).resolve().parents[1]
 WARM_UP = 20
@@ -76,7 +79,13 @@ async def in_process(scenario: Any, task: str, count: int, top: int, trace_dir: 
     call = golden_calls(scenario, task)[0]
     registry = EpisodeRegistry([scenario], trace_dir, transport="http")
     current: list[str] = [""]
-    server = build_server(lambda ctx: registry.get(current[0]))
+
+    def resolve(ctx: Any) -> Episode:
+        episode = registry.get(current[0])
+        assert episode is not None, current[0]  # made by `one` just before its client connects
+        return episode
+
+    server = build_server(resolve)
 
     async def one(seed: int) -> str:
         episode = registry.create(scenario.id, task, Condition(seed=seed))

@@ -51,7 +51,9 @@ async def wait_http(url: str, process: subprocess.Popen[bytes], log: Any) -> Non
                 if process.poll() is not None:
                     log.seek(0)
                     said = log.read().decode("utf-8", "replace")[-2000:]
-                    raise SystemExit(f"server exited with {process.returncode}: {' '.join(process.args)}\n{said}")
+                    args = process.args
+                    command = str(args) if isinstance(args, str | bytes | os.PathLike) else " ".join(map(str, args))
+                    raise SystemExit(f"server exited with {process.returncode}: {command}\n{said}")
                 try:
                     await http.get(url)
                     return

@@ -41,7 +41,7 @@ WARM_UP = 200
 def rss_kib(pid: int) -> int:
     """Resident set size in KiB: psutil when present, else /proc (Linux)."""
     try:
-        import psutil  # type: ignore[import-untyped]
+        import psutil
 
         return int(psutil.Process(pid).memory_info().rss // 1024)
     except ImportError:
