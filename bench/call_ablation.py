@@ -51,14 +51,13 @@ def _elsewhere(folder: str) -> Any:
     opened: list[int] = []
 
     def write(handle: Any, line: bytes) -> None:
-        if not opened:
-            path = os.devnull
-            if folder != os.devnull:
-                descriptor, path = tempfile.mkstemp(prefix="mcp-hazard-ablation-", dir=folder)
-                os.close(descriptor)
+        if not opened and folder == os.devnull:
+            opened.append(os.open(os.devnull, os.O_WRONLY | os.O_APPEND))
+        elif not opened:
+            descriptor, path = tempfile.mkstemp(prefix="mcp-hazard-ablation-", dir=folder)
+            os.close(descriptor)
             opened.append(os.open(path, os.O_WRONLY | os.O_APPEND))
-            if path != os.devnull:
-                os.unlink(path)
+            os.unlink(path)
         os.write(opened[0], line)
 
     return write
