@@ -18,6 +18,7 @@ from mcp_hazard import __version__
 from mcp_hazard.scenario.models import Scenario
 from mcp_hazard.scoring import by_agent, paired, structure
 from mcp_hazard.scoring.episode import EpisodeScore
+from mcp_hazard.scoring.episode_rows import EPISODE_COLUMNS, episode_row, sort_key
 from mcp_hazard.scoring.stats import wilson
 
 REPORT_SCHEMA_VERSION = 4
@@ -43,6 +44,7 @@ DIMENSIONS: dict[str, Callable[[EpisodeScore], str]] = {
     "golden_length": lambda s: str(s.golden_length),
     "profile": lambda s: s.profile,
 }
+__all__ = ["EPISODE_COLUMNS", "REPORT_SCHEMA_VERSION", "aggregate", "episode_rows", "rate"]
 
 
 def rate(successes: int, n: int) -> dict[str, Any]:
@@ -143,48 +145,27 @@ def _agent_outcomes(scores: list[EpisodeScore]) -> dict[str, dict[str, int]]:
     return out
 
 
-EPISODE_COLUMNS = (
-    "episode_id", "agent", "scenario", "task", "condition", "interventions", "profile", "seed", "repeat", "answered",
-    "answer", "correct", "answer_rule", "episode_failure", "agent_outcome", "hazards_fired", "hazards_recovered",
-    "calls", "duration_s", "trace",
-)  # fmt: skip
-"""The columns of the per-episode table (`score --per-episode`, `per_episode` in the JSON report), in order."""
-
-
 def episode_rows(scores: list[EpisodeScore], trials: Trials | None = None) -> list[dict[str, Any]]:
-    """One row per episode (EPISODE_COLUMNS), sorted by agent, scenario, task, condition, seed, then the rest, so the
-    order does not depend on file names. `repeat` numbers the runs of one item with the same seed (0, 1, ...).
-    `hazards_fired` lists each firing's kind in firing order, `hazards_recovered` those recovered from."""
+    """One row per episode (episode_rows.py), sorted by agent, scenario, task, condition, seed, then the rest.
+    `repeat` numbers the runs of one item with the same seed (0, 1, ...)."""
     index = _trials(scores) if trials is None else trials
     repeat = {id(s): n for (_, n), s in index.items()}
-    rows = []
+    return sorted((episode_row(s, repeat.get(id(s), 0)) for s in scores), key=sort_key)
+
+
+def _groups_by_agent(scores: list[EpisodeScore]) -> dict[str, dict[str, dict[str, Any]]]:
+    """dimension -> group -> agent -> the group's rate (and `fired`) over that agent's episodes only: the groups
+    split by agent, as the report shows them (pooled over agents they read "about 50%" for a 0% and a 100% agent)."""
+    mine: dict[str, list[EpisodeScore]] = defaultdict(list)
     for s in scores:
-        rows.append({
-            "episode_id": s.episode_id, "agent": s.agent, "scenario": s.scenario, "task": s.task,
-            "condition": s.condition, "interventions": s.intervention, "profile": s.profile, "seed": s.seed,
-            "repeat": repeat.get(id(s), 0), "answered": s.answered, "answer": s.answer, "correct": s.correct,
-            "answer_rule": s.answer_rule, "episode_failure": s.episode_failure or "",
-            "agent_outcome": s.agent_outcome, "hazards_fired": [v.kind for v in s.verdicts],
-            "hazards_recovered": [v.kind for v in s.verdicts if v.recovered], "calls": s.calls,
-            "duration_s": s.duration_s, "trace": s.trace, **_episode_detail(s),
-        })  # fmt: skip
-    rows.sort(key=lambda r: (r["agent"], r["scenario"], r["task"], r["condition"], r["seed"], r["interventions"],
-                             r["profile"], r["repeat"], r["trace"]))  # fmt: skip
-    return rows
-
-
-def _episode_detail(s: EpisodeScore) -> dict[str, Any]:
-    """The per-episode fields beyond EPISODE_COLUMNS: what the report's drill-down shows and filters by (not in the
-    CSV, whose columns stay fixed)."""
-    return {
-        "item": f"{s.scenario}/{s.task}", "class": s.episode_failure or "solved",
-        "hazard_kinds": sorted(set(s.hazard_kinds)) or ["clean"], "setting": by_agent.setting(s),
-        "workflow": s.workflow, "golden_length": s.golden_length,
-        "call_failures": sorted({f.failure for f in s.failures}),
-        "hazards": [{"kind": v.kind, "tool": v.tool, "slot": v.slot, "failpoint": v.failpoint,
-                     "recovered": v.recovered, "path": v.path} for v in s.verdicts],
-        "premature_reasons": list(s.premature_reasons),
-    }  # fmt: skip
+        mine[s.agent].append(s)
+    out: dict[str, dict[str, dict[str, Any]]] = defaultdict(lambda: defaultdict(dict))
+    for agent, theirs in sorted(mine.items()):
+        for dimension, entries in _groups(theirs).items():
+            if dimension != "agent":
+                for key, entry in entries.items():
+                    out[dimension][key][agent] = entry
+    return {dimension: {key: dict(row) for key, row in sorted(rows.items())} for dimension, rows in out.items()}
 
 
 Trials = dict[tuple[tuple[str, str, str, int, str, str, str], int], EpisodeScore]
@@ -370,7 +351,10 @@ def aggregate(
             "calls_per_golden_call": calls / golden if golden else None,
             "redundant_calls": sum(s.redundant_calls for s in every),
         },
-        "agents": by_agent.agent_summary(scores),
+        "agents": by_agent.agent_summary(scores, every),
+        "groups_by_agent": _groups_by_agent(scores),
+        "failures_by_agent": by_agent.failures_by_agent(scores, every),
+        "efficiency_by_agent": by_agent.efficiency_by_agent(every),
         "recovery_by_agent": by_agent.recovery_by_agent(every),
         "success_by_agent": by_agent.success_by_agent(scores),
         "compounding_by_agent": by_agent.compounding_by_agent(scores),

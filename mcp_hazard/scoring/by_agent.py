@@ -29,10 +29,14 @@ def setting(score: EpisodeScore) -> str:
     return "clean" if score.condition == "clean" else "hazards"
 
 
-def agent_summary(scores: list[EpisodeScore]) -> dict[str, dict[str, Any]]:
-    """Per agent: episodes, success clean / under hazards / under interventions (None where not run), and the share
-    of hazard firings recovered from (None where nothing fired)."""
+def agent_summary(scores: list[EpisodeScore], every: list[EpisodeScore] | None = None) -> dict[str, dict[str, Any]]:
+    """Per agent: episodes, success clean / under hazards / under interventions (None where not run), the share
+    of hazard firings recovered from (None where nothing fired), and the share of its episodes (`every`, judged or
+    not, as the pooled `premature`) answered prematurely."""
     counts: dict[str, Counter[str]] = defaultdict(Counter)
+    for s in every if every is not None else scores:
+        counts[s.agent]["all"] += 1
+        counts[s.agent]["premature"] += s.premature
     for s in scores:
         where = setting(s)
         counts[s.agent][where] += 1
@@ -41,30 +45,76 @@ def agent_summary(scores: list[EpisodeScore]) -> dict[str, dict[str, Any]]:
         counts[s.agent]["recovered"] += sum(v.recovered for v in s.verdicts)
     out = {}
     for agent, c in sorted(counts.items()):
+        if not any(c[k] for k in SETTINGS):
+            continue  # no judged episode: in no success rate (the pooled `overall` leaves it out too)
         entry: dict[str, Any] = {"episodes": sum(c[k] for k in SETTINGS)}
         for where in SETTINGS:
             entry[where] = _rate(c[f"{where}+"], c[where]) if c[where] else None
         entry["recovery"] = _rate(c["recovered"], c["fired"]) if c["fired"] else None
+        entry["premature"] = _rate(c["premature"], c["all"])
         out[agent] = entry
     return out
 
 
 def recovery_by_agent(scores: list[EpisodeScore]) -> dict[str, dict[str, dict[str, Any]]]:
-    """kind -> agent -> {fired, recovered, rate, ci95}. A kind set in an agent's episodes that never fired has fired 0
-    and rate None ("did not fire"); an agent that never met the kind has no entry."""
+    """kind -> agent -> {fired, recovered, rate, ci95, paths, mean_calls_to_recover}. A kind set in an agent's
+    episodes that never fired has fired 0 and rate None ("did not fire"); an agent that never met the kind has no
+    entry. `paths` counts the recovery paths taken, `mean_calls_to_recover` the calls from the affected call to the
+    recovering one (None without a recovery)."""
     fired: dict[tuple[str, str], int] = Counter()
     recovered: dict[tuple[str, str], int] = Counter()
+    paths: dict[tuple[str, str], Counter[str]] = defaultdict(Counter)
+    steps: dict[tuple[str, str], list[int]] = defaultdict(list)
     for s in scores:
         for kind in s.hazard_kinds:
             fired.setdefault((kind, s.agent), 0)
         for verdict in s.verdicts:
-            fired[(verdict.kind, s.agent)] += 1
-            recovered[(verdict.kind, s.agent)] += verdict.recovered
+            key = (verdict.kind, s.agent)
+            fired[key] += 1
+            if verdict.recovered:
+                recovered[key] += 1
+                paths[key][str(verdict.path)] += 1
+                if verdict.calls_to_recover is not None:
+                    steps[key].append(verdict.calls_to_recover)
     out: dict[str, dict[str, dict[str, Any]]] = defaultdict(dict)
     for (kind, agent), n in sorted(fired.items()):
-        entry = _rate(recovered[(kind, agent)], n)
-        out[kind][agent] = {"fired": n, "recovered": entry["successes"], "rate": entry["rate"], "ci95": entry["ci95"]}
+        entry, taken = _rate(recovered[(kind, agent)], n), steps[(kind, agent)]
+        out[kind][agent] = {
+            "fired": n, "recovered": entry["successes"], "rate": entry["rate"], "ci95": entry["ci95"],
+            "paths": dict(paths[(kind, agent)]), "mean_calls_to_recover": sum(taken) / len(taken) if taken else None,
+        }  # fmt: skip
     return dict(out)
+
+
+def failures_by_agent(scores: list[EpisodeScore], every: list[EpisodeScore]) -> dict[str, dict[str, Any]]:
+    """agent -> {calls: failed-call class -> count (over all its episodes), episodes: outcome -> count (over its
+    judged episodes, `solved` included)}: the failure taxonomy of each agent, whose totals are the denominators of
+    its shares (pooled, a naive agent's failures drown a careful one's)."""
+    calls: dict[str, Counter[str]] = defaultdict(Counter)
+    outcomes: dict[str, Counter[str]] = defaultdict(Counter)
+    for s in every:
+        calls[s.agent].update(f.failure for f in s.failures)  # every agent gets an entry, even with no failure
+    for s in scores:
+        outcomes[s.agent][s.episode_failure or "solved"] += 1
+    return {agent: {"calls": dict(sorted(calls[agent].items())), "episodes": dict(sorted(outcomes[agent].items()))}
+            for agent in sorted(calls)}  # fmt: skip
+
+
+def efficiency_by_agent(scores: list[EpisodeScore]) -> dict[str, dict[str, Any]]:
+    """agent -> {episodes, calls, golden_calls, calls_per_golden_call, redundant_calls}: the pooled `efficiency`
+    over each agent's episodes alone."""
+    totals: dict[str, list[int]] = defaultdict(lambda: [0, 0, 0, 0])
+    for s in scores:
+        cell = totals[s.agent]
+        cell[0] += 1
+        cell[1] += s.calls
+        cell[2] += s.golden_length
+        cell[3] += s.redundant_calls
+    return {
+        agent: {"episodes": n, "calls": calls, "golden_calls": golden,
+                "calls_per_golden_call": calls / golden if golden else None, "redundant_calls": redundant}
+        for agent, (n, calls, golden, redundant) in sorted(totals.items())
+    }  # fmt: skip
 
 
 def success_by_agent(scores: list[EpisodeScore]) -> dict[str, dict[str, dict[str, Any]]]:

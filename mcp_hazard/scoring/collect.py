@@ -32,8 +32,9 @@ from mcp_hazard.load import load_scenario
 from mcp_hazard.proxy.config import LoadedProxyFile, is_proxy_file, load_proxy_file
 from mcp_hazard.proxy.environment import scenario_from_trace
 from mcp_hazard.scenario.files import SCENARIO_SUFFIXES, LoadedScenario
-from mcp_hazard.scenario.models import Scenario
+from mcp_hazard.scenario.models import AnswerSpec, Scenario
 from mcp_hazard.scoring.episode import EpisodeScore, score_episode
+from mcp_hazard.scoring.run_log import RunNotes
 from mcp_hazard.scoring.timeline import timeline
 from mcp_hazard.trace.reader import read_trace
 
@@ -290,8 +291,25 @@ def _unscorable(file: Path, started: dict[str, Any], reason: str) -> dict[str, s
     }  # fmt: skip
 
 
+def match_text(spec: AnswerSpec | None) -> str:
+    """The task's matching rule as a person reads it: `numeric ± 0.01`, `case_insensitive`; "" without an answer."""
+    if spec is None:
+        return ""
+    return f"{spec.match} ± {spec.tolerance:g}" if spec.match == "numeric" and spec.tolerance else spec.match
+
+
+def _for_reports(score: EpisodeScore, scenario: Scenario, notes: RunNotes, file: Path) -> None:
+    """What the reports show beside the verdict: the expected answer, its rule, and the agent's notes."""
+    task = scenario.task(score.task)
+    spec = task.answer if task is not None else None
+    score.expected = spec.value if spec is not None else None
+    score.match = match_text(spec)
+    score.notes = notes.of(file, score.episode_id)
+
+
 def _score_traces(paths: list[str], *, folders: list[str], allow_python: bool, timelines: bool) -> Scored:
     finder = ScenarioFinder(folders, allow_python)
+    notes = RunNotes()
     scored = Scored()
     named = {Path(p) for p in paths}
     # A scenario that cannot be had: one warning, at the place of its first trace, counting all of them.
@@ -343,6 +361,7 @@ def _score_traces(paths: list[str], *, folders: list[str], allow_python: bool, t
             scored.unscorable.append(_unscorable(file, started, f"cannot score: {exc}"))
             continue
         score.duration_s = duration_s(trace.events)
+        _for_reports(score, loaded.model, notes, file)
         scored.scenarios[loaded.id] = loaded.model
         if timelines:
             scored.timelines[score.trace] = timeline(trace.events)

@@ -65,6 +65,11 @@ class EpisodeScore:
     name_policy: str = "original"
     problem: str = ""
     refused_answers: int = 0
+    # For the reports only (set by scoring.collect): the task's canonical answer and its matching rule, so that a
+    # person sees what the answer was compared with; the agent's notes from the run log (None: no run log found).
+    expected: Any = None
+    match: str = ""
+    notes: list[str] | None = None
 
     def to_json(self) -> dict[str, Any]:
         return asdict(self)

@@ -1,10 +1,12 @@
-"""A trace as a short, readable timeline for the report's drill-down: one step per event, clipped to a line or two.
+"""A trace as a readable timeline for the report's drill-down: one step per event.
 
 Each step is a list, `[ms, kind, title, sent, got, mark]`, to keep 10,000 episodes small in one HTML file:
-`ms` since the episode started (None without timestamps), `kind` the event type in one word, `title` what happened,
-`sent` what the agent sent (arguments, answer), `got` what it was shown (result, served text, error), and `mark`
-"hazard" for an injected fault (a firing, or a call a hazard acted on), "error" for a call that failed otherwise,
-"answer" for the answer, else "". The full events stay in the trace file, whose path the drill-down shows.
+`ms` since the episode started (None without timestamps), `kind` the event type in one word, `title` what happened
+(one line), `sent` what the agent sent (arguments, answer), `got` what it was shown (result, served text, error), and
+`mark` "hazard" for an injected fault (a firing, or a call a hazard acted on), "error" for a call that failed
+otherwise, "answer" for the answer, else "". `sent` and `got` are whole, up to FULL_CHARS each: the page shows a line
+of each and opens the rest on a click, since a silently wrong value may sit anywhere in a result. A longer value is
+cut there with "(N more characters)"; the trace file, whose path the drill-down shows, has every event whole.
 """
 
 from __future__ import annotations
@@ -13,8 +15,8 @@ import json
 from datetime import datetime
 from typing import Any
 
-SENT_CHARS = 160
-GOT_CHARS = 240
+NOTE_CHARS = 120  # of one event the agent reported, in the `agent_ended` step
+FULL_CHARS = 20_000  # of one value in the report: the largest result of the shipped scenarios is about 3,000
 Step = list[Any]
 
 _ENCODER = json.JSONEncoder(ensure_ascii=False, sort_keys=True, separators=(", ", ": "), default=str)
@@ -25,6 +27,15 @@ def clip(value: Any, limit: int) -> str:
     text = value if isinstance(value, str) else _ENCODER.encode(value)
     text = " ".join(text.split())
     return text if len(text) <= limit else text[: limit - 1] + "…"
+
+
+def whole(value: Any, limit: int = FULL_CHARS) -> str:
+    """`value` as text (JSON unless it is text), line breaks kept, cut after `limit` characters with how many more
+    there were."""
+    text = value if isinstance(value, str) else _ENCODER.encode(value)
+    if len(text) <= limit:
+        return text
+    return f"{text[:limit]}… ({len(text) - limit:,} more characters; the trace has them)"
 
 
 def _ms(event: dict[str, Any], start: datetime | None) -> int | None:
@@ -45,7 +56,7 @@ def _call(event: dict[str, Any]) -> tuple[str, str, str, str]:
     else:
         got = event.get("error") or outcome
     mark = "hazard" if event.get("hazards") else "" if outcome == "ok" else "error"
-    return title, clip(event.get("arguments"), SENT_CHARS), clip(got, GOT_CHARS), mark
+    return title, whole(event.get("arguments")), whole(got), mark
 
 
 def _step(event: dict[str, Any]) -> tuple[str, str, str, str, str] | None:
@@ -55,21 +66,21 @@ def _step(event: dict[str, Any]) -> tuple[str, str, str, str, str] | None:
     if kind == "hazard_fired":
         title = f"{event.get('kind')} fired on {event.get('tool')} #{event.get('slot')} ({event.get('failpoint')})"
         # What the hazard did is the trace's record, never shown to the agent: it goes beside the title.
-        return "hazard", f"{title}: {clip(event.get('change'), GOT_CHARS)}", "", "", "hazard"
+        return "hazard", f"{title}: {whole(event.get('change'))}", "", "", "hazard"
     if kind == "tools_listed":
         tools = [str(t) for t in event.get("tools") or []]
-        return "listed", f"listed {len(tools)} tools", "", clip(", ".join(tools), GOT_CHARS), ""
+        return "listed", f"listed {len(tools)} tools", "", whole(", ".join(tools)), ""
     if kind == "list_changed":
         return "changed", "tool list changed (announced)", "", "", "hazard"
     if kind == "task_read":
         return "task", f"read the task ({event.get('via')})", "", "", ""
     if kind == "answer_submitted":
-        return "answer", "submitted an answer", clip(event.get("answer"), SENT_CHARS), "", "answer"
+        return "answer", "submitted an answer", whole(event.get("answer")), "", "answer"
     if kind == "call_refused":
         return (
             "refused",
             f"{event.get('tool')} refused ({event.get('reason')})",
-            clip(event.get("arguments"), SENT_CHARS),
+            whole(event.get("arguments")),
             "",
             "error",
         )
@@ -78,15 +89,15 @@ def _step(event: dict[str, Any]) -> tuple[str, str, str, str, str] | None:
             "frame",
             f"malformed frame refused ({event.get('code')})",
             "",
-            clip(event.get("message"), GOT_CHARS),
+            whole(event.get("message")),
             "error",
         )
     if kind == "episode_ended":
         return "ended", f"episode ended: {event.get('reason')}", "", "", ""
     if kind == "agent_ended":
-        notes = [clip(e.get("detail") or e.get("kind") or e, 120) for e in event.get("events") or []]
+        notes = [clip(e.get("detail") or e.get("kind") or e, NOTE_CHARS) for e in event.get("events") or []]
         got = "; ".join(filter(None, [str(event.get("detail") or ""), *notes]))
-        return "agent", f"agent {event.get('outcome')}", "", clip(got, GOT_CHARS), ""
+        return "agent", f"agent {event.get('outcome')}", "", whole(got), ""
     return None  # episode_started: its facts are in the episode's header
 
 

@@ -76,17 +76,22 @@ def test_markdown_report_is_printed(traces: Path) -> None:
     done = score(str(traces), "--format", "markdown")
     assert done.returncode == 0, done.stderr
     assert done.stdout.startswith("# mcp-hazard report\n")
-    overall = report_of(traces)["overall"]
+    report = report_of(traces)
     headline = dict((row[0], row[1]) for row in markdown_rows(done.stdout)["Overall"][1:])
-    assert headline["episodes"] == str(episodes(traces))
-    assert headline["success rate"].startswith(f"{overall['rate'] * 100:.1f}% [{overall['ci95'][0] * 100:.1f}–")
+    assert headline["episodes"] == str(episodes(traces)) and "success rate" not in headline  # never pooled
+    ((agent, entry),) = report["groups"]["agent"].items()
+    row = next(r for r in markdown_rows(done.stdout)["Agents"] if r[0] == agent)
+    assert row[2].startswith(f"{entry['rate'] * 100:.1f}% [{entry['ci95'][0] * 100:.1f}–")
 
 
 def test_table_is_the_default_and_out_suffix_picks_the_format(traces: Path, tmp_path: Path) -> None:
     done = score(str(traces))
     assert done.returncode == 0, done.stderr
     lines = done.stdout.splitlines()
-    assert lines[0].startswith(f"mcp-hazard scorecard: {episodes(traces)} episodes, 1 agent, ")
+    assert lines[0] == (
+        f"mcp-hazard scorecard: {episodes(traces)} episodes, 1 agent; each agent's success, "
+        "recovery and premature answers below"
+    )
     assert "Recovery by hazard kind and agent ───" in done.stdout and "Overall ───" not in done.stdout
     assert lines[-1].startswith("--verbose prints every table")
     assert len(lines) <= 40 and max(len(line) for line in lines) <= 120

@@ -65,9 +65,14 @@ def test_table_holds_every_number_and_fits_120_columns(report: dict[str, Any]) -
     assert missing_rows(table_rows(text), expected_rows(report)) == []
     # by hazard kind would repeat by condition row for row (each condition is one kind): left out
     assert "Success by hazard kind" not in text and "Success by agent" not in text
-    recovery = report["recovery"]["transient_error"]
-    row = next(r for r in table_rows(text)["Recovery per hazard kind"] if r[0] == "transient_error")
-    assert row[6:] == [f"retry ×{recovery['paths']['retry']}", f"{recovery['mean_calls_to_recover']:.1f}"]
+    recovery = report["recovery_by_agent"]["transient_error"]["retrier"]
+    rows = table_rows(text)["Recovery paths per hazard kind and agent"]
+    row = next(r for r in rows if r[:3] == ["transient_error", "execution_failure", "retrier"])
+    assert row[7:] == [f"retry ×{recovery['paths']['retry']}", f"{recovery['mean_calls_to_recover']:.1f}"]
+    # nothing is pooled over agents: no table without an agent column or an agent per column
+    for title, found in table_rows(text).items():
+        if title not in ("Overall", "Hazard kinds left out of some tasks", "Nothing to show"):
+            assert any("golden" in cell for row in found for cell in row), title
 
 
 def test_markdown_holds_every_number_with_its_meaning(report: dict[str, Any]) -> None:
@@ -133,6 +138,8 @@ def hostile_report(report: dict[str, Any]) -> dict[str, Any]:
     for section in ("robustness", "intervention_robustness", "hint_gain", "pass_k", "compounding"):
         bad[section][0]["agent"] = HOSTILE
     bad["failures"]["calls"][HOSTILE] = 1
+    bad["failures_by_agent"][HOSTILE] = {"calls": {HOSTILE: 1}, "episodes": {HOSTILE: 1}}
+    bad["groups_by_agent"]["task"][HOSTILE] = {HOSTILE: next(iter(bad["groups_by_agent"]["task"].values()))["golden"]}
     bad["success_by_agent"][HOSTILE] = {HOSTILE: next(iter(next(iter(bad["success_by_agent"].values())).values()))}
     bad["recovery_by_agent"][HOSTILE] = {HOSTILE: next(iter(next(iter(bad["recovery_by_agent"].values())).values()))}
     bad["agents"][HOSTILE] = next(iter(bad["agents"].values()))
@@ -192,7 +199,8 @@ def test_empty_sections_are_said_in_words() -> None:
         assert "No hazard firings." in text
         assert "No item was run both clean and under a condition (run with --hazard)." in text
         assert "truncated last line" in text
-    assert "–" in table  # the success rate of nothing is not a number
+    cells = [cell for rows in table_rows(table).values() for row in rows for cell in row]
+    assert not any(cell.endswith("%") for cell in cells)  # the success rate of nothing is not a number
     reader = read_html(page)
     assert reader.errors == [] and reader.svgs == 0  # no plot of nothing
     # each empty section is one line in the list at the end, not a heading with an empty table

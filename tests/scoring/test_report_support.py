@@ -137,7 +137,6 @@ def short(entry: dict[str, Any]) -> str:
 def expected_rows(report: dict[str, Any]) -> dict[str, list[list[str]]]:
     """Section title -> rows that must appear in it, every cell as the report must print it."""
     groups = report["groups"]
-    overall = report["overall"]
     agents = sorted(report["agents"])
 
     def recovery_cell(entry: dict[str, Any] | None) -> str:
@@ -175,16 +174,31 @@ def expected_rows(report: dict[str, Any]) -> dict[str, list[list[str]]]:
             [intervention, *(irs_cell(row.get(a)) for a in agents)]
             for intervention, row in report["intervention_by_agent"].items()
         ],
-        "Overall": [
-            ["episodes", str(report["episodes"])],
-            ["success rate", f"{pct(overall['rate'])} {ci(overall['ci95'])} ({overall['successes']}/{overall['n']})"],
+        "Overall": [["episodes", str(report["episodes"])], ["agents", ", ".join(agents)]],
+        "Premature answers per agent": [
+            [a, str(e["n"]), str(e["successes"]), pct(e["rate"]), ci(e["ci95"])]
+            for a in agents
+            for e in [report["agents"][a]["premature"]]
         ],
-        "Recovery per hazard kind": [
-            [k, v["family"], str(v["n"]), str(v["successes"]), pct(v["rate"]), ci(v["ci95"])]
+        "Recovery paths per hazard kind and agent": [
+            [k, report["recovery"][k]["family"], a, str(v["fired"]), str(v["recovered"]), pct(v["rate"]), ci(v["ci95"])]
             if v["fired"]
-            else [k, v["family"], "0", "–", "did not fire", "–"]  # never a rate
-            for k, v in report["recovery"].items()
+            else [k, report["recovery"][k]["family"], a, "0", "–", "did not fire", "–"]  # never a rate
+            for k, row in report["recovery_by_agent"].items()
+            for a, v in row.items()
         ],
+        **{
+            title: [
+                [key, *(short(row[a]) if a in row else "not run" for a in agents)]
+                for key, row in report["groups_by_agent"][dimension].items()
+            ]
+            for dimension, title in (
+                ("profile", "Success by hint profile and agent"),
+                ("intervention", "Success by interface intervention and agent"),
+                ("task", "Success by task and agent"),
+                ("scenario", "Success by scenario and agent"),
+            )
+        },
         "Robustness": [
             [
                 r["agent"],
@@ -248,12 +262,17 @@ def expected_rows(report: dict[str, Any]) -> dict[str, list[list[str]]]:
             for r in report["compounding"]
         ],
         "Failure taxonomy": [
-            *(["failed call", k, str(v)] for k, v in report["failures"]["calls"].items()),
-            *(["episode", k, str(v)] for k, v in report["failures"]["episodes"].items()),
+            [a, level, k, str(v), pct(v / sum(counts.values())), f"{sum(counts.values())} {unit}"]
+            for a, entry in report["failures_by_agent"].items()
+            for level, counts, unit in (
+                ("failed call", entry["calls"], "failed calls"),
+                ("episode", entry["episodes"], "episodes"),
+            )
+            for k, v in counts.items()
         ],
         "Efficiency": [
-            ["tool calls", str(report["efficiency"]["calls"])],
-            ["calls per golden call", two(report["efficiency"]["calls_per_golden_call"])],
+            [a, str(e["episodes"]), str(e["calls"]), str(e["golden_calls"]), two(e["calls_per_golden_call"])]
+            for a, e in report["efficiency_by_agent"].items()
         ],
     }
     return rows

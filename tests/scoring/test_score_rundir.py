@@ -188,7 +188,7 @@ def test_crashed_episodes_are_failures_in_every_denominator(run: dict[str, Any])
     for rows in (table_rows(render(report, "table")), markdown_rows(render(report, "markdown")),
                  read_html(render(report, "html")).sections):  # fmt: skip
         assert [crash, "4", "0", "4", "0", "0"] in rows["Agent outcomes"], rows["Agent outcomes"]
-        assert any(row[:3] == ["episode", "agent_crashed", "4"] for row in rows["Failure taxonomy"])
+        assert [crash, "episode", "agent_crashed", "4", "100.0%", "4 episodes"] in rows["Failure taxonomy"]
 
 
 def test_a_hazard_that_never_fired_reads_did_not_fire_never_a_rate(run: dict[str, Any]) -> None:
@@ -207,8 +207,8 @@ def test_a_hazard_that_never_fired_reads_did_not_fire_never_a_rate(run: dict[str
     for fmt, rows in (("table", table_rows(render(report, "table"))),
                       ("markdown", markdown_rows(render(report, "markdown"))),
                       ("html", read_html(render(report, "html")).sections)):  # fmt: skip
-        latency = next(r for r in rows["Recovery per hazard kind"] if r[0] == "latency")
-        assert latency[2:5] == ["0", "–", "did not fire"], (fmt, latency)
+        latency = [r for r in rows["Recovery paths per hazard kind and agent"] if r[0] == "latency"]
+        assert len(latency) == 3 and all(r[3:6] == ["0", "–", "did not fire"] for r in latency), (fmt, latency)
         for row in rows["Recovery per agent and condition"]:
             if len(row) > 3 and row[1].endswith("slots=9"):
                 assert row[3:6] == ["0", "–", "did not fire"], (fmt, row)
@@ -239,7 +239,9 @@ def test_html_embeds_every_episode_and_folds_long_tables(run: dict[str, Any]) ->
     section = render(long, "html").split('<section id="compounding">')[1].split("</section>")[0]
     assert f"<details><summary>Show all {rows_shown} rows</summary>" in section
     assert f"<details><summary>All {rows_shown} rows</summary>" in render(long, "markdown")
-    assert "Episodes" not in markdown_rows(render(report, "markdown"))  # HTML and JSON only
+    episodes = markdown_rows(render(report, "markdown"))["Episodes"]  # one row per episode, as in the HTML
+    assert len(episodes) == 1 + EPISODES and episodes[0][7:10] == ["answer", "expected", "matching rule"]
+    assert all(row[8:10] == ["Standard", "case_insensitive"] for row in episodes[1:])
 
 
 @pytest.mark.parametrize(

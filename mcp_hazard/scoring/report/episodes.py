@@ -1,7 +1,9 @@
-"""The per-episode table as CSV or JSON Lines (`score --per-episode FILE`), the rows of the report's `per_episode`.
+"""The per-episode table as CSV or JSON Lines (`score --per-episode FILE`), the rows of the report's `per_episode`,
+and as the Markdown report's "Episodes" section.
 
 JSON Lines keeps every value's type (lists stay lists, a missing duration is null); CSV is for spreadsheets, so lists
-are joined with `;`, booleans are `true`/`false`, a missing value is empty and an answer that is not text is JSON.
+are joined with `;`, the agent's notes one per line in their cell, booleans are `true`/`false`, a missing value is
+empty and an answer that is not text is JSON.
 """
 
 from __future__ import annotations
@@ -11,9 +13,12 @@ import io
 import json
 from typing import Any
 
-from mcp_hazard.scoring.aggregate import EPISODE_COLUMNS
+from mcp_hazard.scoring.episode_rows import EPISODE_COLUMNS
+from mcp_hazard.scoring.report import _format as f
+from mcp_hazard.scoring.report.section import Section
 
 EPISODE_FORMATS = {".csv": "csv", ".jsonl": "jsonl"}
+MD_CHARS = 120  # of an answer or expected answer in the Markdown table
 
 
 def _cell(value: Any) -> str:
@@ -37,8 +42,42 @@ def render_episodes(rows: list[dict[str, Any]], fmt: str) -> str:
         writer = csv.writer(buffer, lineterminator="\n")
         writer.writerow(EPISODE_COLUMNS)
         for row in rows:
-            answer = row.get("answer")
-            cells = {**row, "answer": answer if isinstance(answer, str) else _cell(answer)}
+            answer, notes = row.get("answer"), row.get("notes")
+            cells = {**row, "answer": answer if isinstance(answer, str) else _cell(answer),
+                     "notes": "\n".join(str(n) for n in notes) if isinstance(notes, list) else None}  # fmt: skip
             writer.writerow([_cell(cells.get(k)) for k in EPISODE_COLUMNS])
         return buffer.getvalue()
     raise ValueError(f"unknown per-episode format {fmt!r}")
+
+
+def _short(value: Any, limit: int = MD_CHARS) -> str:
+    """One line of at most about `limit` characters, saying how many more there were."""
+    text = " ".join((value if isinstance(value, str) else json.dumps(value, ensure_ascii=False)).split())
+    return text if len(text) <= limit else f"{text[:limit]}… ({len(text) - limit:,} more characters)"
+
+
+def episode_section(report: dict[str, Any]) -> Section:
+    """Every episode as one table row (the Markdown report: the HTML report has its own drill-down): what was run,
+    the verdict, the answer beside the expected answer and the rules, and the hazards."""
+    entries = [row for row in report.get("per_episode") or [] if isinstance(row, dict)]
+    rows = []
+    for r in entries:
+        fired, recovered = r.get("hazards_fired") or [], r.get("hazards_recovered") or []
+        rows.append([
+            f.text(r.get("agent")), f"{f.text(r.get('scenario'))}/{f.text(r.get('task'))}", f.text(r.get("condition")),
+            f.text(r.get("interventions")), f.text(r.get("profile")), f.count(r.get("seed")),
+            "✓ solved" if r.get("correct") else f"✗ {f.text(r.get('class') or r.get('episode_failure'))}",
+            _short(r.get("answer")) if r.get("answered") else "(none)",
+            _short(r.get("expected")) if r.get("match") else "(none)", f.text(r.get("match") or None),
+            f.text(r.get("answer_rule")), "yes" if r.get("premature_reasons") else "no",
+            f"{len(recovered)}/{len(fired)}" if fired else f.MISSING, f.count(r.get("calls")),
+        ])  # fmt: skip
+    return Section(
+        "episodes", "Episodes",
+        "Every scored episode: the answer beside the task's expected answer, the task's matching rule and the rule "
+        "that decided; hazards = firings recovered/fired. Long answers are cut (the trace, the JSON report and "
+        "score --per-episode have them whole).",
+        ["agent", "task", "condition", "interventions", "profile", "seed", "verdict", "answer", "expected",
+         "matching rule", "decided by", "premature", "hazards", "calls"], rows, "No episodes.",
+        numeric={5, 13}, fold=20,
+    )  # fmt: skip

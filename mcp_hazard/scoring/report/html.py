@@ -18,10 +18,11 @@ from urllib.parse import urlencode
 from mcp_hazard.scoring.report.html_assets import CSS, SCRIPT
 from mcp_hazard.scoring.report.html_data import episode_data
 from mcp_hazard.scoring.report.plots import all_plots
-from mcp_hazard.scoring.report.section import GREY, Filter, Heat, Section
+from mcp_hazard.scoring.report.section import GREY, Filter, Heat, Section, as_dict
 from mcp_hazard.scoring.report.sections import build
 
 MAX_OPEN_WARNINGS = 20
+MAX_CARDS = 8  # agents with a card of their own; the rest are in the Agents table
 NOTHING = "Nothing to show"
 # The heat scale (ColorBrewer RdBu, safe for the common colour blindnesses): 0 red, 0.5 light, 1 blue.
 STOPS = ((0.0, (178, 24, 43)), (0.25, (239, 138, 98)), (0.5, (247, 247, 247)), (0.75, (103, 169, 207)),
@@ -130,25 +131,43 @@ def _section(section: Section, plot: str | None) -> str:
     return "\n".join(out)
 
 
-def _cards(report: dict[str, Any]) -> str:
+Card = tuple[str, str, list[str], str | None, bool]  # label, value, lines below it, link, whether an agent's
+
+
+def _agent_card(report: dict[str, Any], agent: str, entry: dict[str, Any]) -> Card:
     from mcp_hazard.scoring.report import _format as f
 
-    overall, premature = report.get("overall") or {}, report.get("premature") or {}
-    recovery = report.get("recovery") or {}
-    fired = sum(int(v.get("n") or 0) for v in recovery.values() if isinstance(v, dict))
-    recovered = sum(int(v.get("successes") or 0) for v in recovery.values() if isinstance(v, dict))
+    overall = as_dict(as_dict(as_dict(report.get("groups")).get("agent")).get(agent))
+    premature, recovery = as_dict(entry.get("premature")), as_dict(entry.get("recovery"))
+    lines = [f"success, 95% CI {f.ci(overall.get('ci95'))} ({f.count(overall.get('successes'))}/"
+             f"{f.count(overall.get('n'))} episodes)"]  # fmt: skip
+    if premature:
+        lines.append(f"premature answers {f.pct(premature.get('rate'))} ({f.count(premature.get('successes'))}/"
+                     f"{f.count(premature.get('n'))} episodes)")  # fmt: skip
+    lines.append(f"hazards recovered {f.pct(recovery.get('rate'))} ({f.count(recovery.get('successes'))}/"
+                 f"{f.count(recovery.get('n'))} firings)" if recovery else "no hazard firings")  # fmt: skip
+    return agent, f.pct(overall.get("rate")), lines, "#episodes?" + urlencode({"agent": agent}), True
+
+
+def _cards(report: dict[str, Any]) -> str:
+    """The first screen: what was run, then one card per agent (its success rate, and its premature answers and
+    recoveries with what each is of). Never a rate pooled over agents: a 0% and a 100% agent would read 50%."""
+    from mcp_hazard.scoring.report import _format as f
+
     warned = len(report.get("warnings") or [])
-    cards = [
-        ("episodes", f.count(report.get("episodes")), f"{warned} warning{'' if warned == 1 else 's'}"),
-        ("success rate", f.pct(overall.get("rate")), f"95% CI {f.ci(overall.get('ci95'))}"),
-        ("premature answers", f.pct(premature.get("rate")), f"95% CI {f.ci(premature.get('ci95'))}"),
-        ("hazards recovered", f.pct(recovered / fired) if fired else "–",
-         f"{recovered} of {fired} firings" if fired else "no hazard firings"),
-    ]  # fmt: skip
+    agents = as_dict(report.get("agents"))
+    counts = [f"{len(agents)} agent{'' if len(agents) == 1 else 's'}", f"{warned} warning{'' if warned == 1 else 's'}"]
+    cards: list[Card] = [("episodes", f.count(report.get("episodes")), counts, None, False)]
+    cards += [_agent_card(report, agent, as_dict(entry)) for agent, entry in sorted(agents.items())[:MAX_CARDS]]
+    if len(agents) > MAX_CARDS:
+        cards.append(("more agents", str(len(agents) - MAX_CARDS), ["in the Agents table below"], "#agents", False))
     items = "".join(
-        f'<div class="card"><div class="label">{_e(label)}</div><div class="value">{_e(value)}</div>'
-        f'<div class="sub">{_e(sub)}</div></div>'
-        for label, value, sub in cards
+        f'<div class="card"><div class="label{" agent" if mine else ""}">{_e(label)}</div><div class="value">'
+        + (f'<a href="{_e(link)}">{_e(value)}</a>' if link else _e(value))
+        + "</div>"
+        + "".join(f'<div class="sub">{_e(line)}</div>' for line in sub)
+        + "</div>"
+        for label, value, sub, link, mine in cards
     )
     return f'<div class="cards">{items}</div>'
 

@@ -26,6 +26,7 @@ a:hover { text-decoration: underline; }
 .cards { display: flex; flex-wrap: wrap; gap: 12px; margin: 18px 0 6px; }
 .card { border: 1px solid var(--line); border-radius: 8px; padding: 10px 16px; min-width: 200px; }
 .card .label { color: var(--muted); font-size: 12px; text-transform: uppercase; letter-spacing: .04em; }
+.card .label.agent { text-transform: none; letter-spacing: 0; font-size: 13px; font-weight: 600; color: var(--fg); }
 .card .value { font-size: 22px; font-weight: 600; }
 .card .sub { color: var(--muted); font-size: 12px; }
 table { border-collapse: collapse; margin: 6px 0 4px; font-variant-numeric: tabular-nums; }
@@ -66,7 +67,19 @@ details > summary { cursor: pointer; color: var(--accent); margin: 8px 0; }
 .bad { color: var(--error); font-weight: 600; }
 button.more { margin: 8px 0; font: inherit; padding: 4px 12px; cursor: pointer; }
 #episode { scroll-margin-top: 12px; }
+table.timeline { width: 100%; }
 table.timeline td { font-family: ui-monospace, SFMono-Regular, Menlo, Consolas, monospace; font-size: 12px; }
+table.timeline td.what { width: 30%; }
+table.timeline td.sent { width: 22%; }
+details.whole > summary { color: inherit; margin: 0; list-style: none; }
+details.whole > summary::-webkit-details-marker { display: none; }
+details.whole .more, details.whole .less { color: var(--accent); white-space: nowrap; font-family: system-ui,
+  sans-serif; font-size: 12px; }
+details.whole .less, details.whole[open] .more, details.whole[open] .clip { display: none; }
+details.whole[open] .less { display: inline; }
+.whole-text { white-space: pre-wrap; overflow-wrap: anywhere; margin-top: 2px; }
+ul.notes { margin: 4px 0; padding-left: 20px; }
+ul.notes li { margin: 2px 0; }
 table.timeline tr.hazard td { background: var(--hazard-bg); }
 table.timeline tr.hazard td.what::before { content: "⚡ injected · "; color: var(--hazard); font-weight: 600; }
 table.timeline tr.error td.what { color: var(--error); }
@@ -80,6 +93,7 @@ SCRIPT = r"""
 (function () {
   "use strict";
   var PAGE = 100;
+  var LIMITS = {what: 240, sent: 160, got: 240, answer: 300};  // characters shown before "show all"
   var source = document.getElementById("episode-data");
   var listSection = document.getElementById("episodes");
   var view = document.getElementById("episode");
@@ -188,17 +202,41 @@ SCRIPT = r"""
     table.appendChild(body);
     return table;
   }
-  function grid(kind, columns, items, cells, rowClass) {
+  function grid(kind, columns, items, cells, rowClass, classes) {
     var table = el("table", {"class": "data " + kind}), head = el("tr", {}), body = el("tbody", {});
-    columns.forEach(function (name) { head.appendChild(el("th", {scope: "col"}, name)); });
+    classes = classes || [];
+    columns.forEach(function (name, i) {
+      head.appendChild(el("th", {scope: "col", "class": classes[i] || ""}, name));
+    });
     table.appendChild(el("thead", {}, head));
     items.forEach(function (item) {
       var tr = el("tr", {"class": rowClass ? rowClass(item) : ""});
-      cells(item).forEach(function (cell, i) { tr.appendChild(el("td", {"class": i === 1 ? "what" : ""}, cell)); });
+      cells(item).forEach(function (cell, i) { tr.appendChild(el("td", {"class": classes[i] || ""}, cell)); });
       body.appendChild(tr);
     });
     table.appendChild(body);
     return table;
+  }
+  // A value on one line, cut at `limit` characters; a longer one opens whole on a click (a <details>), so a wrong
+  // value deep in a result can be read where it was shown, not only in the hazard's row.
+  function whole(text, limit) {
+    if (text === null || text === undefined || text === "") return "";
+    text = String(text);
+    var line = text.replace(/\s+/g, " ").trim();
+    if (line.length <= limit) return line;
+    var size = text.length.toLocaleString("en");
+    return el("details", {"class": "whole"},
+      el("summary", {}, el("span", {"class": "clip"}, line.slice(0, limit - 1) + "…"),
+        el("span", {"class": "more"}, " show all " + size + " characters"),
+        el("span", {"class": "less"}, "hide (" + size + " characters)")),
+      el("div", {"class": "whole-text"}, text));
+  }
+  function asText(value) {
+    if (value === null || value === undefined) return "–";
+    if (typeof value === "string") return value;
+    if (Array.isArray(value)) return value.map(function (v) { return typeof v === "string" ? v : JSON.stringify(v); })
+      .join(", ");
+    return JSON.stringify(value);
   }
 
   function showEpisode(index) {
@@ -210,9 +248,12 @@ SCRIPT = r"""
       view.appendChild(el("p", {}, el("a", {href: lastList}, "← back to the episode list")));
       view.appendChild(el("h2", {id: "episode-title"}, row.agent + " · " + row.item + " · " + row.condition +
         " · seed " + row.seed));
-      var answer = row.answered ? (typeof row.answer === "string" ? row.answer : JSON.stringify(row.answer)) : "(none)";
+      var answer = row.answered ? whole(row.answer, LIMITS.answer) : "(none)";
+      var expected = row.match ? whole(asText(row.expected), LIMITS.answer) :
+        "(none: this task has no expected answer)";
       view.appendChild(facts([
-        ["verdict", verdict(row)], ["answer", answer], ["decided by", row.answer_rule || "–"],
+        ["verdict", verdict(row)], ["answer", answer], ["expected answer", expected],
+        ["matching rule", row.match || "–"], ["decided by", row.answer_rule || "–"],
         ["premature", row.premature_reasons.length ? row.premature_reasons.join("; ") : "no"],
         ["agent outcome", row.agent_outcome], ["interventions", row.interventions], ["profile", row.profile],
         ["tool calls", String(row.calls)], ["seconds", row.duration_s === null ? "–" : String(row.duration_s)],
@@ -227,11 +268,21 @@ SCRIPT = r"""
       } else {
         view.appendChild(el("p", {"class": "empty"}, "None."));
       }
+      view.appendChild(el("h3", {}, "Agent's notes"));
+      if (row.notes && row.notes.length) {
+        var notes = el("ul", {"class": "notes"});
+        row.notes.forEach(function (note) { notes.appendChild(el("li", {}, note)); });
+        view.appendChild(notes);
+      } else {
+        view.appendChild(el("p", {"class": "empty"}, row.notes ? "None: the agent noted nothing." :
+          "None recorded: no run log (run.jsonl) beside this trace records the episode."));
+      }
       view.appendChild(el("h3", {}, "Timeline"));
       if (row.timeline) {
         view.appendChild(grid("timeline", ["ms", "what", "sent", "shown to the agent"], row.timeline, function (s) {
-          return [s[0] === null ? "" : String(s[0]), s[2], s[3], s[4]];
-        }, function (s) { return s[5]; }));
+          return [s[0] === null ? "" : String(s[0]), whole(s[2], LIMITS.what), whole(s[3], LIMITS.sent),
+                  whole(s[4], LIMITS.got)];
+        }, function (s) { return s[5]; }, ["num", "what", "sent", "got"]));
       } else {
         view.appendChild(el("p", {"class": "empty"}, "No timeline in this report; the trace file has every event."));
       }

@@ -12,16 +12,16 @@ import gzip
 import json
 from typing import Any
 
-MAX_ANSWER = 300  # characters of an answer kept for display; the trace has it whole
+from mcp_hazard.scoring.timeline import whole
 
 
 def episode_rows(report: dict[str, Any], timelines: dict[str, list[Any]] | None) -> list[dict[str, Any]]:
+    """The per-episode rows as the page's script reads them: an answer that is not text as JSON, a very long one cut
+    at FULL_CHARS with how many characters more (as timeline values are), and the episode's timeline."""
     rows = []
     for index, row in enumerate(r for r in report.get("per_episode") or [] if isinstance(r, dict)):
         answer = row.get("answer")
-        if isinstance(answer, str) and len(answer) > MAX_ANSWER:
-            answer = answer[: MAX_ANSWER - 1] + "…"
-        shown = {**row, "index": index, "answer": answer, "seed": row.get("seed"),
+        shown = {**row, "index": index, "answer": None if answer is None else whole(answer), "seed": row.get("seed"),
                  "timeline": (timelines or {}).get(str(row.get("trace")))}  # fmt: skip
         for key in ("hazards", "premature_reasons", "hazard_kinds", "hazards_fired", "call_failures"):
             shown.setdefault(key, [])

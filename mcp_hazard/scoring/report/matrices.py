@@ -51,7 +51,7 @@ def _agents_of(matrix: dict[str, Any]) -> list[str]:
     return sorted({agent for row in matrix.values() for agent in as_dict(row)})
 
 
-def _rate_cell(entry: dict[str, Any], link: Filter, label: str, *, interval: bool = False) -> Cell:
+def rate_cell(entry: dict[str, Any], link: Filter, label: str, *, interval: bool = False) -> Cell:
     """A rate as '50.0% (8/16)' (or '50.0% [28.0–72.0]' with `interval`), coloured by it; 'not run' without one."""
     if not entry:
         return Cell(NOT_RUN)
@@ -67,21 +67,39 @@ def agents(report: dict[str, Any]) -> Section:
     for agent, entry in sorted(data.items()):
         entry, mine = as_dict(entry), {"agent": agent}
         cells = [Cell(f.text(agent), mine), Cell(f.count(entry.get("episodes")), mine),
-                 _rate_cell(as_dict(overall.get(agent)), mine, "all episodes", interval=True)]  # fmt: skip
+                 rate_cell(as_dict(overall.get(agent)), mine, "all episodes", interval=True)]  # fmt: skip
         for key in shown:
             label = key if key == "clean" else f"under {key}"
-            cells.append(_rate_cell(as_dict(entry.get(key)), {**mine, "setting": key}, label, interval=True))
+            cells.append(rate_cell(as_dict(entry.get(key)), {**mine, "setting": key}, label, interval=True))
         recovery = as_dict(entry.get("recovery"))
-        cells.append(_rate_cell(recovery, {**mine, "hazards_fired": "*"}, "hazard firings recovered", interval=True)
+        cells.append(rate_cell(recovery, {**mine, "hazards_fired": "*"}, "hazard firings recovered", interval=True)
                      if recovery else Cell("no firings", heat=GREY))  # fmt: skip
         grid.add([c if c.text != NOT_RUN else Cell(NOT_RUN, heat=GREY) for c in cells], mine)
     return grid.section(
         "agents", "Agents",
-        "Success rate of each agent over all its episodes, clean (original interface, no hazard), under hazards "
-        "(original interface) and under interface interventions, and the share of its hazard firings it recovered "
-        "from; 95% Wilson intervals. Each cell links to its episodes.",
+        "One row per agent, never pooled: its success rate over all its episodes, clean (original interface, no "
+        "hazard), under hazards (original interface) and under interface interventions, and the share of its hazard "
+        "firings it recovered from; 95% Wilson intervals. Each cell links to its episodes.",
         ["agent", "episodes", "success", *shown, "recovered"], "No episodes.",
         numeric=set(range(1, len(shown) + 4)), scorecard=True, brief=[0, *range(2, len(shown) + 4)],
+    )  # fmt: skip
+
+
+def premature(report: dict[str, Any]) -> Section:
+    """Premature answers per agent (uncoloured: on the success scale its good end, 0%, would read red)."""
+    data = as_dict(report.get("agents"))
+    rows, links = [], []
+    for agent, entry in sorted(data.items()):
+        entry = as_dict(as_dict(entry).get("premature"))
+        if entry:
+            rows.append([f.text(agent), *f.rate_cells(entry)])
+            links.append({"agent": agent, "premature_reasons": "*"})
+    return Section(
+        "premature", "Premature answers per agent",
+        "Share of each agent's episodes (judged or not) answered although a golden-path step never succeeded or a "
+        "conflict was not cross-checked (premature/episodes, 95% Wilson interval). Each row links to those episodes.",
+        ["agent", "episodes", "premature", "share", "95% CI"], rows, "No episodes.", numeric={1, 2, 3},
+        links=links,
     )  # fmt: skip
 
 
@@ -156,7 +174,7 @@ def success_matrix(report: dict[str, Any]) -> Section:
     for condition, row in data.items():
         link = {"condition": condition, "interventions": "none"}
         entries = [as_dict(as_dict(row).get(agent)) for agent in names]
-        cells = [_rate_cell(e, {**link, "agent": a}, f"{a}, {condition}") for a, e in zip(names, entries, strict=True)]
+        cells = [rate_cell(e, {**link, "agent": a}, f"{a}, {condition}") for a, e in zip(names, entries, strict=True)]
         fired = [e.get("fired") for e in entries if e]
         total = None if condition == "clean" or None in fired else sum(int(n or 0) for n in fired)
         grid.add([Cell(f.text(condition), link), *cells, Cell(f.fired(total), heat=GREY if total == 0 else None)],
@@ -192,7 +210,7 @@ def compounding_by_agent(report: dict[str, Any]) -> Section:
     grid = Grid()
     for length in sorted({length for _, length in found}):
         link = {"golden_length": str(length)}
-        cells = [_rate_cell(as_dict(found.get((a, length))), {**link, "agent": a}, f"{a}, length {length}")
+        cells = [rate_cell(as_dict(found.get((a, length))), {**link, "agent": a}, f"{a}, length {length}")
                  for a in names]  # fmt: skip
         grid.add([Cell(str(length), link), *cells], link)
     return grid.section(

@@ -49,10 +49,12 @@ def value_taxonomy(report: dict[str, Any]) -> list[Section]:
     for r in dict_rows(report.get("value_taxonomy")):
         calls, shares = as_dict(r.get("calls")), as_dict(r.get("call_shares"))
         firsts, first_shares = as_dict(r.get("episodes")), as_dict(r.get("episode_shares"))
+        of_calls, of_episodes = f.count(r.get("classified_calls")), f.count(r.get("classified_episodes"))
         for name in CLASSES:
             rows.append([
                 f.text(r.get("agent")), f.count(r.get("failed_episodes")), name, f.count(calls.get(name)),
-                f.pct(shares.get(name)), f.count(firsts.get(name)), f.pct(first_shares.get(name)),
+                f"{f.pct(shares.get(name))} of {of_calls}", f.count(firsts.get(name)),
+                f"{f.pct(first_shares.get(name))} of {of_episodes}",
             ])  # fmt: skip
     if not any(row[3] != "0" for row in rows):
         return []
@@ -60,9 +62,12 @@ def value_taxonomy(report: dict[str, Any]) -> list[Section]:
         "value-taxonomy", "Failure types of calls (FuncBenchGen)",
         "Every call of every failed episode, classified by the values the agent had been shown before it (prompt, "
         "results, errors): non-existent function, wrong argument count, use of an unknown value (never shown), use "
-        "of an incorrect value (shown, but not the golden call's). Shares of classified calls, and of failed "
-        "episodes by their first classified call (paper 003's failure table).",
-        ["agent", "failed episodes", "class", "calls", "share", "episodes (first)", "share"], rows,
+        "of an incorrect value (shown, but not the golden call's). A call share is of the agent's classified calls; "
+        "an episode share is of its failed episodes that have a classified call, by the class of the first one "
+        "(paper 003's failure table). Failed episodes with no classified call (a call rejected by a hazard gets no "
+        "class) are in neither: each share says what it is of.",
+        ["agent", "failed episodes", "class", "calls", "share of classified calls", "first in episodes",
+         "share of episodes with a classified call"], rows,
         "No failed episode.", numeric={1, 3, 4, 5, 6},
     )]  # fmt: skip
 

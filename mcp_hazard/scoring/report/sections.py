@@ -1,10 +1,10 @@
 """The report as a list of sections, shared by every format: `build` returns them in reading order.
 
 The table, Markdown and HTML renderers only lay these out, so the three always show the same numbers with the same
-wording. This module holds the sections of the main breakdowns (overall, by group, recovery, robustness, hint gain,
-pass^k, failures, efficiency); the heatmaps that lead the report are in matrices.py and the research quantities in
-research.py. A new table is a new Section (section.py) returned by `build`: every renderer shows it with no code of
-its own.
+wording. This module holds the overall counts and the tables already kept per agent (agent outcomes, recovery per
+condition, robustness, hint gain, pass^k, compounding); the heatmaps that lead the report are in matrices.py, the
+breakdowns split by agent in splits.py and the research quantities in research.py. A new table is a new Section
+(section.py) returned by `build`: every renderer shows it with no code of its own.
 """
 
 from __future__ import annotations
@@ -12,33 +12,11 @@ from __future__ import annotations
 from typing import Any
 
 from mcp_hazard.scoring.report import _format as f
-from mcp_hazard.scoring.report import matrices
+from mcp_hazard.scoring.report import matrices, splits
 from mcp_hazard.scoring.report.research import build_research
-from mcp_hazard.scoring.report.section import Filter, Section, as_dict, dict_rows
+from mcp_hazard.scoring.report.section import Section, as_dict, dict_rows
 
-GROUP_TITLES = {
-    "condition": ("Success by condition", "Success per condition: the hazards with their parameters, or clean."),
-    "hazard_kind": (
-        "Success by hazard kind",
-        "Success rate per hazard kind; an episode counts for every kind in its condition, clean episodes as clean.",
-    ),
-    "agent": ("Success by agent", "Success rate per agent under test, over all conditions."),
-    "profile": ("Success by hint profile", "strict: errors say what is wrong; guided: they also suggest a recovery."),
-    "intervention": ("Success by interface intervention", "Success rate per interface change (none = original)."),
-    "scenario": ("Success by scenario", "Success rate per scenario file, over all its tasks and conditions."),
-    "workflow": ("Success by workflow kind", "Success rate per kind of task workflow."),
-    "golden_length": ("Success by golden-path length", "Success rate by the number of calls on the golden path."),
-    "task": ("Success by task", "Success rate per task (scenario/task), over all conditions."),
-}
-DETAIL = ("scenario", "workflow", "golden_length", "task")
-RATE_COLUMNS = ["episodes", "successes", "success", "95% CI"]
-FIRED_GROUPS = ("condition", "hazard_kind")  # groups that also show how often their hazards fired
 FOLD = 20  # longer tables are folded (HTML, Markdown) and left to --verbose in the terminal
-FILTER_FIELDS = {  # group dimension -> the per-episode field its drill-down filters on
-    "condition": "condition", "hazard_kind": "hazard_kinds", "agent": "agent", "profile": "profile",
-    "intervention": "interventions", "scenario": "scenario", "workflow": "workflow",
-    "golden_length": "golden_length", "task": "item",
-}  # fmt: skip
 REORDER_BLURB = (
     " Reorder: cannot bite an agent that passes arguments by name (MCP arguments are named); naive-positional, which "
     "binds by position, shows its effect."
@@ -46,70 +24,32 @@ REORDER_BLURB = (
 
 
 def headline(report: dict[str, Any]) -> Section:
+    """What was run, in counts: no rate here, since a rate pooled over agents describes none of them."""
     groups = as_dict(report.get("groups"))
-    recovery = as_dict(report.get("recovery"))
-    agents = sorted(as_dict(groups.get("agent")))
+    agents = sorted(as_dict(report.get("agent_outcomes")) or as_dict(groups.get("agent")))  # judged or not
     conditions = sorted(as_dict(groups.get("condition")))
-    firings = sum(int(as_dict(entry).get("n") or 0) for entry in recovery.values())
-    recovered = sum(int(as_dict(entry).get("successes") or 0) for entry in recovery.values())
+    firings = sum(int(as_dict(entry).get("n") or 0) for entry in as_dict(report.get("recovery")).values())
     rows = [
         ["episodes", f.count(report.get("episodes"))],
-        ["success rate", f.rate_with_ci(report.get("overall"))],
-        ["premature answers", f.rate_with_ci(report.get("premature"))],
-        ["hazard firings", f"{firings} ({recovered} recovered)" if firings else "none"],
         ["agents", ", ".join(f.text(a) for a in agents) if 0 < len(agents) <= 6 else str(len(agents))],
         ["conditions", str(len(conditions))],
+        ["hazard firings", str(firings) if firings else "none"],
     ]
     not_judged = report.get("not_judged")
     if isinstance(not_judged, int) and not_judged:
         shown = f"{not_judged} (tasks with no expected answer: in no success rate; recovery and failures count)"
-        rows.insert(2, ["not judged", shown])
+        rows.insert(1, ["not judged", shown])
     unscorable = report.get("unscorable")
     if isinstance(unscorable, list) and unscorable:
-        rows.append(["unscorable traces", f"{len(unscorable)} (not in any number above; listed below)"])
+        rows.append(["unscorable traces", f"{len(unscorable)} (not in any number of this report; listed below)"])
     return Section(
         "headline", "Overall",
-        "Success = the submitted answer matches the task's canonical answer. Premature = answered although a "
+        "What this report covers. Every rate is given per agent (Agents, and a column or row per agent in every "
+        "table): pooled over agents, a model that solves nothing beside one that solves everything reads 50%. "
+        "Success = the submitted answer matches the task's expected answer. Premature = answered although a "
         "golden-path step never succeeded or a conflict was not cross-checked. Intervals are 95% Wilson intervals.",
         ["measure", "value"], rows, "No episodes.", kind="facts",
     )  # fmt: skip
-
-
-def _same_as_conditions(groups: dict[str, Any]) -> bool:
-    """True when every condition is one hazard kind with its defaults: then success by hazard kind would repeat
-    success by condition row for row."""
-    conditions, kinds = as_dict(groups.get("condition")), as_dict(groups.get("hazard_kind"))
-    return set(conditions) == set(kinds) and all(
-        as_dict(conditions[k]).get("n") == as_dict(kinds[k]).get("n") for k in kinds
-    )
-
-
-def group_sections(report: dict[str, Any], *, detail: bool) -> list[Section]:
-    """Success per group: the main dimensions (detail=False) or the long per-scenario/task ones (detail=True).
-    By condition and by agent are in the matrices (matrices.py); by hazard kind only when it says something else."""
-    groups = as_dict(report.get("groups"))
-    out = []
-    for name, (title, blurb) in GROUP_TITLES.items():
-        entries = as_dict(groups.get(name))
-        if (name in DETAIL) != detail or name in ("condition", "agent"):
-            continue
-        if name == "hazard_kind" and (_same_as_conditions(groups) or not entries):
-            continue
-        if name not in ("hazard_kind",) and len(entries) < 2:
-            continue
-        keys = sorted(entries, key=lambda k: (int(k), k) if k.isdigit() else (10**9, k))
-        rows = [[f.text(key), *f.rate_cells(entries[key])] for key in keys]
-        columns = [name.replace("_", " "), *RATE_COLUMNS]
-        if name in FIRED_GROUPS:
-            columns.append("hazard fired")
-            for row, key in zip(rows, keys, strict=True):
-                row.append(f.fired(as_dict(entries[key]).get("fired")))
-            blurb += ' "did not fire": no hazard of this group fired in any of its episodes.'
-        out.append(Section(f"by-{name.replace('_', '-')}", title, blurb, columns, rows,
-                           "No episodes.", numeric={1, 2, 3}, detail=name in DETAIL, fold=FOLD,
-                           links=[{FILTER_FIELDS[name]: key} for key in keys],
-                           heat=[[None, None, None, as_dict(entries[k]).get("rate")] for k in keys]))  # fmt: skip
-    return out
 
 
 def agent_outcomes(report: dict[str, Any]) -> Section:
@@ -137,31 +77,6 @@ def agent_outcomes(report: dict[str, Any]) -> Section:
     )  # fmt: skip
 
 
-def _fired_cells(fired: Any, recovered: Any, rate: Any, bounds: Any) -> list[str]:
-    """[fired, recovered, rate, CI]; a hazard that never fired has no rate, only "did not fire"."""
-    if fired == 0 and not isinstance(fired, bool):
-        return ["0", f.MISSING, f.DID_NOT_FIRE, f.MISSING]
-    return [f.count(fired), f.count(recovered), f.pct(rate), f.ci(bounds)]
-
-
-def recovery(report: dict[str, Any]) -> Section:
-    rows = []
-    for kind, entry in sorted(as_dict(report.get("recovery")).items()):
-        entry = as_dict(entry)
-        cells = _fired_cells(entry.get("n"), entry.get("successes"), entry.get("rate"), entry.get("ci95"))
-        rows.append([f.text(kind), f.text(entry.get("family")), *cells, f.paths(entry.get("paths")),
-                     f.ratio(entry.get("mean_calls_to_recover"), 1)])  # fmt: skip
-    return Section(
-        "recovery", "Recovery per hazard kind",
-        "Share of injected hazard instances the agent recovered from by the kind's recovery path, the paths taken, "
-        "and the mean tool calls after the affected call up to the recovering one. A kind set in some condition "
-        "that never fired reads \"did not fire\": it has no recovery rate.",
-        ["hazard kind", "family", "fired", "recovered", "rate", "95% CI", "paths", "mean calls"], rows,
-        "No hazard firings.", numeric={2, 3, 4, 7},
-        links=[{"hazards_fired": kind} for kind in sorted(as_dict(report.get("recovery")))],
-    )  # fmt: skip
-
-
 def recovery_by_condition(report: dict[str, Any]) -> Section | None:
     """Per agent and condition; None when every condition is one hazard kind (the recovery matrix says it all)."""
     entries = dict_rows(report.get("recovery_by_condition"))
@@ -169,7 +84,7 @@ def recovery_by_condition(report: dict[str, Any]) -> Section | None:
         return None
     rows = [
         [f.text(r.get("agent")), f.text(r.get("condition")), f.count(r.get("episodes")),
-         *_fired_cells(r.get("fired"), r.get("recovered"), r.get("rate"), r.get("ci95"))]
+         *splits.fired_cells(r.get("fired"), r.get("recovered"), r.get("rate"), r.get("ci95"))]
         for r in dict_rows(report.get("recovery_by_condition"))
     ]  # fmt: skip
     return Section(
@@ -287,40 +202,6 @@ def compounding(report: dict[str, Any]) -> Section:
     )  # fmt: skip
 
 
-def failures(report: dict[str, Any]) -> Section:
-    data = as_dict(report.get("failures"))
-    calls, episodes = as_dict(data.get("calls")), as_dict(data.get("episodes"))
-    total_calls = sum(int(v or 0) for v in calls.values())
-    total_episodes = sum(int(v or 0) for v in episodes.values())
-    rows = [["failed call", f.text(k), f.count(v), f.pct(int(v or 0) / total_calls)] for k, v in calls.items()]
-    rows += [["episode", f.text(k), f.count(v), f.pct(int(v or 0) / total_episodes)] for k, v in episodes.items()]
-    links: list[Filter | None] = [{"call_failures": str(k)} for k in calls]
-    links += [{"class": str(k)} for k in episodes]
-    return Section(
-        "failures", "Failure taxonomy",
-        "Each failed tool call gets one class and each episode one outcome (solved, agent_crashed, endpoint_error, "
-        "timeout, no_answer, gave_up, invented, wrong_answer); shares are of all failed calls and of all episodes.",
-        ["level", "class", "count", "share"], rows, "No calls and no episodes.", numeric={2, 3}, links=links,
-        link_column=1,
-    )  # fmt: skip
-
-
-def efficiency(report: dict[str, Any]) -> Section:
-    data = as_dict(report.get("efficiency"))
-    rows = [
-        ["tool calls", f.count(data.get("calls"))],
-        ["golden-path calls", f.count(data.get("golden_calls"))],
-        ["calls per golden call", f.ratio(data.get("calls_per_golden_call"))],
-        ["redundant calls", f.count(data.get("redundant_calls"))],
-    ]
-    return Section(
-        "efficiency", "Efficiency",
-        "Tool calls made (submit_answer not counted) against the golden paths' length; a redundant call repeats an "
-        "earlier successful call with identical arguments.",
-        ["measure", "value"], rows if data else [], "No efficiency data.", kind="facts",
-    )  # fmt: skip
-
-
 def unscorable(report: dict[str, Any]) -> Section:
     items = report.get("unscorable")
     rows = [[f"{f.text(as_dict(u).get('trace'))}: {f.text(as_dict(u).get('reason'))}"] for u in dict_rows(items)]
@@ -346,9 +227,10 @@ def build(report: dict[str, Any]) -> list[Section]:
         matrices.success_matrix(report),
         matrices.skipped(report),
         headline(report),
-        *group_sections(report, detail=False),
+        matrices.premature(report),
+        *splits.group_matrices(report, detail=False),
         agent_outcomes(report),
-        recovery(report),
+        splits.recovery(report),
         recovery_by_condition(report),
         robustness(report),
         intervention_robustness(report),
@@ -356,10 +238,10 @@ def build(report: dict[str, Any]) -> list[Section]:
         pass_k(report),
         matrices.compounding_by_agent(report),
         *build_research(report),
-        failures(report),
-        efficiency(report),
+        splits.failures(report),
+        splits.efficiency(report),
         compounding(report),
-        *group_sections(report, detail=True),
+        *splits.group_matrices(report, detail=True),
         unscorable(report),
         warnings(report),
     ]

@@ -54,10 +54,11 @@ def _print(console: Console, section: Section, *, brief: bool) -> None:
 
 
 def _summary(report: dict[str, Any]) -> str:
-    overall, agents = report.get("overall"), report.get("agents")
-    agents = agents if isinstance(agents, dict) else {}
-    return (f"mcp-hazard scorecard: {f.count(report.get('episodes'))} episodes, {len(agents)} agent"
-            f"{'' if len(agents) == 1 else 's'}, {f.rate_with_ci(overall)} solved")  # fmt: skip
+    """Episodes and agents, with no rate: one pooled over agents describes none of them (the Agents table follows)."""
+    agents = report.get("agent_outcomes") or report.get("agents")
+    count = len(agents) if isinstance(agents, dict) else 0
+    return (f"mcp-hazard scorecard: {f.count(report.get('episodes'))} episodes, {count} agent"
+            f"{'' if count == 1 else 's'}; each agent's success, recovery and premature answers below")  # fmt: skip
 
 
 def render_table(report: dict[str, Any], width: int = WIDTH, *, verbose: bool = True) -> str:

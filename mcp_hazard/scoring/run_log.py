@@ -1,0 +1,59 @@
+"""The agent's notes for the report, read from the run log (`run.jsonl`) that `mcp-hazard run` writes beside its
+`traces/` folder: one record per episode with its status and what the built-in agent noted on the way ("origin:
+find_city_code failed: ..."). The trace does not hold them (they are the agent's account, not the server's), so a
+person reading an episode in the report would otherwise never see them.
+
+The log is looked for in the trace's folder and the one above it (RUN/traces/x.jsonl -> RUN/run.jsonl), so `score
+RUN` and `score RUN/traces` find the same notes. A resumed run appends a `skipped` record for each episode finished
+earlier: it never replaces the notes of the run that played it. A line that is not a record is passed over: the log
+is the runner's, and damage there must not cost a score.
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+RUN_LOG = "run.jsonl"
+
+
+def _read(path: Path) -> dict[str, list[str]]:
+    """episode_id -> notes of its last record that played it (status other than `skipped`)."""
+    notes: dict[str, list[str]] = {}
+    try:
+        lines = path.read_text(encoding="utf-8").splitlines()
+    except (OSError, UnicodeDecodeError):
+        return notes
+    for line in lines:
+        try:
+            record = json.loads(line)
+        except json.JSONDecodeError:
+            continue
+        if not isinstance(record, dict) or record.get("status") == "skipped":
+            continue
+        episode, listed = record.get("episode_id"), record.get("notes")
+        if isinstance(episode, str) and isinstance(listed, list):
+            notes[episode] = [str(note) for note in listed]
+    return notes
+
+
+class RunNotes:
+    """The notes of each episode, by trace file; each run log read once."""
+
+    def __init__(self) -> None:
+        self._logs: dict[Path, dict[str, list[str]] | None] = {}
+
+    def _log(self, folder: Path) -> dict[str, list[str]] | None:
+        if folder not in self._logs:
+            path = folder / RUN_LOG
+            self._logs[folder] = _read(path) if path.is_file() else None
+        return self._logs[folder]
+
+    def of(self, trace: Path, episode_id: str) -> list[str] | None:
+        """The agent's notes for the episode (maybe none), or None when no run log beside the trace records it."""
+        folder = trace.resolve().parent
+        for place in (folder, folder.parent):
+            log = self._log(place)
+            if log is not None and episode_id in log:
+                return log[episode_id]
+        return None
