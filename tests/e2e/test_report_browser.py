@@ -1,6 +1,8 @@
 """The HTML report in a real browser (Debian's Chromium driven by Playwright), as a user meets it: made by the
 installed `mcp-hazard run`, opened from disk, offline. It loads without console errors, its heatmaps are coloured
-cells, a heatmap cell lists the episodes behind it, and an episode opens its verdict, hazards and timeline.
+cells, a heatmap cell lists the episodes behind it, and an episode opens its verdict, the expected answer, the agent's
+notes, hazards and timeline; a value cut in the timeline opens whole on a click, and a four-digit `ms` stays on
+one line.
 
 Needs the `chromium` binary and Playwright for Python (both installed by .ci/run); without them it skips, saying
 which is missing.
@@ -18,7 +20,7 @@ import pytest
 
 from bench.browser import chromium, missing, open_report
 from tests.e2e.support import ROOT, console_script
-from tests.scoring.test_report_support import png_facts
+from tests.scoring.test_report_support import embedded_episodes, png_facts
 
 pytestmark = pytest.mark.e2e
 
@@ -97,4 +99,80 @@ def test_a_heatmap_cell_opens_its_episodes_and_an_episode_its_timeline(run: Path
         page.go_back()
         page.wait_for_selector("#episode", state="hidden")
         assert page.locator("#episode-list tbody tr").count() == len(behind)
+        assert problems.messages == []
+
+
+def _long_value(rows: list[dict[str, Any]]) -> tuple[int, str]:
+    """(episode index, value) of the first value an agent was shown that the timeline cuts (over 240 characters)."""
+    for row in rows:
+        for step in row["timeline"] or []:
+            if len(" ".join(str(step[4]).split())) > 240:
+                return row["index"], str(step[4])
+    raise AssertionError("no value long enough to be cut in any timeline")
+
+
+def test_an_episode_shows_the_expected_answer_and_notes_and_a_cut_value_opens_whole(run: Path) -> None:
+    rows = embedded_episodes((run / "report.html").read_text(encoding="utf-8"))
+    index, full = _long_value(rows)
+    wrong = next(r for r in rows if r["answered"] and not r["correct"])
+    noted = next(r for r in rows if r["notes"])
+    with chromium() as browser:
+        page, problems = open_report(browser, run / "report.html")
+        page.goto(f"{(run / 'report.html').resolve().as_uri()}#episode/{wrong['index']}")
+        page.wait_for_selector("#episode table.timeline")
+        facts = dict(row.split("\t", 1) for row in page.inner_text("#episode table.facts").splitlines() if "\t" in row)
+        assert facts["answer"] == wrong["answer"] != facts["expected answer"] == str(wrong["expected"])
+        assert (facts["matching rule"], facts["decided by"]) == (wrong["match"], wrong["answer_rule"])
+        page.goto(f"{(run / 'report.html').resolve().as_uri()}#episode/{noted['index']}")
+        title = f"{noted['agent']} · {noted['item']} · {noted['condition']} · seed {noted['seed']}"
+        page.wait_for_function(f"document.getElementById('episode-title').textContent === {json.dumps(title)}")
+        assert page.locator("#episode ul.notes li").all_inner_texts() == noted["notes"]
+
+        page.goto(f"{(run / 'report.html').resolve().as_uri()}#episode/{index}")
+        page.wait_for_selector("#episode table.timeline")
+        cut = page.locator("#episode table.timeline details.whole").filter(has_text=full[:40]).first
+        body = cut.locator(".whole-text")
+        assert not body.is_visible()
+        summary = cut.locator("summary")
+        assert summary.inner_text().endswith(f"… show all {len(full):,} characters")
+        summary.click()
+        assert body.is_visible() and body.text_content() == full  # every character, line breaks kept
+        assert summary.inner_text() == f"hide ({len(full):,} characters)"
+        summary.click()
+        assert not body.is_visible()
+        assert problems.messages == []
+
+
+@pytest.fixture(scope="module")
+def slow_run(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """One task under a latency of 1.1 s: the calls after it are at four-digit milliseconds."""
+    if missing() is not None:
+        pytest.skip(f"no browser to drive: {missing()}")
+    out = tmp_path_factory.mktemp("slow") / "run"
+    command = [console_script(), "run", "scenarios/travel.yaml", "--task", "cheapest-trip", "--agent", "recovering",
+               "--hazard", "latency:seconds=1.1", "--transport", "memory", "--call-timeout", "5", "--no-progress",
+               "--out", str(out)]  # fmt: skip
+    done = subprocess.run(command, cwd=ROOT, capture_output=True, text=True, timeout=120, stdin=subprocess.DEVNULL)
+    assert done.returncode == 0, done.stderr
+    return out
+
+
+def test_a_four_digit_ms_stays_on_one_line(slow_run: Path) -> None:
+    rows = embedded_episodes((slow_run / "report.html").read_text(encoding="utf-8"))
+    slow = next(r for r in rows if r["condition"] != "clean")
+    assert max(step[0] for step in slow["timeline"] if step[0] is not None) >= 1000
+    with chromium() as browser:
+        page, problems = open_report(browser, slow_run / "report.html")
+        page.goto(f"{(slow_run / 'report.html').resolve().as_uri()}#episode/{slow['index']}")
+        page.wait_for_selector("#episode table.timeline")
+        cells = page.locator("#episode table.timeline tbody td:first-child")
+        heights = cells.evaluate_all(
+            """cells => cells.filter(c => c.textContent.length >= 4).map(c => {
+                 const range = document.createRange();
+                 range.selectNodeContents(c);
+                 return [range.getBoundingClientRect().height, parseFloat(getComputedStyle(c).lineHeight)];
+               })"""
+        )
+        assert heights, "no four-digit ms in the timeline"
+        assert all(text <= line * 1.2 for text, line in heights), heights  # one line each, never wrapped
         assert problems.messages == []
