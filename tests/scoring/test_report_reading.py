@@ -183,3 +183,15 @@ def test_every_share_says_what_it_is_of(run: dict[str, Any]) -> None:
         assert row[1] == str(naive["failed_episodes"])
         assert row[4].endswith(f" of {naive['classified_calls']}") and row[6].endswith(
             f" of {naive['classified_episodes']}")  # fmt: skip
+
+
+def test_the_intervention_scorecard_in_the_docs_is_what_run_prints(tmp_path: Path) -> None:
+    """docs/interventions.md shows the scorecard of a run with every intervention: its lines, as printed."""
+    text = (ROOT / "docs" / "interventions.md").read_text(encoding="utf-8")
+    block = next(b for b in re.findall(r"```console\n(.*?)```", text, re.S) if "--intervention all --agent naive" in b)
+    command, *shown = block.splitlines()
+    args = command.removeprefix("$ mcp-hazard ").replace("/tmp/matrix", str(tmp_path / "matrix")).split()
+    printed = cli(*args).stdout.splitlines()
+    for line in shown:
+        if line != "...":
+            assert line.replace("/tmp/matrix", str(tmp_path / "matrix")) in printed, line
