@@ -12,6 +12,7 @@ from __future__ import annotations
 import csv
 import json
 import re
+import shutil
 import subprocess
 from pathlib import Path
 from typing import Any
@@ -53,6 +54,7 @@ def run(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Any]:
         rows = list(csv.DictReader(handle))
     log = [json.loads(line) for line in (out / "run" / "run.jsonl").read_text(encoding="utf-8").splitlines()]
     return {
+        "dir": out / "run", "command": ["run", str(TRAVEL), *agents, *matrix, "--transport", "memory"],
         "scorecard": ran.stdout, "csv": rows, "log": {r["episode_id"]: r["notes"] for r in log},
         "json": json.loads(files["report.json"].read_text(encoding="utf-8")),
         "markdown": files["report.md"].read_text(encoding="utf-8"), "html": files["report.html"].read_text("utf-8"),
@@ -195,3 +197,14 @@ def test_the_intervention_scorecard_in_the_docs_is_what_run_prints(tmp_path: Pat
     for line in shown:
         if line != "...":
             assert line.replace("/tmp/matrix", str(tmp_path / "matrix")) in printed, line
+
+
+def test_a_resumed_run_keeps_the_notes_of_the_run_that_played_each_episode(run: dict[str, Any], tmp_path: Path) -> None:
+    """A rerun skips every finished episode and logs it as `skipped`, with no notes: those records replace nothing."""
+    copy = tmp_path / "run"
+    shutil.copytree(run["dir"], copy)
+    resumed = cli(*run["command"], "--no-progress", "--out", str(copy))
+    assert f"{EPISODES} episodes: 0 run, {EPISODES} already done" in resumed.stdout
+    cli("score", str(copy / "traces"), "--per-episode", str(tmp_path / "e.jsonl"), "--format", "json")
+    rows = [json.loads(line) for line in (tmp_path / "e.jsonl").read_text(encoding="utf-8").splitlines()]
+    assert {r["episode_id"]: r["notes"] for r in rows} == run["log"]
