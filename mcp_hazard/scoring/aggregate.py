@@ -33,6 +33,9 @@ REPORT_SCHEMA_VERSION = 4
 #    what they are `over` (seeds, repeats); the research quantities `structure`, `value_taxonomy`, `trajectory`,
 #    `intervention_effects`, `agent_groups`, `name_policies`, `hint_gain_by_family`, `harness_gain_by_family`
 #    (docs/scoring.md, "Research quantities"); `not_judged`.
+#    Added within 4 (new fields need no new version): `groups_by_agent`, `failures_by_agent`, `efficiency_by_agent`,
+#    `premature` in `agents`, `paths` and `mean_calls_to_recover` in `recovery_by_agent`; per-episode `expected`,
+#    `match` and `notes`.
 AGENT_OUTCOMES = ("finished", "agent_crashed", "endpoint_error", "timeout")
 DIMENSIONS: dict[str, Callable[[EpisodeScore], str]] = {
     "agent": lambda s: s.agent,

@@ -2,8 +2,9 @@
 
 Works offline and can be attached to a CI run as is. Sections become tables; a section's `heat` colours its cells
 (a heatmap, "did not fire" greyed), and its `links`/`cell_links` become links to the episodes behind a row or a
-cell. The episodes themselves (one row each, with the verdict, the hazards that fired and a timeline of the trace)
-are embedded compressed and drawn only when asked for, so a report of 10,000 episodes opens quickly
+cell. The first screen has a card per agent, never a rate pooled over agents. The episodes themselves (one row each,
+with the verdict, the answer beside the expected answer, the agent's notes, the hazards that fired and a timeline of
+the trace) are embedded compressed and drawn only when asked for, so a report of 10,000 episodes opens quickly
 (docs/performance.md). Every string from the data is escaped (`html.escape`) here and set as text by the script:
 scenario, task and agent names come from user files.
 """
@@ -178,8 +179,9 @@ def _episodes(report: dict[str, Any], timelines: dict[str, list[Any]] | None) ->
     return "\n".join([
         '<section id="episodes">', "<h2>Episodes</h2>",
         '<p class="blurb">Every scored episode. A heatmap cell or a table row above lists the episodes behind it '
-        "here; an episode opens its verdict, the rule that decided it, the hazards that fired and whether each was "
-        "recovered, and a timeline of its trace with injected faults marked.</p>",
+        "here; an episode opens its verdict, its answer beside the expected answer with the task's matching rule and "
+        "the rule that decided, the agent's notes, the hazards that fired and whether each was recovered, and a "
+        "timeline of its trace with injected faults marked (a value cut to one line opens whole on a click).</p>",
         '<noscript><p class="empty">The episode list needs JavaScript; every number above is there without it.</p>'
         "</noscript>",
         '<div id="episode-filter"><a href="#episodes">Show all episodes</a></div>',

@@ -1,5 +1,6 @@
 """The sections that lead the report: one row per agent, then agent x hazard kind, agent x intervention and agent x
-condition heatmaps, the hazard kinds left out of some tasks, and success by golden-path length per agent.
+condition heatmaps, the hazard kinds left out of some tasks; and premature answers and success by golden-path length,
+per agent.
 
 Every cell links to the episodes behind it and carries its rate as a heat value, so the HTML report colours it;
 text formats show the same cells as plain tables.

@@ -62,12 +62,11 @@ def value_taxonomy(report: dict[str, Any]) -> list[Section]:
         "value-taxonomy", "Failure types of calls (FuncBenchGen)",
         "Every call of every failed episode, classified by the values the agent had been shown before it (prompt, "
         "results, errors): non-existent function, wrong argument count, use of an unknown value (never shown), use "
-        "of an incorrect value (shown, but not the golden call's). A call share is of the agent's classified calls; "
-        "an episode share is of its failed episodes that have a classified call, by the class of the first one "
-        "(paper 003's failure table). Failed episodes with no classified call (a call rejected by a hazard gets no "
-        "class) are in neither: each share says what it is of.",
-        ["agent", "failed episodes", "class", "calls", "share of classified calls", "first in episodes",
-         "share of episodes with a classified call"], rows,
+        "of an incorrect value (shown, but not the golden call's). A share of calls is of the agent's classified calls "
+        "(\"of N\"); a share of episodes is of its failed episodes that have a classified call, by the class of the "
+        "first one (paper 003's failure table). Failed episodes with no classified call (a call rejected by a hazard "
+        "gets no class) are in neither.",
+        ["agent", "failed episodes", "class", "calls", "share of calls", "episodes (first)", "share of episodes"], rows,
         "No failed episode.", numeric={1, 3, 4, 5, 6},
     )]  # fmt: skip
 
