@@ -124,6 +124,11 @@ class HttpHost:
     def base_url(self) -> str:
         return f"http://127.0.0.1:{self.port}"
 
+    @property
+    def auth(self) -> dict[str, str]:
+        """The header of the control routes' requests."""
+        return {"Authorization": f"Bearer {self.token}"}
+
     @asynccontextmanager
     async def running(self) -> AsyncIterator[HttpHost]:
         self.port = free_port()
@@ -133,8 +138,7 @@ class HttpHost:
             app = build_http_app(self.registry, token=self.token, build=lambda resolve: proxy_server(proxy, resolve))
         self._server = http_server(app, Limits(), host="127.0.0.1", port=self.port, lifespan="on")
         async with AsyncExitStack() as clients, anyio.create_task_group() as group:
-            auth = {"Authorization": f"Bearer {self.token}"}
-            self.http = await clients.enter_async_context(httpx.AsyncClient(headers=auth))
+            self.http = await clients.enter_async_context(httpx.AsyncClient(headers=self.auth))
             self.mcp_http = await clients.enter_async_context(mcp_http_client())
             group.start_soon(self._server.serve)
             with anyio.fail_after(20):
