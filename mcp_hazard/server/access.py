@@ -80,15 +80,26 @@ def control_token(given: str | None, *, no_token: bool) -> tuple[str | None, boo
     return secrets.token_urlsafe(24), True
 
 
+KNOWN_KEYS = 4096
+"""Keys kept once derived (every MCP request checks one): a few hundred kB at most; the cache starts over when full."""
+
+
 class EpisodeKeys:
     """Each episode's key: HMAC-SHA256 of its id under a secret drawn at start, 128 bits in URL-safe base64."""
 
     def __init__(self, secret: bytes | None = None) -> None:
         self._secret = secret or secrets.token_bytes(32)
+        self._known: dict[str, str] = {}
 
     def of(self, episode_id: str) -> str:
-        digest = hmac.new(self._secret, episode_id.encode("utf-8"), hashlib.sha256).digest()[:16]
-        return base64.urlsafe_b64encode(digest).rstrip(b"=").decode("ascii")
+        key = self._known.get(episode_id)
+        if key is None:
+            digest = hmac.new(self._secret, episode_id.encode("utf-8"), hashlib.sha256).digest()[:16]
+            key = base64.urlsafe_b64encode(digest).rstrip(b"=").decode("ascii")
+            if len(self._known) >= KNOWN_KEYS:
+                self._known.clear()
+            self._known[episode_id] = key
+        return key
 
     def matches(self, episode_id: str, given: str) -> bool:
         return hmac.compare_digest(self.of(episode_id).encode("ascii"), given.encode("utf-8", "replace"))
@@ -107,8 +118,11 @@ def query_value(scope: Scope, name: str) -> str | None:
     """One query-string parameter (the last, if repeated), parsed only when its name appears at all: an agent's MCP
     requests carry one short `key=`, and this runs on every one of them."""
     raw: bytes = scope.get("query_string", b"")
-    if name.encode("ascii") + b"=" not in raw:
+    prefix = name.encode("ascii") + b"="
+    if prefix not in raw:
         return None
+    if raw.startswith(prefix) and b"&" not in raw and b"%" not in raw and b"+" not in raw:
+        return raw[len(prefix) :].decode("latin-1")  # `key=KEY` alone: an agent's every request
     found = None
     for key, value in parse_qsl(raw.decode("latin-1"), keep_blank_values=True):
         if key == name:

@@ -33,7 +33,9 @@ def missing(registry: EpisodeRegistry, episode_id: str) -> JSONResponse:
     """404 for an id never seen; 410 when its trace is on disk (it ended or went idle and was released)."""
     if registry.trace_path(episode_id).exists():
         return _problem(410, f"episode {episode_id!r} was released (ended, or idle past the TTL); its trace is kept")
-    return _problem(404, f"no episode {episode_id!r}; create it with POST /episodes or add ?scenario=...&task=...")
+    return _problem(
+        404, f"no episode {episode_id!r}; create it with POST /episodes or add ?scenario=...&task=...&token=TOKEN"
+    )
 
 
 class EpisodeGate:
