@@ -36,10 +36,9 @@ def needs(token: str | None) -> str:
 
 def run_server(app: Any, args: argparse.Namespace, sock: socket.socket) -> None:
     """Serve `app` on the bound socket until interrupted, with the request deadline and connection cap of `args`."""
-    from mcp_hazard.server.connections import Limits, fit_file_limit, http_server
+    from mcp_hazard.server.connections import fit_file_limit, http_server
 
-    limits = Limits(read_timeout=args.read_timeout, max_connections=fit_file_limit(args.max_connections))
-    http_server(app, limits).run(sockets=[sock])
+    http_server(app, fit_file_limit(args.read_timeout, args.max_connections)).run(sockets=[sock])
 
 
 def shown_url(host: str, port: int) -> str:

@@ -39,6 +39,9 @@ DEFAULT_MAX_CONNECTIONS = 1000
 """Open connections at once: 200 concurrent episodes use about 400 (an SSE stream and a request each)."""
 FILE_RESERVE = 1024
 """File descriptors kept free of connections: one trace file per live episode, the listening socket, the logs."""
+DEFAULT_BACKLOG = 512
+"""Connections asyncio accepts in one go (its accept loop takes up to the listen backlog at a time, before any of
+them can be refused): each holds a descriptor until it is closed, so a burst must fit beside the cap."""
 SUMMARY_INTERVAL = 60.0
 """Seconds between two summary lines of closed and refused connections."""
 
@@ -55,6 +58,7 @@ _WHAT = {
 class Limits:
     read_timeout: float = DEFAULT_READ_TIMEOUT
     max_connections: int = DEFAULT_MAX_CONNECTIONS
+    backlog: int = DEFAULT_BACKLOG
 
 
 class _Summary:
@@ -222,31 +226,34 @@ def http_server(app: Any, limits: Limits, **options: Any) -> Server:
     """A uvicorn server for `app` that applies `limits` (options: uvicorn.Config's, e.g. host and port)."""
     protocol, summary = protocol_for(limits)
     options.setdefault("log_level", "warning")
-    config = uvicorn.Config(app, http=protocol, **options)
+    config = uvicorn.Config(app, http=protocol, backlog=limits.backlog, **options)
     return Server(config, summary)
 
 
-def fit_file_limit(max_connections: int) -> int:
-    """Raise the soft open-file limit (within the hard one) to leave FILE_RESERVE descriptors beside the connection
-    cap, and return the cap that fits: the server should refuse a connection with a 503 before `accept()` itself
-    fails for want of descriptors."""
+def fit_file_limit(read_timeout: float, max_connections: int) -> Limits:
+    """The limits that fit the open-file limit, raised first (within the hard one) to leave FILE_RESERVE descriptors
+    and one accept burst beside the connection cap: the server should refuse a connection with a 503 before
+    `accept()` itself fails for want of descriptors. When the limit cannot be raised far enough, the cap is lowered
+    (one line says so) and the accept burst with it: new connections then wait a little longer in the kernel's
+    queue."""
+    fitted = Limits(read_timeout, max_connections)
     try:
         import resource
     except ImportError:  # not on Unix: the system's own limits apply
-        return max_connections
+        return fitted
     soft, hard = resource.getrlimit(resource.RLIMIT_NOFILE)
-    wanted = max_connections + FILE_RESERVE
+    wanted = max_connections + FILE_RESERVE + DEFAULT_BACKLOG
     if soft == resource.RLIM_INFINITY or soft >= wanted:
-        return max_connections
+        return fitted
     target = wanted if hard == resource.RLIM_INFINITY else min(wanted, hard)
     try:
         resource.setrlimit(resource.RLIMIT_NOFILE, (target, hard))
         soft = target
     except (ValueError, OSError):
         pass
-    fitted = min(max_connections, max(soft // 2, soft - FILE_RESERVE))
-    if fitted == max_connections:
-        return max_connections
-    log.warning(f"the open-file limit ({soft}) leaves room for {fitted} connections; the cap is lowered from "
-                f"{max_connections} (raise it with `ulimit -n`)")  # fmt: skip
-    return fitted
+    cap = min(max_connections, max(soft // 2, soft - FILE_RESERVE))
+    backlog = max(16, min(DEFAULT_BACKLOG, (soft - cap) // 4))
+    if cap < max_connections:
+        log.warning(f"the open-file limit ({soft}) leaves room for {cap} connections; the cap is lowered from "
+                    f"{max_connections} (raise it with `ulimit -n`)")  # fmt: skip
+    return Limits(read_timeout, cap, backlog)
