@@ -47,7 +47,7 @@ from pathlib import Path
 from typing import Any
 
 from bench.call_conditions import CONDITIONS, Call, conditions, golden_calls
-from bench.processes import REPO, load_average, stop
+from bench.processes import OPERATOR, REPO, load_average, stop
 from mcp_hazard.runner.transports import free_port
 
 TRANSPORTS = ("memory", "http")
@@ -136,7 +136,7 @@ def _child(args: argparse.Namespace) -> None:
     async def http() -> None:
         url = f"{args.base}/mcp"
         if args.side == "ours":
-            async with httpx.AsyncClient(timeout=600) as plain:
+            async with httpx.AsyncClient(timeout=600, headers=OPERATOR) as plain:
                 body = {"scenario": scenario.id, "task": args.task, "seed": 0, "hazards": hazards}
                 created = await plain.post(f"{args.base}/episodes", json=body)
                 if created.status_code != 201:

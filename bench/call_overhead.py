@@ -54,7 +54,7 @@ import anyio
 import httpx
 
 from bench.call_conditions import CONDITIONS, Call, Condition, conditions, golden_calls
-from bench.processes import REPO, children, cpu_of, http_process, load_average
+from bench.processes import OPERATOR, REPO, children, cpu_of, http_process, load_average
 
 TRANSPORTS = ("memory", "stdio", "http")
 
@@ -218,7 +218,7 @@ async def open_sides(
         command = [sys.executable, "-m", "mcp_hazard", "serve", scenario.path, "--http", f"127.0.0.1:{port}",
                    "--trace-dir", str(trace_dir)]  # fmt: skip
         process = await stack.enter_async_context(http_process(command, f"{base}/scenarios"))
-        async with httpx.AsyncClient(timeout=30) as http:
+        async with httpx.AsyncClient(timeout=30, headers=OPERATOR) as http:
             for condition in chosen:
                 body = {"scenario": scenario.id, "task": task, "seed": 0, "hazards": condition.hazards}
                 created = await http.post(f"{base}/episodes", json=body)

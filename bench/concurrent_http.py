@@ -47,7 +47,7 @@ import anyio
 import httpx
 
 from bench.call_conditions import Call, golden_calls
-from bench.processes import cpu_of, http_process, load_average
+from bench.processes import OPERATOR, TOKEN, cpu_of, http_process, load_average
 
 REPO = Path(__file__).resolve().parents[1]
 CREATE = ("url", "post")
@@ -103,7 +103,7 @@ async def one_episode(server: Server, http: httpx.AsyncClient, shared: Any, scen
         url = f"{server.base}/tasks/{plan.task}/mcp"
     elif server.create == "url":
         episode_id = f"{tag}-{n}"
-        query = urlencode({"scenario": scenario, "task": plan.task, "seed": n})
+        query = urlencode({"scenario": scenario, "task": plan.task, "seed": n, "token": TOKEN})
         url = f"{server.base}/episodes/{episode_id}/mcp?{query}"
         server.episode_ids.append(episode_id)
     else:
@@ -143,7 +143,7 @@ async def one_round(server: Server, scenario: str, all_plans: list[Plan], args: 
     server_before = cpu_of(server.pid) or 0.0
     cpu, began = time.process_time(), time.perf_counter()
     async with AsyncExitStack() as stack:
-        http = await stack.enter_async_context(httpx.AsyncClient(timeout=60))
+        http = await stack.enter_async_context(httpx.AsyncClient(timeout=60, headers=OPERATOR))
         shared = None if args.client_per_episode else await stack.enter_async_context(create_mcp_http_client())
         group = await stack.enter_async_context(anyio.create_task_group())
         for n in range(args.episodes):

@@ -41,7 +41,7 @@ from typing import TYPE_CHECKING, Any
 import anyio
 
 from bench.call_conditions import golden_calls
-from bench.processes import http_process, load_average
+from bench.processes import TOKEN, http_process, load_average
 
 if TYPE_CHECKING:
     from mcp_hazard.server.episode import Episode
@@ -215,7 +215,7 @@ async def over_http(scenario: Any, task: str, count: int, trace_dir: Path) -> No
         base = f"http://127.0.0.1:{port}/episodes"
 
         def ours_urls(tag: str, n: int) -> list[str]:
-            return [f"{base}/{tag}-{i}/mcp?scenario={scenario.id}&task={task}&seed={i}" for i in range(n)]
+            return [f"{base}/{tag}-{i}/mcp?scenario={scenario.id}&task={task}&seed={i}&token={TOKEN}" for i in range(n)]
 
         async with holding(ours_urls("warm", HTTP_WARM_UP), call, "legacy", http, keep=False):
             pass

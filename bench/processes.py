@@ -1,10 +1,15 @@
 """The server processes a bench starts and watches: started and awaited over HTTP, their CPU read from /proc, the
-stdio servers an SDK client spawned found among this process's children, and the machine's load for the record."""
+stdio servers an SDK client spawned found among this process's children, and the machine's load for the record.
+
+The HTTP servers a bench starts take their control token from $MCP_HAZARD_TOKEN, set here once per bench run (and so
+inherited by every server and client process it starts); `OPERATOR` is the header of the bench's own control-plane
+requests, and lazy-creation URLs add `token=TOKEN`."""
 
 from __future__ import annotations
 
 import contextlib
 import os
+import secrets
 import signal
 import subprocess
 import tempfile
@@ -17,6 +22,8 @@ import anyio
 import httpx
 
 REPO = Path(__file__).resolve().parents[1]
+TOKEN = os.environ.setdefault("MCP_HAZARD_TOKEN", secrets.token_urlsafe(24))
+OPERATOR = {"Authorization": f"Bearer {TOKEN}"}
 
 
 def cpu_of(pid: int | None) -> float | None:

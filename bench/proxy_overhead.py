@@ -34,7 +34,7 @@ import anyio
 import httpx
 from mcp import Client, StdioServerParameters
 
-from bench.processes import stop
+from bench.processes import OPERATOR, stop
 
 ROOT = Path(__file__).resolve().parents[1]
 NPM = ROOT / ".cache" / "upstream-npm" / "node_modules" / ".bin"
@@ -157,7 +157,7 @@ def http_rows(calls: int, rounds: int, work: Path) -> list[tuple[str, str, float
         paths: dict[str, Opener] = {"direct": lambda: Client(upstream)}
 
         def hazard_client() -> Any:
-            created = httpx.post(f"http://127.0.0.1:{hz_port}/episodes", json={}, timeout=30)
+            created = httpx.post(f"http://127.0.0.1:{hz_port}/episodes", json={}, headers=OPERATOR, timeout=30)
             created.raise_for_status()
             return Client(created.json()["mcp_url"])
 

@@ -31,7 +31,7 @@ from mcp import Client
 from mcp.client.streamable_http import streamable_http_client
 from mcp.shared._httpx_utils import create_mcp_http_client
 
-from bench.processes import stop
+from bench.processes import OPERATOR, stop
 from mcp_hazard.runner.transports import free_port
 
 REPO_ROOT = Path(__file__).resolve().parents[1]
@@ -73,7 +73,7 @@ async def soak(args: argparse.Namespace, trace_dir: Path) -> int:
     server = subprocess.Popen(command, stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
     samples: list[int] = []
     try:
-        async with httpx.AsyncClient(timeout=60) as http, create_mcp_http_client() as shared:
+        async with httpx.AsyncClient(timeout=60, headers=OPERATOR) as http, create_mcp_http_client() as shared:
             with anyio.fail_after(30):
                 while True:
                     try:

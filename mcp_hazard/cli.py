@@ -52,6 +52,25 @@ def _condition_options(parser: argparse.ArgumentParser) -> None:
                         "substitute")  # fmt: skip
 
 
+def _http_access_options(parser: argparse.ArgumentParser) -> None:
+    """Who may use an HTTP server and what a connection may hold (docs/http-api.md, docs/security.md)."""
+    parser.add_argument("--token", help="HTTP: the control token that creating, listing and ending episodes needs "
+                        "('Authorization: Bearer TOKEN' or ?token=); default: $MCP_HAZARD_TOKEN, else one is "
+                        "generated and printed at start")  # fmt: skip
+    parser.add_argument("--no-token", action="store_true", help="HTTP: no control token: anyone who reaches "
+                        "the server may create, list and end episodes and reach each one (warns)")  # fmt: skip
+    parser.add_argument("--read-timeout", type=positive_float, default=10.0, metavar="SECONDS",
+                        help="HTTP: close a connection whose request has not arrived whole within SECONDS (default "
+                        "10)")  # fmt: skip
+    parser.add_argument(
+        "--max-connections",
+        type=positive,
+        default=1000,
+        metavar="N",
+        help="HTTP: open connections at once; one more gets a 503 (default 1000)",
+    )
+
+
 def _add(commands: Any, name: str, text: str) -> argparse.ArgumentParser:
     """A command's parser: its one-line help, the same as a description, and its examples at the end."""
     parser: argparse.ArgumentParser = commands.add_parser(
@@ -108,8 +127,7 @@ def build_parser(only: str | None = None) -> argparse.ArgumentParser:
     _condition_options(serve)
     serve.add_argument("--http", type=host_port, metavar="HOST:PORT", help="serve Streamable HTTP instead of stdio")
     serve.add_argument("--allow-python", action="store_true", help="allow `python` behaviours (runs their code)")
-    serve.add_argument("--token", help="HTTP: every request must send 'Authorization: Bearer TOKEN' "
-                       "(default: $MCP_HAZARD_TOKEN; unset: no token); also enables ?detail=operator")  # fmt: skip
+    _http_access_options(serve)
     serve.add_argument("--episode-ttl", type=ttl, default=600.0, metavar="SECONDS",
                        help="HTTP: release an episode idle this long (ended ones after min(TTL, 60 s)); "
                        "traces stay on disk (default 600)")  # fmt: skip
@@ -130,8 +148,7 @@ def build_parser(only: str | None = None) -> argparse.ArgumentParser:
     _condition_options(proxy)
     proxy.set_defaults(profile=None)
     proxy.add_argument("--http", type=host_port, metavar="HOST:PORT", help="serve Streamable HTTP instead of stdio")
-    proxy.add_argument("--token", help="HTTP: every request must send 'Authorization: Bearer TOKEN' "
-                       "(default: $MCP_HAZARD_TOKEN)")  # fmt: skip
+    _http_access_options(proxy)
     proxy.add_argument("--episode-ttl", type=ttl, default=600.0, metavar="SECONDS",
                        help="HTTP: release an episode idle this long (default 600)")  # fmt: skip
     proxy.add_argument("--sdk", action="store_true", help="stdio in front of a stdio server: go through the SDK on "

@@ -37,6 +37,8 @@ INSPECTOR_PACKAGE_JSON = INSPECTOR_PREFIX / "node_modules" / "@modelcontextproto
 
 SERVER_START_TIMEOUT = 30.0
 SERVER_STOP_TIMEOUT = 15.0
+TEST_TOKEN = "control-token-for-tests"
+"""The control token the test servers are started with (`--token`): tests send it as the operator would."""
 
 
 def in_ci() -> bool:
@@ -100,10 +102,21 @@ class HttpServer:
     port: int
     trace_dir: Path
     stderr_path: Path
+    token: str | None = TEST_TOKEN
 
     @property
     def base_url(self) -> str:
         return f"http://127.0.0.1:{self.port}"
+
+    @property
+    def auth(self) -> dict[str, str]:
+        """The header that gives the operator's rights on the control routes (none for a --no-token server)."""
+        return {} if self.token is None else {"authorization": f"Bearer {self.token}"}
+
+    def lazy_url(self, episode_id: str, query: str) -> str:
+        """An MCP URL that creates its episode on first use: the condition and the control token in the query."""
+        token = "" if self.token is None else f"&token={self.token}"
+        return f"{self.base_url}/episodes/{episode_id}/mcp?{query}{token}"
 
     def stderr(self) -> str:
         return self.stderr_path.read_text(encoding="utf-8", errors="replace")
@@ -138,9 +151,11 @@ def start_http_server(
     extra: tuple[str, ...] = (),
     env: dict[str, str] | None = None,
     served: tuple[str, ...] | None = None,
+    token: str | None = TEST_TOKEN,
 ) -> HttpServer:
     """Start the server on a free port and wait (bounded) until it accepts connections. `served` replaces
-    `serve SCENARIO_PATH` (e.g. `proxy FILE --upstream-cmd ...`).
+    `serve SCENARIO_PATH` (e.g. `proxy FILE --upstream-cmd ...`); `token` is passed as `--token` (None: none is
+    passed, so the environment's or a generated one applies, or `--no-token` in `extra` opens the control plane).
 
     A free port can be taken by someone else between choosing and binding it, so a server that exits early is
     retried on another port a few times.
@@ -151,8 +166,9 @@ def start_http_server(
         port = free_port()
         stderr_path = log_dir / f"server-{port}-{attempt}.stderr"
         with stderr_path.open("wb") as stderr:
+            given = ("--token", token) if token is not None else ()
             command = hazard_command(*(served or ("serve", str(scenario_path))), "--http", f"127.0.0.1:{port}",
-                                     "--trace-dir", str(trace_dir), *extra)  # fmt: skip
+                                     "--trace-dir", str(trace_dir), *given, *extra)  # fmt: skip
             process = subprocess.Popen(
                 command,
                 cwd=REPO_ROOT,
@@ -161,7 +177,7 @@ def start_http_server(
                 stdout=subprocess.DEVNULL,
                 stderr=stderr,
             )
-        server = HttpServer(process, port, trace_dir, stderr_path)
+        server = HttpServer(process, port, trace_dir, stderr_path, token if "--no-token" not in extra else None)
         deadline = time.monotonic() + SERVER_START_TIMEOUT
         while time.monotonic() < deadline:
             if process.poll() is not None:

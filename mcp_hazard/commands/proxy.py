@@ -72,13 +72,14 @@ async def _serve_stdio(args: argparse.Namespace, service: ProxyService, conditio
 
 
 def _serve_http(args: argparse.Namespace, service: ProxyService, condition: Condition, trace_dir: Path) -> int:
-    import uvicorn
-
+    from mcp_hazard.commands.http_access import announce, choose_token, needs, run_server, shown_url
     from mcp_hazard.proxy.app import build_proxy_server
-    from mcp_hazard.server.access import token_from_env
     from mcp_hazard.server.episodes import EpisodeRegistry
     from mcp_hazard.server.heap import freeze_start_up
-    from mcp_hazard.server.http import LOOPBACK, build_http_app
+    from mcp_hazard.server.http import build_http_app
+    from mcp_hazard.server.listen import listen
+
+    token, generated = choose_token(args)
 
     async def discover() -> None:
         async with service.running():
@@ -88,9 +89,8 @@ def _serve_http(args: argparse.Namespace, service: ProxyService, condition: Cond
     env = service.env
     assert env is not None
     host, port = args.http
-    token = token_from_env(args.token)
-    if host not in LOOPBACK and token is None:
-        print(f"mcp-hazard: warning: serving {host} beyond loopback without --token", file=sys.stderr)
+    sock = listen(host, port)  # a busy port is one error line, exit 2, before any "proxying" line
+    base_url = shown_url(host, sock.getsockname()[1])
     registry = EpisodeRegistry(
         [env.scenario],
         trace_dir,
@@ -105,7 +105,8 @@ def _serve_http(args: argparse.Namespace, service: ProxyService, condition: Cond
         around=service.running,
     )  # fmt: skip
     print(f"mcp-hazard: proxying {env.info.name} {env.info.version} ({service.source.label()}) on "
-          f"http://{host}:{port}; create an episode with POST /episodes", file=sys.stderr)  # fmt: skip
+          f"{base_url}; create an episode with POST /episodes{needs(token)}", file=sys.stderr)  # fmt: skip
+    announce(token, generated, base_url)
     freeze_start_up()
-    uvicorn.run(app, host=host, port=port, log_level="warning")
+    run_server(app, args, sock)
     return 0

@@ -20,32 +20,24 @@ def serve(args: argparse.Namespace) -> int:
     scenarios = load_scenarios([args.path], allow_python=args.allow_python)
     trace_dir = Path(args.trace_dir)
     if args.http:
-        import uvicorn
-
-        from mcp_hazard.logs import log
-        from mcp_hazard.server.access import token_from_env
+        from mcp_hazard.commands.http_access import announce, choose_token, needs, run_server, shown_url
         from mcp_hazard.server.episodes import EpisodeRegistry
-        from mcp_hazard.server.http import LOOPBACK, build_http_app
+        from mcp_hazard.server.http import build_http_app
         from mcp_hazard.server.listen import listen
 
         host, port = args.http
+        token, generated = choose_token(args)
         sock = listen(host, port)  # before any "serving" line: a busy port is one error line, exit 2
-        port = sock.getsockname()[1]
-        shown = f"[{host}]" if ":" in host else host
-        token = token_from_env(args.token)
-        if host not in LOOPBACK and token is None:
-            log.warning("serving beyond loopback without --token: anyone who reaches this address can run episodes",
-                        host=host)  # fmt: skip
+        base_url = shown_url(host, sock.getsockname()[1])
         registry = EpisodeRegistry(
             scenarios, trace_dir, transport="http", allow_python=args.allow_python, ttl=args.episode_ttl
         )
-        needs = "; requests need 'Authorization: Bearer <token>'" if token else ""
         app = build_http_app(registry, host=host, token=token)
-        server = uvicorn.Server(uvicorn.Config(app, log_level="warning"))
-        print(f"mcp-hazard: serving {len(scenarios)} scenario(s) on http://{shown}:{port}; "
-              f"GET / lists the routes, POST /episodes creates an episode{needs}", file=sys.stderr)  # fmt: skip
+        print(f"mcp-hazard: serving {len(scenarios)} scenario(s) on {base_url}; GET / lists the routes, "
+              f"POST /episodes creates an episode{needs(token)}", file=sys.stderr)  # fmt: skip
+        announce(token, generated, base_url)
         freeze_start_up()
-        server.run(sockets=[sock])
+        run_server(app, args, sock)
         return 0
     if args.scenario is None and len(scenarios) > 1:
         raise UserError(f"{args.path} holds {len(scenarios)} scenarios; pick one with --scenario")

@@ -2,11 +2,14 @@
 
 memory: the server runs in this process (fastest, for tests and benches).
 stdio:  `mcp-hazard serve` runs as a subprocess, exactly as a desktop assistant would start it.
-http:   one uvicorn server on 127.0.0.1 (a free port) serves every episode of the run at its own URL.
+http:   one uvicorn server on 127.0.0.1 (a free port) serves every episode of the run at its own URL. Its control
+        token is drawn here and known only to this process: an agent (an external one has an HTTP client) is handed
+        its episode's mcp_url, which reaches that episode alone.
 """
 
 from __future__ import annotations
 
+import secrets
 import socket
 import sys
 from collections.abc import AsyncIterator
@@ -17,12 +20,12 @@ from typing import TYPE_CHECKING, Any, Literal
 
 import anyio
 import httpx
-import uvicorn
 from mcp import Client, StdioServerParameters
 from mcp.client.streamable_http import streamable_http_client
 
 from mcp_hazard.condition import Condition
 from mcp_hazard.scenario.files import LoadedScenario
+from mcp_hazard.server.connections import Limits, Server, http_server
 from mcp_hazard.server.episode import Episode
 from mcp_hazard.server.episodes import EpisodeRegistry, new_episode_id
 from mcp_hazard.server.http import build_http_app
@@ -110,7 +113,8 @@ class HttpHost:
         self.registry = registry
         self.proxy = proxy
         self.port = 0
-        self._server: uvicorn.Server | None = None
+        self.token = secrets.token_urlsafe(24)
+        self._server: Server | None = None
         # One HTTP client for the REST routes and one for the episodes' MCP clients, shared by every episode of the
         # run: making an HTTP client builds a TLS context, about 70 ms of CPU, more than a whole episode costs.
         self.http: httpx.AsyncClient | None = None
@@ -120,17 +124,21 @@ class HttpHost:
     def base_url(self) -> str:
         return f"http://127.0.0.1:{self.port}"
 
+    @property
+    def auth(self) -> dict[str, str]:
+        """The header of the control routes' requests."""
+        return {"Authorization": f"Bearer {self.token}"}
+
     @asynccontextmanager
     async def running(self) -> AsyncIterator[HttpHost]:
         self.port = free_port()
-        app = build_http_app(self.registry)
+        app = build_http_app(self.registry, token=self.token)
         if self.proxy is not None:  # its connections live in the runner's ProxyService, already running
             proxy = self.proxy
-            app = build_http_app(self.registry, build=lambda resolve: proxy_server(proxy, resolve))
-        config = uvicorn.Config(app, host="127.0.0.1", port=self.port, log_level="warning", lifespan="on")
-        self._server = uvicorn.Server(config)
+            app = build_http_app(self.registry, token=self.token, build=lambda resolve: proxy_server(proxy, resolve))
+        self._server = http_server(app, Limits(), host="127.0.0.1", port=self.port, lifespan="on")
         async with AsyncExitStack() as clients, anyio.create_task_group() as group:
-            self.http = await clients.enter_async_context(httpx.AsyncClient())
+            self.http = await clients.enter_async_context(httpx.AsyncClient(headers=self.auth))
             self.mcp_http = await clients.enter_async_context(mcp_http_client())
             group.start_soon(self._server.serve)
             with anyio.fail_after(20):

@@ -188,8 +188,13 @@ class EpisodeRegistry:
         episode.end("disconnected")
         self.released += 1
 
+    def session_episode(self, session: str) -> str | None:
+        """The episode a session was issued on, or None for a session id this server never issued."""
+        return self.sessions.get(session)
+
     def bind_session(self, session: str, episode_id: str) -> str:
-        """The episode a session belongs to, binding it to `episode_id` on first sight."""
+        """The episode a session belongs to, binding it to `episode_id` on first sight (HTTP binds only the session
+        ids the SDK issues, as it issues them)."""
         bound = self.sessions.setdefault(session, episode_id)
         if bound == episode_id:
             self.sessions_of.setdefault(episode_id, set()).add(session)

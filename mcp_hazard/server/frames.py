@@ -25,6 +25,7 @@ from pydantic import BaseModel, ValidationError
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
 from mcp_hazard.logs import log
+from mcp_hazard.server.bodies import BodyTooLarge, ClientGone, read_body
 
 if TYPE_CHECKING:
     from mcp_hazard.server.episode import Episode
@@ -248,28 +249,19 @@ class FrameGuard:
         if scope["type"] != "http" or scope.get("method") != "POST":
             await self.app(scope, receive, send)
             return
-        chunks: list[bytes] = []
-        size = 0
-        more = True
-        while more:
-            message = await receive()
-            if message["type"] == "http.disconnect":
-                return
-            chunk = message.get("body", b"")
-            size += len(chunk)
-            if size <= MAX_FRAME_BYTES:
-                chunks.append(chunk)
-            more = bool(message.get("more_body", False))
-        body = b"".join(chunks)
-        refusal = (
-            Refusal(INVALID_REQUEST, f"Invalid Request: a frame of {size} bytes exceeds {MAX_FRAME_BYTES}")
-            if size > MAX_FRAME_BYTES
-            else check_frame(body)
-        )
+        oversize = False
+        try:  # a declared length over the limit is refused unread; a chunked body is read up to the limit only
+            body = await read_body(scope, receive, MAX_FRAME_BYTES)
+            refusal = check_frame(body)
+        except ClientGone:
+            return
+        except BodyTooLarge as exc:
+            body, oversize = b"", True
+            refusal = Refusal(INVALID_REQUEST, f"Invalid Request: {exc.told('a frame')}")
         if refusal is not None:
             episode_id = str(scope.get("path_params", {}).get("episode_id", ""))
             self.record(episode_id, refusal)
-            await _send_json(send, 400, refusal.response())
+            await _send_json(send, 400, refusal.response(), close=oversize)
             return
         replayed = False
 
@@ -283,9 +275,12 @@ class FrameGuard:
         await self.app(scope, replay, send)
 
 
-async def _send_json(send: Send, status: int, payload: dict[str, Any]) -> None:
+async def _send_json(send: Send, status: int, payload: dict[str, Any], *, close: bool = False) -> None:
+    """`close`: the rest of the request body was left unread, so the connection ends with this response."""
     body = json.dumps(payload, ensure_ascii=True).encode("utf-8")
     headers = [(b"content-type", b"application/json"), (b"content-length", str(len(body)).encode("ascii"))]
+    if close:
+        headers.append((b"connection", b"close"))
     await send({"type": "http.response.start", "status": status, "headers": headers})
     await send({"type": "http.response.body", "body": body})
 

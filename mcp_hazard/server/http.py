@@ -1,13 +1,15 @@
 """Serve many episodes over Streamable HTTP, isolated by an episode path.
 
-Identity: each episode has its own MCP endpoint, `/episodes/{episode_id}/mcp`. The path works in both protocol eras
-(the 2026-07-28 era has no session id at all) and with any client that only takes a URL. Episodes are created by
-`POST /episodes` (JSON: scenario, task, seed) which returns the URL, or on first use of a path with the condition in
-the query string: `/episodes/my-run-1/mcp?scenario=travel&task=cheapest-trip&seed=7`.
+Identity: each episode has its own MCP endpoint, `/episodes/{episode_id}/mcp?key=KEY`. The path works in both
+protocol eras (the 2026-07-28 era has no session id at all) and with any client that only takes a URL; the key
+(access.py) makes the URL reach that one episode. Episodes are created by `POST /episodes` (JSON: scenario, task,
+seed) which returns the URL, or on first use of a path with the condition and the control token in the query
+string: `/episodes/my-run-1/mcp?scenario=travel&task=cheapest-trip&seed=7&token=TOKEN`.
 
 Everything here may be read by the agent under test, so what a route returns without operator rights never names the
 condition (hazards, schedule), the trace path, the answer or the golden path. Every route sits behind the Host/Origin
-rule and the optional bearer token (access.py). Episodes are released from memory after a TTL (episodes.py).
+rule and the control token or the episode's key (access.py). Episodes are released from memory after a TTL
+(episodes.py).
 """
 
 from __future__ import annotations
@@ -27,11 +29,13 @@ from starlette.routing import Route
 from starlette.types import ASGIApp, Receive, Scope, Send
 
 from mcp_hazard.errors import UserError
-from mcp_hazard.server.access import LOOPBACK, AccessGuard, header, problem, security_for
+from mcp_hazard.server.access import LOOPBACK, AccessGuard, EpisodeKeys, problem, security_for
 from mcp_hazard.server.app import EpisodeNotFound, build_server
+from mcp_hazard.server.bodies import CLOSE, BodyTooLarge, ClientGone, read_body
 from mcp_hazard.server.episode import Episode
 from mcp_hazard.server.episodes import EpisodeConflict, EpisodeRegistry, parse_condition, valid_id
 from mcp_hazard.server.frames import FrameGuard, episode_recorder
+from mcp_hazard.server.gate import EpisodeGate, condition_fields, missing
 
 __all__ = ["LOOPBACK", "build_http_app"]
 
@@ -41,13 +45,17 @@ DEFAULT_PAGE = 100
 MAX_PAGE = 1000
 """Largest page: 1,000 public entries are about 250 kB of JSON."""
 ROUTES = [
-    ("GET", "/", "this index"),
+    ("GET", "/", "this index (the one route that needs no token)"),
     ("GET", "/scenarios", "the scenarios served, with their tasks"),
     ("POST", "/episodes", "create an episode (JSON: scenario, task, seed, hazards, ...); returns its mcp_url"),
     ("GET", "/episodes", "list episodes, ?limit=N&cursor=C"),
     ("GET", "/episodes/{episode_id}", "one episode"),
     ("DELETE", "/episodes/{episode_id}", "end an episode (its trace stays)"),
-    ("POST", "/episodes/{episode_id}/mcp", "the episode's MCP endpoint (Streamable HTTP; GET and DELETE too)"),
+    (
+        "POST",
+        "/episodes/{episode_id}/mcp",
+        "the episode's MCP endpoint, its mcp_url with ?key= (Streamable HTTP; GET and DELETE too)",
+    ),
 ]
 DOCS = {
     "http_api": "docs/http-api.md",
@@ -72,11 +80,13 @@ def _bound_url(scope: Scope) -> str:
     return f"http://{host}" if port is None else f"http://{host}:{port}"
 
 
-def _describe(episode: Episode, base_url: str, *, operator: bool = False, trace: str | None = None) -> dict[str, Any]:
-    """What anyone past the guard may see; the condition and the trace path only with operator rights."""
+def _describe(
+    episode: Episode, base_url: str, key: str, *, operator: bool = False, trace: str | None = None
+) -> dict[str, Any]:
+    """What a control-plane caller may see; the condition and the trace path only with operator rights."""
     shown: dict[str, Any] = {
         "episode_id": episode.id,
-        "mcp_url": f"{base_url}/episodes/{episode.id}/mcp",
+        "mcp_url": f"{base_url}/episodes/{episode.id}/mcp?key={key}",
         "scenario": episode.scenario.id,
         "task": episode.task.id,
         "ended": episode.ended,
@@ -87,17 +97,6 @@ def _describe(episode: Episode, base_url: str, *, operator: bool = False, trace:
         shown["end_reason"] = episode.end_reason
         shown["trace"] = trace
     return shown
-
-
-def _condition_fields(source: dict[str, Any]) -> dict[str, Any]:
-    return {key: value for key, value in source.items() if key not in ("scenario", "task", "episode_id", "agent")}
-
-
-def _missing(registry: EpisodeRegistry, episode_id: str) -> JSONResponse:
-    """404 for an id never seen; 410 when its trace is on disk (it ended or went idle and was released)."""
-    if registry.trace_path(episode_id).exists():
-        return _problem(410, f"episode {episode_id!r} was released (ended, or idle past the TTL); its trace is kept")
-    return _problem(404, f"no episode {episode_id!r}; create it with POST /episodes or add ?scenario=...&task=...")
 
 
 def _bad_id(episode_id: str) -> JSONResponse | None:
@@ -134,53 +133,6 @@ class _PathIds:
         await self.app(scope, receive, send)
 
 
-class _EpisodeGate:
-    """Checks the episode in the path exists (creating it from the query string if asked) before MCP sees it."""
-
-    def __init__(self, registry: EpisodeRegistry, mcp_app: ASGIApp) -> None:
-        self.registry = registry
-        self.mcp_app = mcp_app
-
-    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
-        episode_id = scope["path_params"]["episode_id"]  # checked by _PathIds, which alone sends requests here
-        if self.registry.get(episode_id) is None:
-            request = Request(scope)
-            query = dict(request.query_params)
-            names_condition = any(key in query for key in ("scenario", "task", "seed"))
-            if request.method != "POST" or not names_condition:
-                await _missing(self.registry, episode_id)(scope, receive, send)
-                return
-            try:
-                fields = _condition_fields(query)
-                if request.query_params.getlist("hazard"):
-                    fields.pop("hazard", None)
-                    fields["hazards"] = request.query_params.getlist("hazard")
-                if request.query_params.getlist("intervention"):
-                    fields.pop("intervention", None)
-                    fields["interventions"] = request.query_params.getlist("intervention")
-                if "seed" in fields:
-                    fields["seed"] = int(fields["seed"]) if str(fields["seed"]).isdigit() else fields["seed"]
-                condition = parse_condition(fields) if fields else None
-                self.registry.create(
-                    query.get("scenario"), query.get("task"), condition, episode_id, query.get("agent")
-                )
-            except EpisodeConflict as exc:
-                await _problem(409, str(exc))(scope, receive, send)
-                return
-            except UserError as exc:
-                await _problem(400, str(exc))(scope, receive, send)
-                return
-        session = header(scope, b"mcp-session-id")
-        if session is not None and len(session) <= 128:  # a longer one is no session the SDK handed out
-            bound = self.registry.bind_session(session, episode_id)
-            if bound != episode_id:
-                await _problem(400, f"session belongs to episode {bound!r}, not {episode_id!r}")(scope, receive, send)
-                return
-        await self.mcp_app(scope, receive, send)
-        if session is not None and scope["method"] == "DELETE":
-            self.registry.unbind_session(session)
-
-
 def _page_args(request: Request) -> tuple[int, int | None] | JSONResponse:
     limit_text = request.query_params.get("limit", str(DEFAULT_PAGE))
     cursor_text = request.query_params.get("cursor")
@@ -195,14 +147,17 @@ def build_http_app(
     registry: EpisodeRegistry,
     *,
     host: str = "127.0.0.1",
-    token: str | None = None,
+    token: str | None,
+    keys: EpisodeKeys | None = None,
     build: Callable[[Any], Any] = build_server,
     around: Callable[[], AbstractAsyncContextManager[Any]] | None = None,
 ) -> ASGIApp:
-    """The episode API plus one MCP endpoint per episode, behind the Host/Origin rule and the optional token.
+    """The episode API plus one MCP endpoint per episode, behind the Host/Origin rule, the control token (None: the
+    control plane is open, `--no-token`) and each episode's key.
 
     `build` makes the MCP server from an episode resolver (a proxy serves a real server's tools); `around` is held
     open for the app's life (a proxy's connections to the real server live in it)."""
+    keys = keys or EpisodeKeys()
 
     def resolve(ctx: Any) -> Episode:
         request = ctx.request
@@ -219,7 +174,7 @@ def build_http_app(
     manager = StreamableHTTPSessionManager(
         app=server, security_settings=_CHECKED_BEFORE, session_idle_timeout=registry.ttl or None
     )
-    gate = FrameGuard(_EpisodeGate(registry, StreamableHTTPASGIApp(manager)), episode_recorder(registry.get))
+    gate = FrameGuard(EpisodeGate(registry, StreamableHTTPASGIApp(manager)), episode_recorder(registry.get))
 
     def operator(request: Request) -> bool | JSONResponse:
         """`?detail=operator` shows the condition and trace path; it needs a configured token (the guard has
@@ -230,12 +185,12 @@ def build_http_app(
         if detail != "operator":
             return _problem(400, "detail must be 'operator'")
         if token is None:
-            return _problem(403, "operator detail needs the server started with --token (or MCP_HAZARD_TOKEN)")
+            return _problem(403, "operator detail needs a control token; this server was started with --no-token")
         return True
 
     def describe(episode: Episode, scope: Scope, rights: bool) -> dict[str, Any]:
         trace = str(episode.trace.path) if rights else None
-        return _describe(episode, _bound_url(scope), operator=rights, trace=trace)
+        return _describe(episode, _bound_url(scope), keys.of(episode.id), operator=rights, trace=trace)
 
     async def create_episode(request: Request) -> JSONResponse:
         rights = operator(request)
@@ -244,9 +199,12 @@ def build_http_app(
         if not request.headers.get("content-type", "").lower().startswith("application/json"):
             # A browser can send a cross-site form or text/plain POST without asking first; never JSON.
             return _problem(415, "POST /episodes takes a JSON body: send Content-Type: application/json")
-        body = await request.body()
-        if len(body) > MAX_BODY_BYTES:
-            return _problem(413, "request body too large")
+        try:
+            body = await read_body(request.scope, request.receive, MAX_BODY_BYTES)
+        except BodyTooLarge as exc:
+            return _problem(413, exc.told("request body"), CLOSE)
+        except ClientGone:  # nobody to answer; uvicorn drops a response to a closed connection
+            return _problem(400, "the client closed the connection before its body arrived")
         try:
             payload = json.loads(body or b"{}")
         except json.JSONDecodeError as exc:
@@ -256,7 +214,7 @@ def build_http_app(
         if not isinstance(payload, dict):
             return _problem(400, "body must be a JSON object with scenario, task and condition fields such as seed")
         try:
-            fields = _condition_fields(payload)
+            fields = condition_fields(payload)
             condition = parse_condition(fields) if fields else None  # none named: the server's default
             episode = registry.create(
                 payload.get("scenario"), payload.get("task"), condition, payload.get("episode_id"), payload.get("agent")
@@ -293,7 +251,7 @@ def build_http_app(
             return refused
         episode = registry.peek(episode_id)
         if episode is None:
-            return _missing(registry, episode_id)
+            return missing(registry, episode_id)
         if request.method == "DELETE":
             episode.end("closed")
         return JSONResponse(describe(episode, request.scope, rights))
@@ -304,7 +262,6 @@ def build_http_app(
         return JSONResponse({
             "name": "mcp-hazard", "version": __version__,
             "about": "An MCP server that plays an unreliable tool environment; one MCP endpoint per episode.",
-            "scenarios": sorted(registry.scenarios),
             "routes": [{"method": m, "path": path, "what": what} for m, path, what in ROUTES],
             "docs": DOCS, "token_required": token is not None,
         })  # fmt: skip
@@ -360,4 +317,4 @@ def build_http_app(
         exception_handlers={404: not_found, 405: not_allowed},
         lifespan=lifespan,
     )
-    return AccessGuard(_PathIds(app, gate), security=security, token=token)
+    return AccessGuard(_PathIds(app, gate), security=security, token=token, keys=keys)

@@ -81,7 +81,7 @@ async def _episode(
 
 async def _served_episode(server: HttpServer, scenario: LoadedScenario, task: Task, mode: str) -> Trace:
     """The same, against the `mcp-hazard serve DIR --http` subprocess (which loaded the same file)."""
-    async with httpx.AsyncClient(timeout=30) as http:
+    async with httpx.AsyncClient(timeout=30, headers=server.auth) as http:
         response = await http.post(
             f"{server.base_url}/episodes", json={"scenario": scenario.id, "task": task.id, "seed": SEED}
         )

@@ -1,8 +1,11 @@
 """docs/http-api.md works as written: every curl example runs, in order, against a real server started through the
 installed console script, and its answer has the shape (and, where the page shows them, the values) printed below it.
 
-A string the page shortens with "..." only has to start with the shown text; a list shows some of its items, each of
-which must be in the answer; an object shows keys that must all be there, with matching values.
+The page's setup lines (`export TOKEN=...`, `URL=$(curl ...)`) run before each later example, as they would in the
+reader's shell; the server gets the token the page exports. Examples under the `--no-token` heading go to a second
+server started with `--no-token`. A string the page shortens with "..." only has to start with the shown text; a
+list shows some of its items, each of which must be in the answer; an object shows keys that must all be there,
+with matching values. README's "Many episodes over HTTP" commands run the same way.
 """
 
 from __future__ import annotations
@@ -19,22 +22,41 @@ import pytest
 from .support import ROOT, console_script, free_port_server
 
 DOC = ROOT / "docs" / "http-api.md"
-BLOCK = re.compile(r"```(bash|json)\n(.*?)```", re.S)
-TOKEN = "s3cret"
+README = ROOT / "README.md"
+BLOCK = re.compile(r"^## ([^\n]*)$|```(bash|json)\n(.*?)```", re.S | re.M)
+EXPORTED = re.compile(r"^export TOKEN=(\S+)$", re.M)
 
 pytestmark = pytest.mark.e2e
 
 
-def examples() -> list[tuple[str, str]]:
-    """(curl command, expected JSON text) for every curl block of the page, in order."""
-    blocks = BLOCK.findall(DOC.read_text(encoding="utf-8"))
-    found = []
-    for (kind, text), following in zip(blocks, [*blocks[1:], ("", "")], strict=True):
-        if kind == "bash" and text.lstrip().startswith("curl "):
-            assert following[0] == "json", f"no JSON answer after: {text}"
-            json.loads(following[1])  # the page's own JSON must be valid
-            found.append((text.replace("\\\n", " ").strip(), following[1]))
+def examples(text: str) -> list[tuple[str, str, str, bool]]:
+    """(setup lines, curl command, expected JSON text, whether it is for the --no-token server) for every curl
+    block of a page, in order."""
+    blocks = [(heading, kind, body) for heading, kind, body in BLOCK.findall(text)]
+    found: list[tuple[str, str, str, bool]] = []
+    setup: list[str] = []
+    section = ""
+    for (heading, kind, body), following in zip(blocks, [*blocks[1:], ("", "", "")], strict=True):
+        section = heading or section
+        command = body.replace("\\\n", " ").strip()
+        if kind == "bash" and command.startswith("curl "):
+            assert following[1] == "json", f"no JSON answer after: {body}"
+            json.loads(following[2])  # the page's own JSON must be valid
+            found.append(("\n".join(setup), command, following[2], "--no-token" in section))
+        elif kind == "bash":  # setup for the examples after it; the server itself is started by the test
+            setup += [line for line in command.splitlines() if not line.startswith("mcp-hazard ")]
     return found
+
+
+def run_examples(found: list[tuple[str, str, str, bool]], ports: tuple[int, int], cwd: Path) -> None:
+    """Each example with the setup before it, against the token server (the first port) or the open one."""
+    for setup, curl, expected, open_plane in found:
+        port = ports[1] if open_plane else ports[0]
+        script = f"{setup}\n{curl}".replace(":8765", f":{port}")
+        done = subprocess.run(["bash", "-c", script], cwd=cwd, capture_output=True, text=True, timeout=30)
+        assert done.returncode == 0, f"{curl}\n{done.stderr}"
+        answer = json.loads(done.stdout)
+        assert matches(json.loads(expected.replace(":8765", f":{port}")), answer) == [], (curl, answer)
 
 
 def matches(expected: Any, actual: Any, where: str = "") -> list[str]:
@@ -64,19 +86,31 @@ def matches(expected: Any, actual: Any, where: str = "") -> list[str]:
 def test_every_curl_example_of_the_http_doc_works_as_written(tmp_path: Path) -> None:
     if shutil.which("curl") is None:
         pytest.skip("curl is not installed")
-    found = examples()
-    assert len(found) >= 12
+    text = DOC.read_text(encoding="utf-8")
+    found = examples(text)
+    assert len(found) >= 16
+    token = EXPORTED.search(text)
+    assert token, "the page exports the token its examples use"
     scenarios = tmp_path / "scenarios"
     shutil.copytree(ROOT / "scenarios", scenarios)
     command = [console_script(), "serve", "scenarios/", "--trace-dir", "runs/"]
     with (
-        free_port_server(command, tmp_path) as open_port,
-        free_port_server([*command, "--token", TOKEN], tmp_path) as token_port,
+        free_port_server([*command, "--token", token.group(1)], tmp_path) as token_port,
+        free_port_server([*command, "--no-token"], tmp_path) as open_port,
     ):
-        for curl, expected in found:
-            port = token_port if f"Bearer {TOKEN}" in curl or "secret-1" in curl else open_port
-            done = subprocess.run(["bash", "-c", curl.replace(":8765", f":{port}")], cwd=tmp_path,
-                                  capture_output=True, text=True, timeout=30)  # fmt: skip
-            assert done.returncode == 0, f"{curl}\n{done.stderr}"
-            answer = json.loads(done.stdout)
-            assert matches(json.loads(expected.replace(":8765", f":{port}")), answer) == [], curl
+        run_examples(found, (token_port, open_port), tmp_path)
+
+
+def test_the_readme_http_section_works_as_written(tmp_path: Path) -> None:
+    if shutil.which("curl") is None:
+        pytest.skip("curl is not installed")
+    text = README.read_text(encoding="utf-8")
+    section = text[text.index("## Many episodes over HTTP") :]
+    section = section[: section.index("\n## ", 3)]
+    found = examples(section)
+    assert found, "the section shows its commands"
+    token = EXPORTED.search(section)
+    assert token
+    command = [console_script(), "serve", str(ROOT / "scenarios"), "--trace-dir", "runs/", "--token", token.group(1)]
+    with free_port_server(command, tmp_path) as port:
+        run_examples(found, (port, port), tmp_path)

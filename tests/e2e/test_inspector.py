@@ -207,7 +207,8 @@ def test_inspector_reads_the_task_and_submits_an_answer_over_stdio(
 
 
 def _create(server: HttpServer, task: str, seed: int) -> dict[str, Any]:
-    response = httpx.post(f"{server.base_url}/episodes", json={"scenario": "travel", "task": task, "seed": seed})
+    body = {"scenario": "travel", "task": task, "seed": seed}
+    response = httpx.post(f"{server.base_url}/episodes", json=body, headers=server.auth)
     assert response.status_code == 201, response.text
     created = dict(response.json())
     assert "trace" not in created and "condition" not in created  # agent-facing: no trace path, no condition
@@ -282,7 +283,7 @@ def test_inspector_creates_an_episode_lazily_from_the_url(
     inspector_bin: Path, inspector_env: dict[str, str], http_server: HttpServer, era: str
 ) -> None:
     episode_id = f"inspector-lazy-{era}"
-    url = f"{http_server.base_url}/episodes/{episode_id}/mcp?scenario=travel&task=fare-in-dollars&seed=8"
+    url = http_server.lazy_url(episode_id, "scenario=travel&task=fare-in-dollars&seed=8")  # the token in the query
     run = inspect(
         inspector_bin,
         inspector_env,
@@ -298,7 +299,7 @@ def test_inspector_creates_an_episode_lazily_from_the_url(
     )
     assert run.code == EXIT_OK, run.stderr
     assert run.result["structuredContent"] == {"amount": 204.59, "currency": "USD"}
-    shown = httpx.get(f"{http_server.base_url}/episodes/{episode_id}").json()
+    shown = httpx.get(f"{http_server.base_url}/episodes/{episode_id}", headers=http_server.auth).json()
     assert shown["task"] == "fare-in-dollars" and "condition" not in shown
     started, *_ = json_lines(http_server.trace_dir / f"{episode_id}.jsonl")
     assert started["condition"]["seed"] == 8

@@ -138,7 +138,7 @@ def test_profile_must_be_known(tmp_path: Path) -> None:
 async def test_http_episode_with_hostile_hazards_is_a_400_and_the_server_keeps_serving(tmp_path: Path) -> None:
     host = HttpHost(EpisodeRegistry([load_scenario(TRAVEL)], tmp_path, transport="http"))
     with anyio.fail_after(30):
-        async with host.running(), httpx.AsyncClient(timeout=30) as http:
+        async with host.running(), httpx.AsyncClient(timeout=30, headers=host.auth) as http:
             for _case, text, mention in HOSTILE[:20]:
                 payload = {"scenario": "travel", "task": "fare-class", "hazards": [text]}
                 response = await http.post(f"{host.base_url}/episodes", json=payload)

@@ -119,7 +119,7 @@ async def run_stdio(argv: list[str], trace_path: Path, mode: str) -> tuple[Trace
 
 async def create_http_episode(host: HttpHost, hazards: list[str], *, profile: str = PROFILE) -> dict[str, Any]:
     payload = {"scenario": "travel", "task": TASK, "seed": SEED, "profile": profile, "hazards": hazards}
-    async with httpx.AsyncClient(timeout=30) as http:
+    async with httpx.AsyncClient(timeout=30, headers=host.auth) as http:
         response = await http.post(f"{host.base_url}/episodes", json=payload)
     assert response.status_code == 201, response.text
     return dict(response.json())
@@ -235,7 +235,7 @@ async def test_list_changed_modern_over_http(travel: LoadedScenario, tmp_path: P
                 "seed": 0,
                 "hazards": ["spec_drift:mode=rename_tool"],
             }
-            async with httpx.AsyncClient(timeout=30) as http:
+            async with httpx.AsyncClient(timeout=30, headers=host.auth) as http:
                 created = (await http.post(f"{host.base_url}/episodes", json=payload)).json()
             async with Client(created["mcp_url"], mode=MODERN) as client:
                 assert await _drift_and_listen(client) == ["ToolsListChanged"]
@@ -253,7 +253,7 @@ async def test_list_changed_modern_does_not_reach_another_episode(travel: Loaded
     host = HttpHost(EpisodeRegistry([travel], tmp_path, transport="http"))
     payload = {"scenario": "travel", "task": "fare-class", "seed": 0, "hazards": ["spec_drift:mode=rename_tool"]}
     with anyio.fail_after(DEADLINE):
-        async with host.running(), httpx.AsyncClient(timeout=30) as http:
+        async with host.running(), httpx.AsyncClient(timeout=30, headers=host.auth) as http:
             a = (await http.post(f"{host.base_url}/episodes", json=payload)).json()
             b = (await http.post(f"{host.base_url}/episodes", json=payload)).json()
             async with Client(a["mcp_url"], mode=MODERN) as client_a, Client(b["mcp_url"], mode=MODERN) as client_b:

@@ -138,7 +138,7 @@ async def test_http_episodes_take_interventions_in_the_body_and_the_query(http_s
     expected = [dump_tool(t) for t in episode(travel, ["replace", "reorder"], seed=6,
                                               task=travel.model.task("fare-class")).served_tools()]  # fmt: skip
     body = {"scenario": "travel", "task": "fare-class", "seed": 6, "interventions": ["replace", "reorder"]}
-    async with httpx.AsyncClient(timeout=30) as http:
+    async with httpx.AsyncClient(timeout=30, headers=http_server.auth) as http:
         created = await http.post(f"{http_server.base_url}/episodes", json=body)
         assert created.status_code == 201, created.text
         assert "condition" not in created.json()  # the agent-facing view never shows the condition
@@ -146,7 +146,7 @@ async def test_http_episodes_take_interventions_in_the_body_and_the_query(http_s
         assert _recorded_interventions(http_server, created.json()["episode_id"]) == ["replace", "reorder"]
 
         query = "scenario=travel&task=fare-class&seed=6&intervention=replace&intervention=reorder"
-        assert await _listing(f"{http_server.base_url}/episodes/interventions-by-query/mcp?{query}") == expected
+        assert await _listing(http_server.lazy_url("interventions-by-query", query)) == expected
         assert _recorded_interventions(http_server, "interventions-by-query") == ["replace", "reorder"]
 
         refused = await http.post(f"{http_server.base_url}/episodes", json={**body, "interventions": ["bogus"]})

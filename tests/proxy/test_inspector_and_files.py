@@ -56,7 +56,7 @@ def test_the_inspector_cli_calls_through_an_http_proxy(
     served = ("proxy", str(PROXIES / "time.yaml"), "--upstream-cmd", time_server, "--hazard", "output_drift")
     proxy = start_http_server(tmp_path / "traces", tmp_path, served=served)
     try:
-        url = f"{proxy.base_url}/episodes/insp-{era}/mcp?task=tokyo-time"
+        url = proxy.lazy_url(f"insp-{era}", "task=tokyo-time")  # created on first use: the token in the query
         call = [
             "--method", "tools/call", "--tool-name", "convert_time", "--tool-arg", "source_timezone=Etc/UTC",
             "--tool-arg", "time=14:30", "--tool-arg", "target_timezone=Asia/Tokyo", "--protocol-era", era,

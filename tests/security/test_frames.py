@@ -137,7 +137,7 @@ def _sse_or_json(response: httpx.Response) -> dict[str, Any]:
 def test_http_answers_every_malformed_frame_in_one_line_and_keeps_serving(tmp_path: Path) -> None:
     server = start_http_server(tmp_path / "traces", tmp_path / "logs")
     try:
-        url = f"{server.base_url}/episodes/raw/mcp?scenario=travel&task=fare-class&seed=0"
+        url = server.lazy_url("raw", "scenario=travel&task=fare-class&seed=0")
         headers = {"accept": "application/json, text/event-stream", "content-type": "application/json"}
         with httpx.Client(timeout=60) as http:
             started = http.post(url, json=INITIALIZE, headers=headers)

@@ -37,9 +37,9 @@ async def test_worst_arguments_on_worst_patterns_never_stall_another_episode(tmp
     a_done = anyio.Event()
     try:
         with anyio.fail_after(DEADLINE):
-            base = f"{server.base_url}/episodes"
-            query = "mcp?scenario=hostile&task=echo&seed=0"
-            async with Client(f"{base}/a/{query}", mode="legacy") as a, Client(f"{base}/b/{query}", mode="legacy") as b:
+            query = "scenario=hostile&task=echo&seed=0"
+            url_a, url_b = server.lazy_url("a", query), server.lazy_url("b", query)
+            async with Client(url_a, mode="legacy") as a, Client(url_b, mode="legacy") as b:
 
                 async def feed_a() -> None:
                     for kind, calls in inputs.items():

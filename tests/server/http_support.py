@@ -11,15 +11,18 @@ from contextlib import asynccontextmanager
 from pathlib import Path
 
 import anyio
-import uvicorn
 
 from mcp_hazard.load import load_scenario
 from mcp_hazard.runner.transports import free_port
+from mcp_hazard.server.connections import Limits, http_server
 from mcp_hazard.server.episodes import EpisodeRegistry
 from mcp_hazard.server.http import build_http_app
 
 REPO_ROOT = Path(__file__).resolve().parents[2]
 TRAVEL = REPO_ROOT / "scenarios" / "travel.yaml"
+TOKEN = "control-token-for-tests"
+OPERATOR = {"authorization": f"Bearer {TOKEN}"}
+"""Headers of the operator's requests: the control token the served app is built with."""
 
 
 class StepClock:
@@ -40,13 +43,11 @@ def travel_registry(trace_dir: Path, *, ttl: float | None, clock: StepClock | No
 
 
 @asynccontextmanager
-async def serving(registry: EpisodeRegistry, *, token: str | None = None) -> AsyncIterator[str]:
-    """Serve `registry` over real HTTP; yields the base URL."""
+async def serving(registry: EpisodeRegistry, *, token: str | None = TOKEN) -> AsyncIterator[str]:
+    """Serve `registry` over real HTTP, with the control token `token` (OPERATOR's); yields the base URL."""
     port = free_port()
-    config = uvicorn.Config(
-        build_http_app(registry, token=token), host="127.0.0.1", port=port, log_level="warning", lifespan="on"
-    )
-    server = uvicorn.Server(config)
+    app = build_http_app(registry, token=token)
+    server = http_server(app, Limits(), host="127.0.0.1", port=port, lifespan="on")
     async with anyio.create_task_group() as group:
         group.start_soon(server.serve)
         with anyio.fail_after(20):

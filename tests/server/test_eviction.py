@@ -17,7 +17,7 @@ from mcp_hazard.agents.golden import run_golden_agent
 from mcp_hazard.load import load_scenario
 from mcp_hazard.server.episode import SUBMIT_TOOL
 
-from .http_support import TRAVEL, StepClock, serving, travel_registry
+from .http_support import OPERATOR, TRAVEL, StepClock, serving, travel_registry
 
 pytestmark = pytest.mark.anyio
 
@@ -61,7 +61,7 @@ async def test_ended_and_idle_episodes_are_released_and_their_ids_answer_410(tmp
     task = load_scenario(TRAVEL).model.task("fare-class")
     assert task is not None
     with anyio.fail_after(DEADLINE):
-        async with serving(registry) as base, httpx.AsyncClient(timeout=30) as http:
+        async with serving(registry) as base, httpx.AsyncClient(timeout=30, headers=OPERATOR) as http:
             ended = await _create(http, base, episode_id="ended-1")
             idle = await _create(http, base, episode_id="idle-1")
             await _create(http, base, episode_id="never-1")
@@ -109,7 +109,7 @@ async def test_ended_and_idle_episodes_are_released_and_their_ids_answer_410(tmp
 async def test_listing_is_paginated_in_creation_order(tmp_path: Path) -> None:
     registry = travel_registry(tmp_path, ttl=None)
     with anyio.fail_after(DEADLINE):
-        async with serving(registry) as base, httpx.AsyncClient(timeout=30) as http:
+        async with serving(registry) as base, httpx.AsyncClient(timeout=30, headers=OPERATOR) as http:
             made = [(await _create(http, base, seed=n))["episode_id"] for n in range(25)]
             pages: list[list[str]] = []
             cursor: str | None = None
@@ -144,7 +144,7 @@ async def test_three_hundred_episodes_keep_the_registry_bounded(tmp_path: Path) 
     held: list[int] = []
     sessions: list[int] = []
     with anyio.fail_after(DEADLINE * 3):
-        async with serving(registry) as base, httpx.AsyncClient(timeout=30) as http:
+        async with serving(registry) as base, httpx.AsyncClient(timeout=30, headers=OPERATOR) as http:
             for n in range(300):
                 created = await _create(http, base, seed=n % 7)
                 async with Client(created["mcp_url"], mode="legacy" if n % 2 else "2026-07-28") as client:

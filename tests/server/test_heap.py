@@ -15,7 +15,7 @@ import pytest
 from mcp import Client, StdioServerParameters
 
 from mcp_hazard.server import heap
-from tests.conftest import REPO_ROOT, SERVER_START_TIMEOUT, TRAVEL, HttpServer, free_port
+from tests.conftest import REPO_ROOT, SERVER_START_TIMEOUT, TEST_TOKEN, TRAVEL, HttpServer, free_port
 
 pytestmark = pytest.mark.anyio
 
@@ -71,7 +71,7 @@ def test_http_server_freezes_its_start_up_heap_once_and_serves(tmp_path: Path) -
     port = free_port()
     errors, report = tmp_path / "stderr.txt", tmp_path / "report.txt"
     command = [sys.executable, "-c", WATCHED, str(report), "serve", str(TRAVEL), "--http", f"127.0.0.1:{port}",
-               "--trace-dir", str(tmp_path / "traces")]  # fmt: skip
+               "--trace-dir", str(tmp_path / "traces"), "--token", TEST_TOKEN]  # fmt: skip
     with errors.open("wb") as errlog:
         process = subprocess.Popen(command, cwd=REPO_ROOT, stdin=subprocess.DEVNULL, stderr=errlog)
     server = HttpServer(process, port, tmp_path / "traces", errors)
@@ -79,7 +79,8 @@ def test_http_server_freezes_its_start_up_heap_once_and_serves(tmp_path: Path) -
         deadline = time.monotonic() + SERVER_START_TIMEOUT
         while process.poll() is None and time.monotonic() < deadline:
             try:
-                created = httpx.post(f"{server.base_url}/episodes", json={"scenario": "travel", "task": "fare-class"})
+                body = {"scenario": "travel", "task": "fare-class"}
+                created = httpx.post(f"{server.base_url}/episodes", json=body, headers=server.auth)
                 break
             except httpx.TransportError:
                 time.sleep(0.05)

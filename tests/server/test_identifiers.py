@@ -16,7 +16,7 @@ from mcp import Client
 from mcp_hazard.server.episode import SUBMIT_TOOL
 from mcp_hazard.server.episodes import valid_id
 
-from .http_support import TRAVEL, serving, travel_registry
+from .http_support import OPERATOR, TRAVEL, serving, travel_registry
 
 pytestmark = pytest.mark.anyio
 
@@ -63,7 +63,7 @@ async def test_every_way_a_name_enters_refuses_bad_ones_and_the_server_keeps_ser
     registry = travel_registry(tmp_path, ttl=None)
     tried = 0
     with anyio.fail_after(120):
-        async with serving(registry) as base, httpx.AsyncClient(timeout=30) as http:
+        async with serving(registry) as base, httpx.AsyncClient(timeout=30, headers=OPERATOR) as http:
             for label, bad in BAD_IDS.items():
                 body = {"scenario": "travel", "task": "fare-class"}
                 _one_line_400(await http.post(f"{base}/episodes", json={**body, "episode_id": bad}), f"POST {label}")

@@ -36,7 +36,7 @@ async def test_reusing_an_id_after_a_restart_is_refused_and_the_old_trace_is_unt
     first = start_http_server(traces, tmp_path / "logs")
     try:
         with anyio.fail_after(60):
-            async with httpx.AsyncClient(timeout=30) as http:
+            async with httpx.AsyncClient(timeout=30, headers=first.auth) as http:
                 body = {"scenario": "travel", "task": "fare-class", "seed": 3, "episode_id": "kept-1"}
                 created = (await http.post(f"{first.base_url}/episodes", json=body)).json()
                 unused = await http.post(f"{first.base_url}/episodes", json={**body, "episode_id": "unused-1"})
@@ -52,11 +52,11 @@ async def test_reusing_an_id_after_a_restart_is_refused_and_the_old_trace_is_unt
     second = start_http_server(traces, tmp_path / "logs")
     try:
         with anyio.fail_after(60):
-            async with httpx.AsyncClient(timeout=30) as http:
+            async with httpx.AsyncClient(timeout=30, headers=second.auth) as http:
                 base = second.base_url
                 again = await http.post(f"{base}/episodes", json=body)
                 lazy = await http.post(
-                    f"{base}/episodes/kept-1/mcp?scenario=travel&task=fare-class&seed=3",
+                    second.lazy_url("kept-1", "scenario=travel&task=fare-class&seed=3"),
                     headers=MCP_HEADERS,
                     json=INITIALIZE,
                 )
