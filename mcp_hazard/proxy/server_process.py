@@ -19,9 +19,9 @@ import anyio
 from anyio.abc import ByteReceiveStream, Process
 
 from mcp_hazard.errors import UserError
-from mcp_hazard.logs import log
 from mcp_hazard.proxy.lines import Lines
-from mcp_hazard.proxy.upstream import LOST, UpstreamError
+from mcp_hazard.proxy.server_frames import LogBudget, ServerFrames
+from mcp_hazard.proxy.upstream_errors import LOST, UpstreamError, timed_out
 from mcp_hazard.proxy.upstream_info import UpstreamSource
 
 
@@ -34,6 +34,7 @@ class ServerProcess:
         self.ids = count(1)
         self.asked: dict[int, anyio.Event] = {}
         self.answers: dict[int, dict[str, Any]] = {}
+        self.budget = LogBudget()  # the log lines its faults may take
 
     async def start(self) -> ByteReceiveStream:
         """Start the server; its stdout, for `read`."""
@@ -72,10 +73,13 @@ class ServerProcess:
             self.process.terminate()
 
     async def send(self, frame: dict[str, Any]) -> None:
+        await self.send_line(json.dumps(frame, ensure_ascii=False, separators=(",", ":")).encode("utf-8"))
+
+    async def send_line(self, data: bytes) -> None:
+        """One frame as JSON text, without its newline."""
         assert self.process is not None and self.process.stdin is not None
-        data = json.dumps(frame, ensure_ascii=False, separators=(",", ":")).encode("utf-8") + b"\n"
         try:
-            await self.process.stdin.send(data)
+            await self.process.stdin.send(data + b"\n")
         except (anyio.BrokenResourceError, anyio.ClosedResourceError, OSError):
             raise UpstreamError(LOST, "the server's connection was lost (its stdin is closed)") from None
 
@@ -86,40 +90,37 @@ class ServerProcess:
         done = self.asked[up] = anyio.Event()
         try:
             await self.send({"jsonrpc": "2.0", "id": up, "method": method, "params": params})
-            await done.wait()
+            with anyio.move_on_after(self.source.timeout):
+                await done.wait()
+            if not done.is_set():
+                await self.cancel(up)
+                raise timed_out(method, self.source.timeout)
         except anyio.get_cancelled_exc_class():
             with anyio.CancelScope(shield=True):
-                cancel = {"jsonrpc": "2.0", "method": "notifications/cancelled", "params": {"requestId": up}}
-                with contextlib.suppress(UpstreamError):
-                    await self.send(cancel)
+                await self.cancel(up)
             raise
         finally:
             self.asked.pop(up, None)
         answer = self.answers.pop(up)
-        if "error" in answer:
-            error = answer["error"] if isinstance(answer["error"], dict) else {}
-            raise UpstreamError(int(error.get("code", LOST)), str(error.get("message", "")), error.get("data"))
-        result = answer.get("result")
-        return result if isinstance(result, dict) else {}
+        if "error" in answer:  # its shape is checked (server_frames.py)
+            error = answer["error"]
+            raise UpstreamError(error["code"], error["message"], error.get("data"))
+        return dict(answer["result"])
+
+    async def cancel(self, up: int, reason: str | None = None) -> None:
+        """Tell the server a request of ours is no longer wanted."""
+        params: dict[str, Any] = {"requestId": up, **({"reason": reason} if reason else {})}
+        with contextlib.suppress(UpstreamError):
+            await self.send({"jsonrpc": "2.0", "method": "notifications/cancelled", "params": params})
 
     async def read(self, stdout: ByteReceiveStream, handle: Callable[[dict[str, Any]], Awaitable[None]]) -> None:
         """Read the server's frames until its stdout closes: an answer to one of our own requests settles it,
         every other frame goes to `handle`. At the end every request still waiting fails."""
-        lines = Lines(stdout)
-        while True:
-            line = await lines.next()
-            if line is None:
-                self._lost()
-                return
-            if isinstance(line, int) or not line.strip():
-                continue
-            try:
-                frame = json.loads(line)
-            except ValueError:
-                log.warning("the server wrote a line that is not JSON", line=line[:200].decode("utf-8", "replace"))
-                continue
-            if isinstance(frame, dict) and not self._settle(frame):
+        frames = ServerFrames(Lines(stdout), self.source.label(), self.budget)
+        while (frame := await frames.next()) is not None:
+            if not self._settle(frame):
                 await handle(frame)
+        self._lost()
 
     def _settle(self, frame: dict[str, Any]) -> bool:
         """Whether `frame` answers one of our own requests (and if so, hand the answer to the one waiting)."""
