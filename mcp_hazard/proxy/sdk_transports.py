@@ -14,6 +14,7 @@ about 0.4 ms, so a flood of them held up the server's next answers for seconds.
 from __future__ import annotations
 
 import logging
+import re
 from collections.abc import AsyncIterator, Awaitable, Callable
 from contextlib import asynccontextmanager
 from typing import Any
@@ -29,7 +30,7 @@ from mcp.shared.message import SessionMessage
 from pydantic import ValidationError
 
 from mcp_hazard.proxy.lines import Lines
-from mcp_hazard.proxy.server_frames import LogBudget, Refused, ServerFrames
+from mcp_hazard.proxy.server_frames import REFUSED_CODE, LogBudget, Refused, ServerFrames
 from mcp_hazard.proxy.server_process import ServerProcess
 from mcp_hazard.proxy.tools import usable_tools
 from mcp_hazard.proxy.upstream_errors import UpstreamError
@@ -229,6 +230,8 @@ async def bounded_http(url: str, listener: Listener | None = None) -> AsyncItera
                         result = message.result if isinstance(message, types.JSONRPCResponse) else None
                         if not requests.received(message.id, result):
                             continue
+                    if isinstance(message, types.JSONRPCError):
+                        item = SessionMessage(_refused(message))
                     await to_session.send(item)
 
         async def up() -> None:
@@ -244,6 +247,22 @@ async def bounded_http(url: str, listener: Listener | None = None) -> AsyncItera
                 yield read_stream, write_stream
             finally:
                 group.cancel_scope.cancel()
+
+
+_UNPARSED = "Failed to parse JSON response: "
+_INVALID_JSON = re.compile(r"Invalid JSON: (.*?) \[type=", re.DOTALL)
+
+
+def _refused(error: types.JSONRPCError) -> types.JSONRPCError:
+    """The SDK's own error for an answer it could not parse (pydantic's text, over several lines) said as the stdio
+    path says it; the server's own errors unchanged."""
+    text = error.error.message
+    if not text.startswith(_UNPARSED):
+        return error
+    found = _INVALID_JSON.search(text)
+    reason = f"not JSON ({found.group(1)})" if found else text.removeprefix(_UNPARSED)
+    message = f"the upstream server's answer was refused: {' '.join(reason.split())[:200]}"
+    return types.JSONRPCError(jsonrpc="2.0", id=error.id, error=types.ErrorData(code=REFUSED_CODE, message=message))
 
 
 class OneLine(logging.Filter):
