@@ -74,7 +74,7 @@ class BoundedStdio:
     def __init__(self, source: UpstreamSource, listener: Listener | None = None) -> None:
         self.source = source
         self.tools_changed = ToolsChanged(listener)
-        self.server = ServerProcess(source)
+        self.server = ServerProcess(source, own_group=True)  # as the SDK's own stdio transport starts it
         self.requests = Requests(self.server.budget)
         self.frames: ServerFrames | None = None
 

@@ -11,6 +11,7 @@ from __future__ import annotations
 import contextlib
 import json
 import os
+import sys
 from collections.abc import Awaitable, Callable
 from itertools import count
 from typing import Any
@@ -28,8 +29,9 @@ from mcp_hazard.proxy.upstream_info import UpstreamSource
 class ServerProcess:
     """The server as a child process speaking JSON-RPC lines (the 2025-11-25 and 2026-07-28 stdio transport)."""
 
-    def __init__(self, source: UpstreamSource) -> None:
+    def __init__(self, source: UpstreamSource, *, own_group: bool = False) -> None:
         self.source = source
+        self.own_group = own_group and sys.platform != "win32"  # a process group of its own, closed as a whole
         self.process: Process | None = None
         self.ids = count(1)
         self.asked: dict[int, anyio.Event] = {}
@@ -41,7 +43,8 @@ class ServerProcess:
         source = self.source
         env = {**os.environ, **dict(source.env)} if source.env else None
         try:
-            self.process = await anyio.open_process(list(source.argv), env=env, cwd=source.cwd, stderr=None)
+            self.process = await anyio.open_process(list(source.argv), env=env, cwd=source.cwd, stderr=None,
+                                                    start_new_session=self.own_group)  # fmt: skip
         except OSError as exc:
             raise UserError(f"cannot start the upstream server ({source.label()}): {exc.strerror or exc}") from None
         assert self.process.stdin is not None and self.process.stdout is not None
@@ -51,16 +54,22 @@ class ServerProcess:
         return next(self.ids)
 
     async def close(self) -> None:
-        """Close the server as its own client would: stdin closed, then terminate, then kill, two seconds apart."""
+        """Close the server as its own client would: stdin closed, then terminate, then kill, two seconds apart (its
+        whole process group, when it has one: a server started through npx is a process of npx's)."""
         process = self.process
         if process is None:
             return
         with anyio.CancelScope(shield=True):
             if process.stdin is not None:
-                await process.stdin.aclose()
+                with contextlib.suppress(OSError, anyio.BrokenResourceError, anyio.ClosedResourceError):
+                    await process.stdin.aclose()
             with anyio.move_on_after(2):
                 await process.wait()
-            if process.returncode is None:
+            if self.own_group:
+                from mcp.os.posix.utilities import terminate_posix_process_tree
+
+                await terminate_posix_process_tree(process, 2.0)
+            elif process.returncode is None:
                 process.terminate()
                 with anyio.move_on_after(2):
                     await process.wait()

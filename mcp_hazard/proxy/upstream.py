@@ -24,12 +24,11 @@ from mcp import Client
 from mcp.shared.exceptions import MCPDeprecationWarning, MCPError
 from pydantic import ValidationError
 
+from mcp_hazard.errors import UserError
 from mcp_hazard.logs import log
 from mcp_hazard.proxy.tools import usable_tools
 from mcp_hazard.proxy.upstream_errors import LOST, UpstreamError, timed_out
 from mcp_hazard.proxy.upstream_info import UpstreamInfo, UpstreamSource
-
-__all__ = ["LOST", "Upstream", "UpstreamError", "UpstreamHost", "timed_out"]
 
 warnings.filterwarnings("ignore", category=MCPDeprecationWarning)
 
@@ -274,6 +273,8 @@ def _reason(exc: BaseException) -> str:
         return exc.error.message
     if isinstance(exc, UpstreamError):
         return exc.message
+    if isinstance(exc, UserError):  # the command could not be started
+        return str(exc).rsplit("): ", 1)[-1]
     text = str(exc).strip().splitlines()[0] if str(exc).strip() else ""
     return f"{type(exc).__name__}: {text}" if text else type(exc).__name__
 
