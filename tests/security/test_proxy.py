@@ -316,3 +316,58 @@ def _pid_with(word: str) -> int:
             except OSError:
                 continue
     raise AssertionError(f"no process with {word!r} in its command line")
+
+
+# -- a cassette from someone else ------------------------------------------------------------------------------------
+
+HEADER = json.dumps({"cassette": 1, "upstream": {"name": "hostile", "version": "1.0", "protocol_version": "2025-11-25",
+                                                 "capabilities": {"tools": {}}}})  # fmt: skip
+LISTING = json.dumps({"request": "tools/list {}", "result": {"tools": [
+    {"name": "echo", "inputSchema": {}}, {"name": "odd", "inputSchema": {"type": "string"}}]}})  # fmt: skip
+DAMAGED = [
+    ("deep", b'{"request":"tools/list {}","result":' + b'{"a":' * 5_000 + b"1" + b"}" * 5_000 + b"}",
+     ":2: nested deeper than 64 levels"),
+    ("oversize", b'{"request":"tools/list {}","result":{"t":"' + b"x" * (9 * 1024 * 1024) + b'"}}',
+     ":2: a line of 9,437,229 bytes, over the limit of 8,388,608"),
+    ("error-code", b'{"request":"tools/list {}","error":{"code":"x","message":"m"}}',
+     ":2: an exchange's error needs an integer 'code' and a text 'message'"),
+    ("not-utf8", b'{"request":"tools/list {}","result":{"t":"\xff"}}', ":2: not UTF-8 (byte 42)"),
+    ("nan", b'{"request":"tools/list {}","result":{"t":NaN}}', ":2: not JSON (NaN is not JSON)"),
+]  # fmt: skip
+
+
+@pytest.mark.parametrize(("name", "line", "said"), DAMAGED, ids=[case[0] for case in DAMAGED])
+def test_a_damaged_cassette_line_is_one_line_naming_it(tmp_path: Path, name: str, line: bytes, said: str) -> None:
+    cassette = tmp_path / f"{name}.jsonl"
+    cassette.write_bytes(HEADER.encode() + b"\n" + line + b"\n")
+    started = time.monotonic()
+    done = subprocess.run([console_script(), "proxy", "--replay", str(cassette)], cwd=REPO_ROOT,
+                          stdin=subprocess.DEVNULL, capture_output=True, text=True, timeout=GUARD_S)  # fmt: skip
+    assert done.returncode == 2 and time.monotonic() - started < 30
+    assert done.stderr.splitlines() == [f"mcp-hazard: error: {cassette}{said}"], done.stderr
+
+
+def test_a_replayed_lone_surrogate_and_empty_schema_are_served(tmp_path: Path) -> None:
+    cassette = tmp_path / "odd.jsonl"
+    call = json.dumps({"request": 'tools/call {"arguments":{"text":"hi"},"name":"echo"}',
+                       "result": {"content": [{"type": "text", "text": "half \\ud800 a pair"}]}})  # fmt: skip
+    cassette.write_text("\n".join([HEADER, LISTING, call.replace("\\\\ud800", "\\ud800")]) + "\n", encoding="utf-8")
+    params = StdioServerParameters(command=console_script(), cwd=str(REPO_ROOT), args=[
+        "proxy", "--replay", str(cassette), "--trace-dir", str(tmp_path / "traces")])  # fmt: skip
+    stderr_path = tmp_path / "proxy.stderr"
+
+    async def run() -> tuple[dict[str, Any], str]:
+        with stderr_path.open("w", encoding="utf-8") as errlog, anyio.fail_after(GUARD_S):
+            async with Client(stdio_client(params, errlog=errlog)) as client:
+                tools = {tool.name: tool.input_schema for tool in (await client.list_tools()).tools}
+                result = await client.call_tool("echo", {"text": "hi"})
+                return tools, result.content[0].text  # type: ignore[union-attr]
+
+    tools, text = anyio.run(run)
+    assert tools == {"echo": {"type": "object"}}  # `odd` (a string schema) left out
+    assert text == "half \ufffd a pair"
+    stderr = stderr_path.read_text(encoding="utf-8")
+    assert_clean(stderr)
+    assert "lone surrogates" in stderr and "tool=odd" in stderr, stderr
+    called = [e for e in trace_events(tmp_path) if e["type"] == "tool_called"]
+    assert [(e["tool"], e["outcome"], e["result"]) for e in called] == [("echo", "ok", "half \ufffd a pair")]

@@ -16,6 +16,7 @@ import anyio
 import pytest
 from conftest import REPO_ROOT
 from mcp import Client, StdioServerParameters
+from mcp.shared.exceptions import MCPError
 
 from tests.e2e.support import console_script
 
@@ -108,3 +109,39 @@ def test_run_hands_the_flag_to_each_stdio_episode_and_a_replay_needs_none(tmp_pa
             events = [json.loads(line) for line in trace.read_text(encoding="utf-8").splitlines()]
             answered = [e for e in events if e["type"] == "answer_submitted"]
             assert answered and answered[-1]["answer"] == "hi", events
+
+
+def test_the_files_timeout_applies_and_the_command_lines_wins(tmp_path: Path) -> None:
+    path, _command = stranger_file(tmp_path)
+    path.write_text(path.read_text().replace("tools:\n", "  timeout: 2\ntools:\n"), encoding="utf-8")
+    params = StdioServerParameters(command=console_script(), cwd=str(REPO_ROOT), args=[
+        "proxy", str(path), "--allow-upstream-command", "--trace-dir", str(tmp_path / "traces")])  # fmt: skip
+
+    async def hang(*extra: str) -> str:
+        with anyio.fail_after(GUARD_S):
+            async with Client(params.model_copy(update={"args": [*params.args, *extra]})) as client:
+                try:
+                    await client.call_tool("hang", {})
+                except MCPError as exc:
+                    return exc.error.message
+        raise AssertionError("a hung call was answered")
+
+    assert anyio.run(hang) == "the upstream server did not answer tools/call within 2 s (--upstream-timeout)"
+    assert anyio.run(hang, "--upstream-timeout", "1.5").endswith("within 1.5 s (--upstream-timeout)")
+
+
+@pytest.mark.parametrize(
+    ("change", "said"),
+    [
+        (("tools:\n", "  timeout: -1\ntools:\n"), ":7:12: upstream.timeout: Input should be greater than 0"),
+        (("tools:\n", "  timeout: soon\ntools:\n"), ":7:12: upstream.timeout: Input should be a valid number"),
+    ],
+)
+def test_a_bad_timeout_is_one_line(tmp_path: Path, change: tuple[str, str], said: str) -> None:
+    path, _command = stranger_file(tmp_path)
+    path.write_text(path.read_text().replace(*change), encoding="utf-8")
+    done = cli("proxy", str(path), "--allow-upstream-command")
+    assert done.returncode == 2 and len(done.stderr.splitlines()) == 1 and said in done.stderr, done.stderr
+    flag = cli("proxy", str(path), "--upstream-timeout", "0")
+    assert flag.returncode == 2 and "must be between 0 and 86400 seconds, got 0" in flag.stderr, flag.stderr
+    assert not (tmp_path / "started").exists()
