@@ -51,7 +51,8 @@ class ProxyEpisode(Episode):
         self._last_request: Any = None
         self._refreshing = False  # a re-reading of the server's tool list is under way
         self._changed_again = False  # and the server said its list changed again since it began
-        self._delivering = 0
+        self._delivering = 0  # the server's notifications being passed on to the client
+        self._dropping = False
 
     @property
     def takes_answer(self) -> bool:
@@ -143,9 +144,11 @@ class ProxyEpisode(Episode):
         if ctx is None:
             return
         if self._delivering >= MAX_DELIVERING:
-            if self._delivering == MAX_DELIVERING:
+            if not self._dropping:  # one line per burst
                 log.warning("upstream notifications dropped: the client is not reading them", episode=self.id)
+            self._dropping = True
             return
+        self._dropping = False
         self._delivering += 1
         modern = ctx.protocol_version in MODERN_PROTOCOL_VERSIONS
         try:

@@ -62,6 +62,12 @@ def _flood(request_id: int) -> bytes:
     return note * FLOOD + line(answer)
 
 
+def _news_flood(request_id: int) -> bytes:
+    note = b'{"jsonrpc":"2.0","method":"notifications/resources/list_changed"}\n'
+    answer = {"jsonrpc": "2.0", "id": request_id, "result": {"content": [{"type": "text", "text": "told"}]}}
+    return note * FLOOD + line(answer)
+
+
 ATTACK = {
     "hang": lambda i: None,
     "truncated": lambda i: head(i) + b'{"content":[{"type":"text","te\n',
@@ -75,6 +81,7 @@ ATTACK = {
     + b'}},"jsonrpc":"2.0","id":' + str(i).encode() + b"}\n",
     "surrogate": lambda i: head(i) + b'{"content":[{"type":"text","text":"half \\ud800 a pair"}]}}\n',
     "flood": _flood,
+    "news_flood": _news_flood,
 }  # fmt: skip
 
 

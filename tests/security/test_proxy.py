@@ -371,3 +371,74 @@ def test_a_replayed_lone_surrogate_and_empty_schema_are_served(tmp_path: Path) -
     assert "lone surrogates" in stderr and "tool=odd" in stderr, stderr
     called = [e for e in trace_events(tmp_path) if e["type"] == "tool_called"]
     assert [(e["tool"], e["outcome"], e["result"]) for e in called] == [("echo", "ok", "half \ufffd a pair")]
+
+
+@pytest.mark.parametrize("path", ["relay", "sdk"])
+def test_other_notifications_for_a_client_that_does_not_read_stay_bounded(tmp_path: Path, path: str) -> None:
+    """20,000 `notifications/resources/list_changed` while the client reads nothing for 3 s: the relay writes them
+    at the client's pace; the SDK path keeps at most 1,000 waiting and drops the rest (one log line)."""
+    import queue
+    import threading
+
+    args = [console_script(), "proxy", "--upstream-cmd", upstream(tmp_path), "--trace-dir", str(tmp_path / "traces"),
+            *(["--sdk"] if path == "sdk" else [])]  # fmt: skip
+    stderr_path = tmp_path / "proxy.stderr"
+    with stderr_path.open("wb") as stderr:
+        proxy = subprocess.Popen(args, cwd=REPO_ROOT, stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=stderr)
+    assert proxy.stdin is not None and proxy.stdout is not None
+    lines: queue.Queue[bytes] = queue.Queue()
+    reading = threading.Event()
+    stdout = proxy.stdout
+
+    def read() -> None:
+        while True:
+            reading.wait()
+            line = stdout.readline()
+            if not line:
+                return
+            lines.put(line)
+
+    threading.Thread(target=read, daemon=True).start()
+
+    def send(frame: dict[str, Any]) -> None:
+        assert proxy.stdin is not None
+        proxy.stdin.write(json.dumps(frame).encode() + b"\n")
+        proxy.stdin.flush()
+
+    def answer(request_id: int) -> tuple[dict[str, Any], int]:
+        """The answer to `request_id`, and how many notifications came before it."""
+        deadline, notes = time.monotonic() + GUARD_S, 0
+        while True:
+            frame = json.loads(lines.get(timeout=max(0.1, deadline - time.monotonic())))
+            if frame.get("id") == request_id:
+                return frame, notes
+            notes += frame.get("method") == "notifications/resources/list_changed"
+
+    try:
+        client = {"protocolVersion": "2025-11-25", "capabilities": {}, "clientInfo": {"name": "slow", "version": "1"}}
+        reading.set()
+        send({"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": client})
+        answer(1)
+        send({"jsonrpc": "2.0", "method": "notifications/initialized"})
+        reading.clear()
+        send({"jsonrpc": "2.0", "id": 2, "method": "tools/call", "params": {"name": "news_flood", "arguments": {}}})
+        time.sleep(3)  # reading nothing (but the line the reader was waiting for)
+        peak = peak_rss_mib(proxy_pid(tmp_path))
+        reading.set()
+        told, delivered = answer(2)
+        send(
+            {"jsonrpc": "2.0", "id": 3, "method": "tools/call", "params": {"name": "echo", "arguments": {"text": "x"}}}
+        )
+        after, _ = answer(3)
+    finally:
+        proxy.stdin.close()
+        proxy.wait(timeout=GUARD_S)
+    assert told["result"]["content"][0]["text"] == "told" and after["result"]["content"][0]["text"] == "x"
+    assert peak < RSS_GUARD_MIB, peak
+    stderr = stderr_path.read_text(encoding="utf-8")
+    assert_clean(stderr)
+    dropped = [line for line in stderr.splitlines() if "upstream notifications dropped" in line]
+    if path == "relay":
+        assert delivered == 20_000 and not dropped
+    else:
+        assert 1_000 <= delivered < 20_000 and len(dropped) >= 1, (delivered, stderr)
