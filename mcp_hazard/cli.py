@@ -140,6 +140,10 @@ def build_parser(only: str | None = None) -> argparse.ArgumentParser:
     proxy.add_argument("--upstream-url", metavar="URL", help="the real server's Streamable HTTP endpoint")
     proxy.add_argument("--record", metavar="CASSETTE", help="also store the server's replies in this JSONL cassette")
     proxy.add_argument("--replay", metavar="CASSETTE", help="serve the replies in this cassette, without the server")
+    proxy.add_argument("--allow-upstream-command", action="store_true", help="run the server command the proxy file "
+                       "names (upstream.command); --upstream-cmd needs no flag")  # fmt: skip
+    proxy.add_argument("--upstream-timeout", type=positive_float, metavar="SECONDS", help="seconds to wait for each "
+                       "answer of the server (default: the file's upstream.timeout, else 60)")  # fmt: skip
     proxy.add_argument("--task", help="task id from the proxy file (default: its first; none: an open episode)")
     proxy.add_argument("--seed", type=seed, default=None, help="seed of the condition (default: the file's, else 0)")
     proxy.add_argument("--trace-dir", default="runs", help="where trace files go (default: ./runs)")
@@ -230,6 +234,10 @@ def build_parser(only: str | None = None) -> argparse.ArgumentParser:
     run.add_argument("--upstream-url", metavar="URL", help="proxy: the real server's Streamable HTTP endpoint")
     run.add_argument("--record", metavar="CASSETTE", help="proxy: also store the server's replies in this cassette")
     run.add_argument("--replay", metavar="CASSETTE", help="proxy: serve the replies in this cassette, no server")
+    run.add_argument("--allow-upstream-command", action="store_true", help="proxy: run the server command the proxy "
+                     "file names (upstream.command)")  # fmt: skip
+    run.add_argument("--upstream-timeout", type=positive_float, metavar="SECONDS", help="proxy: seconds to wait for "
+                     "each answer of the server (default: the file's upstream.timeout, else 60)")  # fmt: skip
     verify = add("verify", "prove every hazard instance solvable (recovering) and biting (naive)")
     verify.add_argument("paths", nargs="+", help="scenario files or directories")
     verify.add_argument("--seeds", type=parse_seeds, default=[0, 1], help="seeds (default 0-1)")

@@ -35,7 +35,7 @@ EXAMPLES: dict[str, list[tuple[str, str]]] = {
             "hazards in front of a real server, over stdio, no file needed",
         ),
         (
-            "mcp-hazard proxy proxies/time.yaml --http 127.0.0.1:8766 --trace-dir runs/",
+            "mcp-hazard proxy proxies/time.yaml --allow-upstream-command --http 127.0.0.1:8766 --trace-dir runs/",
             "many episodes over HTTP, with the proxy file's notes and tasks",
         ),
         (
@@ -68,7 +68,7 @@ EXAMPLES: dict[str, list[tuple[str, str]]] = {
             "your own agent program (docs/agents.md)",
         ),
         (
-            "mcp-hazard run proxies/time.yaml --record time.cassette.jsonl",
+            "mcp-hazard run proxies/time.yaml --allow-upstream-command --record time.cassette.jsonl",
             "a matrix against a real MCP server, its replies recorded (docs/proxy.md)",
         ),
     ],

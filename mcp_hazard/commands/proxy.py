@@ -21,7 +21,8 @@ def proxy(args: argparse.Namespace) -> int:
     from mcp_hazard.proxy.service import ProxyService, upstream_source
 
     file = load_proxy_file(args.path) if args.path else None
-    source = upstream_source(file, args.upstream_cmd, args.upstream_url, args.replay)
+    source = upstream_source(file, args.upstream_cmd, args.upstream_url, args.replay, timeout=args.upstream_timeout,
+                             allow_command=args.allow_upstream_command)  # fmt: skip
     service = ProxyService(source=source, file=file, record=args.record)
     condition = _condition(args, file)
     trace_dir = Path(args.trace_dir)

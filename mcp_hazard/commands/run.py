@@ -142,8 +142,9 @@ async def _run_proxied(args: argparse.Namespace) -> int:
     file = load_proxy_file(files[0])
     if not file.model.tasks:
         raise UserError(f"{files[0]}: the proxy file has no tasks; a run needs tasks (prompt, expected answer)")
-    service = ProxyService(source=upstream_source(file, args.upstream_cmd, args.upstream_url, args.replay),
-                           file=file, record=args.record)  # fmt: skip
+    source = upstream_source(file, args.upstream_cmd, args.upstream_url, args.replay, timeout=args.upstream_timeout,
+                             allow_command=args.allow_upstream_command)  # fmt: skip
+    service = ProxyService(source=source, file=file, record=args.record)
     async with service.running():
         env = await service.discover()
         cells, out, commands = _plan(args, [env.scenario], None)

@@ -5,20 +5,24 @@ line per exchange `{"request": "METHOD PARAMS", "result": ...}` or `{..., "error
 progress the server reported, in the order they happened. A request is matched by its method and parameters (JSON
 with sorted keys, `_meta` left out). The n-th identical request of an episode gets the n-th recorded reply; past the
 last one, the last one again. A request the cassette never saw is answered with a JSON-RPC error (-32603) that names
-it, and traced as `upstream_error`: record it first (`--record`).
+it, and traced as `upstream_error`: record it first (`--record`). A cassette may come from someone else: each line is
+read within the limits of a server's frame (twice its size, as deep), and a damaged one is one line naming it.
 """
 
 from __future__ import annotations
 
-import json
 from dataclasses import dataclass, field
 from typing import Any
 
 from mcp_hazard.errors import UserError
+from mcp_hazard.proxy.server_frames import load_bounded
 from mcp_hazard.proxy.upstream import LOST, Progress, Upstream, UpstreamError, request_key
 from mcp_hazard.proxy.upstream_info import UpstreamInfo
+from mcp_hazard.server.frames import MAX_FRAME_BYTES
 
 MAX_CASSETTE_BYTES = 256 * 1024 * 1024
+MAX_CASSETTE_LINE_BYTES = 2 * MAX_FRAME_BYTES
+"""One exchange: a recorded answer came in one frame (at most MAX_FRAME_BYTES); its request and progress beside it."""
 
 
 @dataclass
@@ -37,18 +41,17 @@ def load_cassette(path: str) -> Cassette:
         raise UserError(f"{path}: cannot read cassette: {exc.strerror or exc}") from None
     if len(raw) > MAX_CASSETTE_BYTES:
         raise UserError(f"{path}: cassette is larger than {MAX_CASSETTE_BYTES} bytes")
-    try:
-        lines = raw.decode("utf-8").splitlines()
-    except UnicodeDecodeError as exc:
-        raise UserError(f"{path}: cassette is not UTF-8 text (byte {exc.start})") from None
     cassette: Cassette | None = None
-    for number, line in enumerate(lines, start=1):
+    for number, line in enumerate(raw.split(b"\n"), start=1):
         if not line.strip():
             continue
+        if len(line) > MAX_CASSETTE_LINE_BYTES:
+            raise UserError(f"{path}:{number}: a line of {len(line):,} bytes, over the limit of "
+                            f"{MAX_CASSETTE_LINE_BYTES:,}")  # fmt: skip
         try:
-            data = json.loads(line)
-        except json.JSONDecodeError as exc:
-            raise UserError(f"{path}:{number}:{exc.colno}: not JSON: {exc.msg}") from None
+            data = load_bounded(line)
+        except ValueError as exc:
+            raise UserError(f"{path}:{number}: {exc}") from None
         if cassette is None:
             if not isinstance(data, dict) or data.get("cassette") != 1 or not isinstance(data.get("upstream"), dict):
                 raise UserError(f"{path}:{number}: not a cassette: the first line must be its header "
@@ -59,6 +62,9 @@ def load_cassette(path: str) -> Cassette:
             raise UserError(f"{path}:{number}: expected an exchange with a 'request'")
         if "result" not in data and not isinstance(data.get("error"), dict):
             raise UserError(f"{path}:{number}: an exchange needs a 'result' or an 'error'")
+        error = data.get("error")
+        if error is not None and (type(error.get("code")) is not int or not isinstance(error.get("message"), str)):
+            raise UserError(f"{path}:{number}: an exchange's error needs an integer 'code' and a text 'message'")
         cassette.replies.setdefault(data["request"], []).append(data)
     if cassette is None:
         raise UserError(f"{path}: the cassette is empty (write one with --record)")
@@ -92,6 +98,6 @@ class ReplayUpstream(Upstream):
                     await progress(step[0], step[1], step[2])
         error = reply.get("error")
         if isinstance(error, dict):
-            raise UpstreamError(int(error.get("code", LOST)), str(error.get("message", "")))
+            raise UpstreamError(error["code"], error["message"])
         result = reply.get("result")
         return result if isinstance(result, dict) else {}

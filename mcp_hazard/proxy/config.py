@@ -41,6 +41,11 @@ class UpstreamConfig(_Strict):
     )
     env: dict[str, str] = Field(default_factory=dict, description="Extra environment variables for the command.")
     cwd: str | None = Field(default=None, description="Working directory for the command.")
+    timeout: float | None = Field(
+        default=None, gt=0, le=86_400,
+        description="Seconds to wait for each answer of the server (the command line's --upstream-timeout wins; "
+        "default 60).",
+    )  # fmt: skip
 
     @model_validator(mode="after")
     def _one_way(self) -> UpstreamConfig:

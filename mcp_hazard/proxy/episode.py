@@ -35,6 +35,8 @@ Connector = Callable[["ProxyEpisode"], Awaitable[tuple[Upstream, Callable[[], No
 
 REQUEST: ContextVar[Any] = ContextVar("mcp_hazard_proxy_request", default=None)
 """The client's request being served, so the server's progress reaches the right request."""
+MAX_DELIVERING = 1000
+"""The server's notifications being passed on to the client at once; past it, a flood's excess is dropped (logged)."""
 
 
 class ProxyEpisode(Episode):
@@ -47,6 +49,10 @@ class ProxyEpisode(Episode):
         self.upstream: Upstream | None = None
         self._close: Callable[[], None] | None = None
         self._last_request: Any = None
+        self._refreshing = False  # a re-reading of the server's tool list is under way
+        self._changed_again = False  # and the server said its list changed again since it began
+        self._delivering = 0  # the server's notifications being passed on to the client
+        self._dropping = False
 
     @property
     def takes_answer(self) -> bool:
@@ -132,10 +138,18 @@ class ProxyEpisode(Episode):
     # -- what the server says on its own -----------------------------------------------------------------------------
 
     async def on_upstream(self, message: Any) -> None:
-        """Pass on a notification the server sent by itself; a changed tool list is traced."""
+        """Pass on a notification the server sent by itself; a changed tool list is re-read (one re-reading at a
+        time) and traced."""
         ctx = self._last_request
         if ctx is None:
             return
+        if self._delivering >= MAX_DELIVERING:
+            if not self._dropping:  # one line per burst
+                log.warning("upstream notifications dropped: the client is not reading them", episode=self.id)
+            self._dropping = True
+            return
+        self._dropping = False
+        self._delivering += 1
         modern = ctx.protocol_version in MODERN_PROTOCOL_VERSIONS
         try:
             if isinstance(message, types.LoggingMessageNotificationParams):
@@ -143,9 +157,12 @@ class ProxyEpisode(Episode):
                 return
             root = getattr(message, "root", message)
             if isinstance(root, types.ToolListChangedNotification):
-                await self.refresh_tools()
-                await (self.bus.publish(ToolsListChanged()) if modern else ctx.session.send_tool_list_changed())
-                self.trace.write(ev.ListChanged, delivered=True, source="upstream")
+
+                async def announce() -> None:
+                    await (self.bus.publish(ToolsListChanged()) if modern else ctx.session.send_tool_list_changed())
+
+                if self.tools_changed():
+                    await self.refresh_changed(announce)
             elif isinstance(root, types.PromptListChangedNotification):
                 await (self.bus.publish(PromptsListChanged()) if modern else ctx.session.send_prompt_list_changed())
             elif isinstance(root, types.ResourceListChangedNotification):
@@ -157,6 +174,31 @@ class ProxyEpisode(Episode):
                        else ctx.session.send_resource_updated(uri))  # fmt: skip
         except Exception:  # the client may be gone; the server's news is not worth failing over
             log.debug("upstream notification not delivered", episode=self.id)
+        finally:
+            self._delivering -= 1
+
+    def tools_changed(self) -> bool:
+        """Note that the server's tool list changed; True when the caller must run `refresh_changed` (no
+        re-reading is under way: one that is will read the list again when it is done)."""
+        if self._refreshing:
+            self._changed_again = True
+            return False
+        self._refreshing = True
+        return True
+
+    async def refresh_changed(self, announce: Callable[[], Awaitable[None]]) -> None:
+        """Re-read the server's tool list, trace it and `announce` it to the client, again as long as the server
+        said it changed while it was read: a flood of notifications costs one more re-reading, not one each."""
+        try:
+            while True:
+                self._changed_again = False
+                await self.refresh_tools()
+                self.trace.write(ev.ListChanged, delivered=True, source="upstream")
+                await announce()
+                if not self._changed_again:
+                    return
+        finally:
+            self._refreshing = False
 
     async def refresh_tools(self) -> None:
         """The server's new list: new tools served as they are (hazards keep the tools they were given), gone ones

@@ -1,13 +1,14 @@
 """Bounded JSON-RPC lines from the frame relay's two pipes: the client's stdin and the server's stdout.
 
-A line longer than MAX_FRAME_BYTES is read to its end in bounded chunks and refused (the client's) or skipped (the
-server's), so it never sits in memory whole.
+A line longer than MAX_FRAME_BYTES is read to its end in bounded chunks and refused (the client's) or reported with its
+two ends (the server's: server_frames.py reads the id it answers there), so it never sits in memory whole.
 """
 
 from __future__ import annotations
 
 import asyncio
 from collections.abc import Awaitable, Callable
+from dataclasses import dataclass
 from typing import IO, Any
 
 import anyio
@@ -58,17 +59,32 @@ async def _skip_rest(reader: asyncio.StreamReader) -> None:
             return
 
 
+EDGE = 256
+"""How much of each end of an oversize line is kept: enough to read the request id it answers."""
+
+
+@dataclass(frozen=True)
+class Oversize:
+    """A line longer than MAX_FRAME_BYTES, read to its end and dropped: its size, and its first and last bytes."""
+
+    size: int
+    head: bytes
+    tail: bytes
+
+
 class Lines:
     """Lines from a byte stream, each at most MAX_FRAME_BYTES (a longer one is read to its end and reported as
-    too long, so it never sits in memory whole)."""
+    `Oversize`, so it never sits in memory whole)."""
 
     def __init__(self, stream: ByteReceiveStream) -> None:
         self.stream = stream
         self.buffer = bytearray()
         self.skipping = 0
+        self.head = b""
+        self.tail = b""
 
-    async def next(self) -> bytes | int | None:
-        """A line (without its newline); the size of a refused oversize line; None at the end."""
+    async def next(self) -> bytes | Oversize | None:
+        """A line (without its newline); an oversize line's size and ends; None at the end."""
         while True:
             end = self.buffer.find(b"\n")
             if end >= 0:
@@ -76,9 +92,12 @@ class Lines:
                 del self.buffer[: end + 1]
                 if self.skipping:
                     size, self.skipping = self.skipping + len(line), 0
-                    return size
+                    return Oversize(size, self.head, (self.tail + line)[-EDGE:])
                 return line
             if len(self.buffer) > MAX_FRAME_BYTES:
+                if not self.skipping:
+                    self.head = bytes(self.buffer[:EDGE])
+                self.tail = bytes(self.buffer[-EDGE:])
                 self.skipping += len(self.buffer)
                 self.buffer.clear()
             try:

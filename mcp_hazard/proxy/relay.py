@@ -14,8 +14,9 @@ subscription's events are re-labelled the same way. The server's requests to the
 direction has its own id space).
 
 The parts the relay routes between are in their own modules: the server's process and the relay's own requests to it
-(server_process.py), the bounded lines of both pipes (lines.py), the handshake the client hears (handshake.py), and
-the task a proxy serves (task.py, shared with app.py).
+(server_process.py), the client's requests forwarded to it and their deadlines (forwarded.py), the bounded lines of
+both pipes and what the server may write on its own (lines.py, server_frames.py), the handshake the client hears
+(handshake.py), and the task a proxy serves (task.py, shared with app.py).
 """
 
 from __future__ import annotations
@@ -38,6 +39,7 @@ from mcp_hazard.condition import Condition
 from mcp_hazard.logs import log
 from mcp_hazard.proxy import task
 from mcp_hazard.proxy.episode import ProxyEpisode
+from mcp_hazard.proxy.forwarded import Forwarded
 from mcp_hazard.proxy.handshake import client_handshake, server_info
 from mcp_hazard.proxy.lines import read_client_frames
 from mcp_hazard.proxy.server_process import ServerProcess
@@ -48,7 +50,6 @@ from mcp_hazard.server.episode import TASK_PROMPT_NAME
 from mcp_hazard.server.episodes import EpisodeRegistry
 from mcp_hazard.server.frames import Refusal
 from mcp_hazard.server.results import error_result
-from mcp_hazard.trace import events as ev
 
 FORWARD_META: ContextVar[dict[str, Any] | None] = ContextVar("mcp_hazard_relay_meta", default=None)
 """The `_meta` of the client's request being served (progress token, the 2026-07-28 era's version and client info),
@@ -86,10 +87,10 @@ class Relay:
         self.episode_id, self.agent = episode_id, agent
         self.stdin, self.stdout = stdin, stdout
         self.server = ServerProcess(service.source)
-        self.pending: dict[int, tuple[Any, Callable[[dict[str, Any]], dict[str, Any]] | None]] = {}
+        self.forwarded = Forwarded(service.source.timeout)
         self.calls: dict[Any, anyio.CancelScope] = {}  # the client's tools/call requests being served, by its id
-        self.listens: dict[int, Any] = {}  # the server's id of a forwarded subscriptions/listen -> the client's id
         self.listen_filters: dict[Any, dict[str, Any]] = {}
+        self.changed: dict[Any, dict[str, Any]] = {}  # the server's list_changed frames not yet passed on, by listen
         self.protocol_version = ""
         self.last_meta: dict[str, Any] | None = None
         self.upstream_info: UpstreamInfo | None = None
@@ -107,6 +108,7 @@ class Relay:
                 self.group = group
                 group.start_soon(self._from_server, stdout)
                 group.start_soon(self._stop_on_signal)
+                group.start_soon(self._expire)
                 await self._from_client()
                 group.cancel_scope.cancel()
         finally:
@@ -182,7 +184,7 @@ class Relay:
             if scope is not None:  # a call the episode serves: it records the cancel and tells the server
                 scope.cancel()
                 return
-            mapped = next((up for up, (down, _t) in self.pending.items() if down == wanted), None)
+            mapped = self.forwarded.server_id(wanted)
             if mapped is not None:
                 await self.server.send({**frame, "params": {**params, "requestId": mapped}})
             return
@@ -190,10 +192,17 @@ class Relay:
 
     async def _forward(self, request_id: Any, frame: dict[str, Any], transform: Any = None) -> None:
         up = self.server.next_id()
-        self.pending[up] = (request_id, transform)
-        if frame.get("method") == "subscriptions/listen":
-            self.listens[up] = request_id
+        self.forwarded.add(up, request_id, str(frame.get("method")), transform, anyio.current_time())
         await self.server.send({**frame, "id": up})
+
+    async def _expire(self) -> None:
+        """Answer each forwarded request the server left unanswered past its deadline with an error, and tell the
+        server it is no longer wanted."""
+        while True:
+            await anyio.sleep(min(1.0, self.forwarded.timeout / 4))
+            for up, answer in self.forwarded.expired(anyio.current_time()):
+                self._write(answer)
+                await self.server.cancel(up, "timed out")
 
     async def _answer(self, request_id: Any, make: Callable[..., Any]) -> None:
         """Answer a request here: `make` gives the result (a model or a dict); a user error becomes an error."""
@@ -326,57 +335,61 @@ class Relay:
     def _server_gone(self) -> None:
         """The server's stdout closed (its own requests have failed already): the client's requests waiting on it
         fail too, and the client is told."""
-        for up, (client_id, _transform) in list(self.pending.items()):
-            self._write({"jsonrpc": "2.0", "id": client_id,
+        for waiting in self.forwarded.drain():
+            self._write({"jsonrpc": "2.0", "id": waiting.client_id,
                          "error": {"code": LOST, "message": "the upstream server exited"}})  # fmt: skip
-            self.pending.pop(up, None)
 
     async def _server_frame(self, frame: dict[str, Any]) -> None:
         if "method" not in frame:  # an answer to one of the client's requests (ours are settled before this)
-            up = frame.get("id")
-            waiting = self.pending.pop(up, None) if isinstance(up, int) else None
+            waiting = self.forwarded.settle(frame.get("id"))
             if waiting is None:
+                self.server.budget.warning(
+                    "the upstream server answered a request no one waits for", id=str(frame.get("id"))[:40]
+                )
                 return
-            client_id, transform = waiting
-            self.listens.pop(up, None)  # type: ignore[arg-type]
-            out = {**frame, "id": client_id}
-            if transform is not None and isinstance(frame.get("result"), dict):
-                out["result"] = transform(frame["result"])
+            out = {**frame, "id": waiting.client_id}
+            if waiting.transform is not None and isinstance(frame.get("result"), dict):
+                out["result"] = waiting.transform(frame["result"])
             self._write(out)
             return
         params = frame.get("params")
+        listen = None
         if isinstance(params, dict) and isinstance(params.get("_meta"), dict):
             meta = params["_meta"]
-            if meta.get(SUBSCRIPTION_ID_META_KEY) in self.listens:  # an event of a listen subscription
-                meta = {**meta, SUBSCRIPTION_ID_META_KEY: self.listens[meta[SUBSCRIPTION_ID_META_KEY]]}
+            if meta.get(SUBSCRIPTION_ID_META_KEY) in self.forwarded.listens:  # an event of a listen subscription
+                listen = self.forwarded.listens[meta[SUBSCRIPTION_ID_META_KEY]]
+                meta = {**meta, SUBSCRIPTION_ID_META_KEY: listen}
                 frame = {**frame, "params": {**params, "_meta": meta}}
         if frame.get("method") == "notifications/tools/list_changed" and self.episode is not None:
-            assert self.group is not None  # re-read in its own task: this one must go on reading the answer
-            self.group.start_soon(self._tools_changed, frame)
+            # Re-read in its own task (this one must go on reading the answer), one re-reading at a time: a flood
+            # of notifications costs one more re-reading, not one each.
+            self.changed[listen] = frame
+            if self.episode.tools_changed():
+                assert self.group is not None
+                self.group.start_soon(self._tools_changed)
             return
         self._write(frame)
 
-    async def _tools_changed(self, frame: dict[str, Any]) -> None:
+    async def _tools_changed(self) -> None:
         """The server's tool list changed: the episode re-reads it, the trace says so, the client hears it."""
-        episode = self.episode
-        assert episode is not None
-        await episode.refresh_tools()
-        episode.trace.write(ev.ListChanged, delivered=True, source="upstream")
-        self._write(frame)
+        assert self.episode is not None
+
+        async def announce() -> None:
+            frames, self.changed = self.changed, {}
+            for frame in frames.values():
+                self._write(frame)
+
+        await self.episode.refresh_changed(announce)
 
 
 async def serve_relay(service: ProxyService, trace_dir: Any, task: str | None, condition: Condition,
                       episode_id: str | None, agent: str | None) -> None:  # fmt: skip
     """Check the proxy file and the condition against the server's tools (a short first connection), then relay."""
+    from mcp_hazard.server.pipes import claim_stdin
+
     async with service.running():
         env = await service.discover()
     registry = EpisodeRegistry([env.scenario], trace_dir, transport="stdio", make_episode=service.make_episode)
     registry.create(env.scenario.id, task, condition, episode_id, agent)  # every problem, before serving
-    relay = Relay(service, trace_dir, task, condition, episode_id, agent, _stdin(), sys.stdout.buffer)
+    relay = Relay(service, trace_dir, task, condition, episode_id, agent, claim_stdin(), sys.stdout.buffer)
     await relay.run()
-
-
-def _stdin() -> IO[bytes]:
-    from mcp_hazard.server.pipes import claim_stdin
-
-    return claim_stdin()

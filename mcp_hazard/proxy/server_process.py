@@ -11,6 +11,7 @@ from __future__ import annotations
 import contextlib
 import json
 import os
+import sys
 from collections.abc import Awaitable, Callable
 from itertools import count
 from typing import Any
@@ -19,28 +20,31 @@ import anyio
 from anyio.abc import ByteReceiveStream, Process
 
 from mcp_hazard.errors import UserError
-from mcp_hazard.logs import log
 from mcp_hazard.proxy.lines import Lines
-from mcp_hazard.proxy.upstream import LOST, UpstreamError
+from mcp_hazard.proxy.server_frames import LogBudget, ServerFrames
+from mcp_hazard.proxy.upstream_errors import LOST, UpstreamError, timed_out
 from mcp_hazard.proxy.upstream_info import UpstreamSource
 
 
 class ServerProcess:
     """The server as a child process speaking JSON-RPC lines (the 2025-11-25 and 2026-07-28 stdio transport)."""
 
-    def __init__(self, source: UpstreamSource) -> None:
+    def __init__(self, source: UpstreamSource, *, own_group: bool = False) -> None:
         self.source = source
+        self.own_group = own_group and sys.platform != "win32"  # a process group of its own, closed as a whole
         self.process: Process | None = None
         self.ids = count(1)
         self.asked: dict[int, anyio.Event] = {}
         self.answers: dict[int, dict[str, Any]] = {}
+        self.budget = LogBudget()  # the log lines its faults may take
 
     async def start(self) -> ByteReceiveStream:
         """Start the server; its stdout, for `read`."""
         source = self.source
         env = {**os.environ, **dict(source.env)} if source.env else None
         try:
-            self.process = await anyio.open_process(list(source.argv), env=env, cwd=source.cwd, stderr=None)
+            self.process = await anyio.open_process(list(source.argv), env=env, cwd=source.cwd, stderr=None,
+                                                    start_new_session=self.own_group)  # fmt: skip
         except OSError as exc:
             raise UserError(f"cannot start the upstream server ({source.label()}): {exc.strerror or exc}") from None
         assert self.process.stdin is not None and self.process.stdout is not None
@@ -50,16 +54,22 @@ class ServerProcess:
         return next(self.ids)
 
     async def close(self) -> None:
-        """Close the server as its own client would: stdin closed, then terminate, then kill, two seconds apart."""
+        """Close the server as its own client would: stdin closed, then terminate, then kill, two seconds apart (its
+        whole process group, when it has one: a server started through npx is a process of npx's)."""
         process = self.process
         if process is None:
             return
         with anyio.CancelScope(shield=True):
             if process.stdin is not None:
-                await process.stdin.aclose()
+                with contextlib.suppress(OSError, anyio.BrokenResourceError, anyio.ClosedResourceError):
+                    await process.stdin.aclose()
             with anyio.move_on_after(2):
                 await process.wait()
-            if process.returncode is None:
+            if self.own_group:
+                from mcp.os.posix.utilities import terminate_posix_process_tree
+
+                await terminate_posix_process_tree(process, 2.0)
+            elif process.returncode is None:
                 process.terminate()
                 with anyio.move_on_after(2):
                     await process.wait()
@@ -72,10 +82,13 @@ class ServerProcess:
             self.process.terminate()
 
     async def send(self, frame: dict[str, Any]) -> None:
+        await self.send_line(json.dumps(frame, ensure_ascii=False, separators=(",", ":")).encode("utf-8"))
+
+    async def send_line(self, data: bytes) -> None:
+        """One frame as JSON text, without its newline."""
         assert self.process is not None and self.process.stdin is not None
-        data = json.dumps(frame, ensure_ascii=False, separators=(",", ":")).encode("utf-8") + b"\n"
         try:
-            await self.process.stdin.send(data)
+            await self.process.stdin.send(data + b"\n")
         except (anyio.BrokenResourceError, anyio.ClosedResourceError, OSError):
             raise UpstreamError(LOST, "the server's connection was lost (its stdin is closed)") from None
 
@@ -86,40 +99,37 @@ class ServerProcess:
         done = self.asked[up] = anyio.Event()
         try:
             await self.send({"jsonrpc": "2.0", "id": up, "method": method, "params": params})
-            await done.wait()
+            with anyio.move_on_after(self.source.timeout):
+                await done.wait()
+            if not done.is_set():
+                await self.cancel(up)
+                raise timed_out(method, self.source.timeout)
         except anyio.get_cancelled_exc_class():
             with anyio.CancelScope(shield=True):
-                cancel = {"jsonrpc": "2.0", "method": "notifications/cancelled", "params": {"requestId": up}}
-                with contextlib.suppress(UpstreamError):
-                    await self.send(cancel)
+                await self.cancel(up)
             raise
         finally:
             self.asked.pop(up, None)
         answer = self.answers.pop(up)
-        if "error" in answer:
-            error = answer["error"] if isinstance(answer["error"], dict) else {}
-            raise UpstreamError(int(error.get("code", LOST)), str(error.get("message", "")), error.get("data"))
-        result = answer.get("result")
-        return result if isinstance(result, dict) else {}
+        if "error" in answer:  # its shape is checked (server_frames.py)
+            error = answer["error"]
+            raise UpstreamError(error["code"], error["message"], error.get("data"))
+        return dict(answer["result"])
+
+    async def cancel(self, up: int, reason: str | None = None) -> None:
+        """Tell the server a request of ours is no longer wanted."""
+        params: dict[str, Any] = {"requestId": up, **({"reason": reason} if reason else {})}
+        with contextlib.suppress(UpstreamError):
+            await self.send({"jsonrpc": "2.0", "method": "notifications/cancelled", "params": params})
 
     async def read(self, stdout: ByteReceiveStream, handle: Callable[[dict[str, Any]], Awaitable[None]]) -> None:
         """Read the server's frames until its stdout closes: an answer to one of our own requests settles it,
         every other frame goes to `handle`. At the end every request still waiting fails."""
-        lines = Lines(stdout)
-        while True:
-            line = await lines.next()
-            if line is None:
-                self._lost()
-                return
-            if isinstance(line, int) or not line.strip():
-                continue
-            try:
-                frame = json.loads(line)
-            except ValueError:
-                log.warning("the server wrote a line that is not JSON", line=line[:200].decode("utf-8", "replace"))
-                continue
-            if isinstance(frame, dict) and not self._settle(frame):
+        frames = ServerFrames(Lines(stdout), self.source.label(), self.budget)
+        while (frame := await frames.next()) is not None:
+            if not self._settle(frame):
                 await handle(frame)
+        self._lost()
 
     def _settle(self, frame: dict[str, Any]) -> bool:
         """Whether `frame` answers one of our own requests (and if so, hand the answer to the one waiting)."""

@@ -9,39 +9,53 @@ from contextlib import asynccontextmanager
 from dataclasses import dataclass, field
 from typing import Any
 
-from mcp_hazard.errors import UserError
+from mcp_hazard.errors import ScenarioError, UserError
 from mcp_hazard.proxy.cassette import Cassette, ReplayUpstream, load_cassette
 from mcp_hazard.proxy.config import LoadedProxyFile, UpstreamConfig
 from mcp_hazard.proxy.environment import Environment, environment
 from mcp_hazard.proxy.episode import ProxyEpisode
 from mcp_hazard.proxy.upstream import Listener, Recorder, Upstream, UpstreamError, UpstreamHost
-from mcp_hazard.proxy.upstream_info import UpstreamSource
+from mcp_hazard.proxy.upstream_info import UPSTREAM_TIMEOUT_S, UpstreamSource
 
 
 def upstream_source(
-    file: LoadedProxyFile | None, command: str | None, url: str | None, replay: str | None
-) -> UpstreamSource:
-    """The server to reach: the command line's --upstream-cmd/--upstream-url/--replay, else the proxy file's."""
+    file: LoadedProxyFile | None, command: str | None, url: str | None, replay: str | None,
+    *, timeout: float | None = None, allow_command: bool = False,
+) -> UpstreamSource:  # fmt: skip
+    """The server to reach: the command line's --upstream-cmd/--upstream-url/--replay, else the proxy file's. A
+    command from the file runs only with --allow-upstream-command: a proxy file may come from a stranger, and the
+    command line shows what it would run, where."""
     given = [flag for flag, value in (("--upstream-cmd", command), ("--upstream-url", url), ("--replay", replay))
              if value is not None]  # fmt: skip
     if len(given) > 1:
         raise UserError(f"give one of {', '.join(given)}, not several")
     if replay is not None:
         return UpstreamSource(cassette=replay)
+    from_file = file.model.upstream if file is not None else None
+    wait = timeout or (from_file.timeout if from_file is not None else None) or UPSTREAM_TIMEOUT_S
     if command is not None or url is not None:
         try:
             config = UpstreamConfig(command=command, url=url)
         except ValueError as exc:
             message = str(exc).splitlines()[-1].strip().removeprefix("Value error, ")
             raise UserError(f"{'--upstream-cmd' if command is not None else '--upstream-url'}: {message}") from None
-    elif file is not None and file.model.upstream is not None:
-        config = file.model.upstream
+    elif file is not None and from_file is not None:
+        config = from_file
+        if config.command is not None and not allow_command:
+            problems = file.problems()
+            problems.add(
+                ("upstream", "command"),
+                f"would run {shlex.join(config.argv())!r}; a command from a "
+                "file runs only with --allow-upstream-command (or give it yourself with --upstream-cmd)",
+            )
+            raise ScenarioError(problems.items)
     else:
         raise UserError("no upstream server: give --upstream-cmd 'COMMAND ...', --upstream-url URL or --replay "
                         "CASSETTE (or 'upstream:' in the proxy file)")  # fmt: skip
     if config.url is not None:
-        return UpstreamSource(url=config.url)
-    return UpstreamSource(argv=tuple(config.argv()), env=tuple(sorted(config.env.items())), cwd=config.cwd)
+        return UpstreamSource(url=config.url, timeout=wait)
+    return UpstreamSource(argv=tuple(config.argv()), env=tuple(sorted(config.env.items())), cwd=config.cwd,
+                          timeout=wait)  # fmt: skip
 
 
 class _Relay:
@@ -127,6 +141,10 @@ class ProxyService:
             args += ["--upstream-url", self.source.url]
         elif not self.from_file:
             args += ["--upstream-cmd", shlex.join(self.source.argv)]
+        else:  # the file's command, which this process was allowed to run
+            args += ["--allow-upstream-command"]
+        if self.source.cassette is None and self.source.timeout != UPSTREAM_TIMEOUT_S:
+            args += ["--upstream-timeout", f"{self.source.timeout:g}"]
         if self.record is not None:
             args += ["--record", self.record]
         return args

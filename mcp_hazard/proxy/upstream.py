@@ -20,10 +20,14 @@ from typing import Any, cast
 import anyio
 import mcp_types as types
 from anyio.abc import TaskGroup, TaskStatus
-from mcp import Client, StdioServerParameters
+from mcp import Client
 from mcp.shared.exceptions import MCPDeprecationWarning, MCPError
+from pydantic import ValidationError
 
+from mcp_hazard.errors import UserError
 from mcp_hazard.logs import log
+from mcp_hazard.proxy.tools import usable_tools
+from mcp_hazard.proxy.upstream_errors import LOST, UpstreamError, timed_out
 from mcp_hazard.proxy.upstream_info import UpstreamInfo, UpstreamSource
 
 warnings.filterwarnings("ignore", category=MCPDeprecationWarning)
@@ -34,18 +38,8 @@ Listener = Callable[[Any], Awaitable[None]]
 
 CONNECT_TIMEOUT_S = 60.0
 """A server started with npx may download itself first."""
-LOST = types.INTERNAL_ERROR
-
-
-class UpstreamError(Exception):
-    """The server answered a request with a JSON-RPC error, or could not be reached: passed on with its code."""
-
-    def __init__(self, code: int, message: str, data: Any = None) -> None:
-        super().__init__(message)
-        self.code, self.message, self.data = code, message, data
-
-    def to_mcp(self) -> MCPError:
-        return MCPError(self.code, self.message, self.data)
+MAX_TOOL_LIST_BYTES = 8 * 1024 * 1024
+"""All the tools a server lists, as compact JSON: every trace records them, and hazards act on the whole list."""
 
 
 def dump(model: Any) -> dict[str, Any]:
@@ -68,14 +62,20 @@ class Upstream:
         raise NotImplementedError
 
     async def list_all_tools(self) -> list[dict[str, Any]]:
-        """Every tool the server lists, all pages read (hazards and interventions act on the whole list)."""
+        """Every tool the server lists that the proxy can serve (tools.py), all pages read (hazards and
+        interventions act on the whole list), at most MAX_TOOL_LIST_BYTES in all."""
         tools: list[dict[str, Any]] = []
         cursor: str | None = None
+        size = 0
         for _page in range(1000):
             result = await self.request("tools/list", {"cursor": cursor} if cursor else None)
-            tools.extend(t for t in result.get("tools", []) if isinstance(t, dict))
+            page = usable_tools(result.get("tools", []))
+            size += sum(len(json.dumps(tool, separators=(",", ":"))) for tool in page)
+            if size > MAX_TOOL_LIST_BYTES:
+                raise UpstreamError(LOST, f"the server's tool list is over {MAX_TOOL_LIST_BYTES:,} bytes")
+            tools.extend(page)
             cursor = result.get("nextCursor")
-            if not cursor:
+            if not isinstance(cursor, str) or not cursor:
                 return tools
         raise UpstreamError(LOST, "the server's tool list did not end after 1000 pages")
 
@@ -83,10 +83,11 @@ class Upstream:
 class LiveUpstream(Upstream):
     """The server itself, through an SDK client that another task keeps open (UpstreamHost)."""
 
-    def __init__(self, client: Client, info: UpstreamInfo, recorder: Recorder | None) -> None:
+    def __init__(self, client: Client, info: UpstreamInfo, recorder: Recorder | None, timeout: float) -> None:
         self.client = client
         self.info = info
         self.recorder = recorder
+        self.timeout = timeout
 
     async def request(self, method: str, params: dict[str, Any] | None = None, progress: Progress | None = None
                       ) -> dict[str, Any]:  # fmt: skip
@@ -99,7 +100,15 @@ class LiveUpstream(Upstream):
                 await progress(value, total, message)
 
         try:
-            result = await _send(self.client, method, params or {}, relay)
+            with anyio.fail_after(self.timeout):
+                result = await _send(self.client, method, params or {}, relay)
+        except TimeoutError:
+            raise timed_out(method, self.timeout) from None
+        except ValidationError as exc:  # the SDK's model of the answer refused it
+            first = exc.errors()[0]
+            where = ".".join(str(part) for part in first["loc"])
+            raise UpstreamError(LOST, " ".join(f"the server's answer to {method} does not fit the protocol: "
+                                                f"{where}: {first['msg']}".split())[:300]) from None  # fmt: skip
         except MCPError as exc:
             error = UpstreamError(exc.error.code, exc.error.message, exc.error.data)
             if self.recorder is not None:
@@ -213,18 +222,24 @@ class UpstreamHost:
     async def connect(self, source: UpstreamSource, listener: Listener | None = None
                       ) -> tuple[LiveUpstream, anyio.Event]:  # fmt: skip
         """A connected upstream and the event that closes it."""
+        from mcp_hazard.proxy.sdk_transports import BoundedStdio
+
         if self._group is None:
             raise RuntimeError("UpstreamHost.connect outside running()")
         closed = anyio.Event()
+        stdio = BoundedStdio(source, listener) if source.url is None else None
         try:
             with anyio.fail_after(CONNECT_TIMEOUT_S):
-                upstream: LiveUpstream = await self._group.start(self._keep, source, listener, closed)
+                upstream: LiveUpstream = await self._group.start(self._keep, source, stdio, listener, closed)
         except Exception as exc:
-            raise UpstreamError(LOST, f"cannot reach the upstream server ({source.label()}): {_reason(exc)}") from None
+            reason = _reason(exc)
+            if stdio is not None and stdio.refused is not None:
+                reason += f"; before any answer it wrote {stdio.refused}"
+            raise UpstreamError(LOST, f"cannot reach the upstream server ({source.label()}): {reason}") from None
         return upstream, closed
 
     async def _keep(
-        self, source: UpstreamSource, listener: Listener | None, closed: anyio.Event,
+        self, source: UpstreamSource, stdio: Any, listener: Listener | None, closed: anyio.Event,
         *, task_status: TaskStatus[LiveUpstream] = anyio.TASK_STATUS_IGNORED,
     ) -> None:  # fmt: skip
         started = False
@@ -232,11 +247,11 @@ class UpstreamHost:
         self._open.add(closed)
         self._done.add(done)
         try:
-            async with _client(source, listener) as client:
+            async with _client(source, stdio, listener) as client:
                 info = _info(client, source)
                 if self.recorder is not None:
                     self.recorder.start(info)
-                task_status.started(LiveUpstream(client, info, self.recorder))
+                task_status.started(LiveUpstream(client, info, self.recorder, source.timeout))
                 started = True
                 await closed.wait()
         except Exception as exc:
@@ -256,11 +271,18 @@ def _reason(exc: BaseException) -> str:
         return _reason(exc.exceptions[0])
     if isinstance(exc, MCPError):
         return exc.error.message
+    if isinstance(exc, UpstreamError):
+        return exc.message
+    if isinstance(exc, UserError):  # the command could not be started
+        return str(exc).rsplit("): ", 1)[-1]
     text = str(exc).strip().splitlines()[0] if str(exc).strip() else ""
     return f"{type(exc).__name__}: {text}" if text else type(exc).__name__
 
 
-def _client(source: UpstreamSource, listener: Listener | None) -> Client:
+def _client(source: UpstreamSource, stdio: Any, listener: Listener | None) -> Client:
+    """The SDK client on the proxy's own bounded transports (sdk_transports.py)."""
+    from mcp_hazard.proxy.sdk_transports import bounded_http
+
     async def on_log(params: types.LoggingMessageNotificationParams) -> None:
         if listener is not None:
             await listener(params)
@@ -269,12 +291,7 @@ def _client(source: UpstreamSource, listener: Listener | None) -> Client:
         if listener is not None and not isinstance(message, Exception):
             await listener(message)
 
-    target: Any
-    if source.url is not None:
-        target = source.url
-    else:
-        env = {**os.environ, **dict(source.env)} if source.env else None
-        target = StdioServerParameters(command=source.argv[0], args=list(source.argv[1:]), env=env, cwd=source.cwd)
+    target: Any = bounded_http(source.url, listener) if source.url is not None else stdio.streams()
     return Client(target, logging_callback=on_log, message_handler=on_message)
 
 

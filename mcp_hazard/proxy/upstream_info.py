@@ -8,16 +8,21 @@ import shlex
 from dataclasses import dataclass, field
 from typing import Any
 
+UPSTREAM_TIMEOUT_S = 60.0
+"""How long the proxy waits for the server's answer to one request (`--upstream-timeout`, `upstream.timeout`)."""
+
 
 @dataclass(frozen=True)
 class UpstreamSource:
-    """How to reach the server: a command (stdio), a URL (Streamable HTTP), or a cassette (replay)."""
+    """How to reach the server: a command (stdio), a URL (Streamable HTTP), or a cassette (replay); and how long to
+    wait for each of its answers."""
 
     argv: tuple[str, ...] = ()
     url: str | None = None
     env: tuple[tuple[str, str], ...] = ()
     cwd: str | None = None
     cassette: str | None = None
+    timeout: float = UPSTREAM_TIMEOUT_S
 
     def describe(self) -> dict[str, Any]:
         """How the trace names it: never the environment (it may hold secrets)."""

@@ -1,0 +1,33 @@
+"""How a request to the real server fails: an `UpstreamError` with the JSON-RPC code the client gets. Apart from
+upstream.py, so that the transports upstream.py opens (sdk_transports.py, server_process.py) can raise it too."""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from mcp.shared.exceptions import MCPError
+
+LOST = -32603
+"""JSON-RPC's internal error: the server's connection was lost, or its answer could not be used."""
+REQUEST_TIMEOUT = -32001
+"""The MCP SDKs' code for a request that got no answer in time."""
+
+
+class UpstreamError(Exception):
+    """The server answered a request with a JSON-RPC error, or could not be reached: passed on with its code."""
+
+    def __init__(self, code: int, message: str, data: Any = None) -> None:
+        super().__init__(message)
+        self.code, self.message, self.data = code, message, data
+
+    def to_mcp(self) -> MCPError:
+        from mcp.shared.exceptions import MCPError
+
+        return MCPError(self.code, self.message, self.data)
+
+
+def timed_out(method: str, seconds: float) -> UpstreamError:
+    return UpstreamError(
+        REQUEST_TIMEOUT, f"the upstream server did not answer {method} within {seconds:g} s (--upstream-timeout)"
+    )
