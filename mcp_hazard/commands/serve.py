@@ -16,9 +16,11 @@ def serve(args: argparse.Namespace) -> int:
     from mcp_hazard.condition import Condition
     from mcp_hazard.load import load_scenarios
     from mcp_hazard.server.heap import freeze_start_up
+    from mcp_hazard.trace.storage import check_writable
 
     scenarios = load_scenarios([args.path], allow_python=args.allow_python)
     trace_dir = Path(args.trace_dir)
+    check_writable(trace_dir, "the trace folder")  # a server that could record nothing stops here, in one line
     if args.http:
         import uvicorn
 

@@ -27,11 +27,13 @@ from starlette.routing import Route
 from starlette.types import ASGIApp, Receive, Scope, Send
 
 from mcp_hazard.errors import UserError
+from mcp_hazard.logs import log
 from mcp_hazard.server.access import LOOPBACK, AccessGuard, header, problem, security_for
 from mcp_hazard.server.app import EpisodeNotFound, build_server
 from mcp_hazard.server.episode import Episode
 from mcp_hazard.server.episodes import EpisodeConflict, EpisodeRegistry, parse_condition, valid_id
 from mcp_hazard.server.frames import FrameGuard, episode_recorder
+from mcp_hazard.trace.storage import StorageError
 
 __all__ = ["LOOPBACK", "build_http_app"]
 
@@ -107,6 +109,13 @@ def _bad_id(episode_id: str) -> JSONResponse | None:
     return _problem(400, f"episode id {shown} must be 1-128 letters, digits, '.', '_' or '-'")
 
 
+def _unstored(failure: StorageError) -> JSONResponse:
+    """507 when the trace folder cannot take a trace (disk full, made read-only): no episode is created to fail
+    later. The operator's log line names the folder; the answer, which anyone may read, does not."""
+    log.error("episode refused: the trace folder cannot be written", reason=str(failure))
+    return _problem(507, f"the server cannot store traces ({failure.reason}); no episode was created")
+
+
 class _PathIds:
     """Checks the episode id in `/episodes/{id}` and `/episodes/{id}/mcp` before routing. Starlette's route patterns
     end in `$` and their `.` stops at a newline, so `/episodes/abc%0A` would otherwise be routed as episode `abc`.
@@ -166,6 +175,9 @@ class _EpisodeGate:
                 )
             except EpisodeConflict as exc:
                 await _problem(409, str(exc))(scope, receive, send)
+                return
+            except StorageError as exc:
+                await _unstored(exc)(scope, receive, send)
                 return
             except UserError as exc:
                 await _problem(400, str(exc))(scope, receive, send)
@@ -263,6 +275,8 @@ def build_http_app(
             )
         except EpisodeConflict as exc:
             return _problem(409, str(exc))
+        except StorageError as exc:
+            return _unstored(exc)
         except UserError as exc:
             return _problem(400, str(exc))
         return JSONResponse(describe(episode, request.scope, rights), status_code=201)
