@@ -19,7 +19,8 @@ pytestmark = pytest.mark.e2e
 LIST = b'{"jsonrpc":"2.0","id":"ID","method":"tools/list","params":'
 CALL = b'{"jsonrpc":"2.0","id":"ID","method":"tools/call","params":'
 DEEP = LIST + b'{"x":' + b"[" * 10_000 + b"]" * 10_000 + b"}}"
-DEEP_ID_LAST = b'{"jsonrpc":"2.0","method":"tools/list","params":{"x":' + b"[" * 10_000 + b"]" * 10_000 + b'},"id":"ID"}'
+DEEP_ID_LAST = b'{"jsonrpc":"2.0","method":"tools/list","params":{"x":' + b"[" * 10_000 + b"]" * 10_000
+DEEP_ID_LAST += b'},"id":"ID"}'
 # (name, raw frame with "ID" standing for the request id, expected code, whether the reply carries that id). The
 # id is echoed whenever it can be read, even from a frame the strict parser refuses (NaN, too deep, cut short).
 BAD_FRAMES: list[tuple[str, bytes, int, bool]] = [
