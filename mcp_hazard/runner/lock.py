@@ -88,7 +88,7 @@ def run_folder_lock(out: Path) -> Iterator[None]:
             os.ftruncate(handle.fileno(), 0)
         except OSError as exc:
             raise storage_error(path, exc) from None
-        write_whole(handle, (json.dumps(record, ensure_ascii=False) + "\n").encode("utf-8"), path)
+        write_whole(handle, (json.dumps(record, ensure_ascii=False) + "\n").encode("utf-8"))
         try:
             yield
         finally:

@@ -108,7 +108,7 @@ def log_result(out: Path, result: CellResult, log: IO[bytes] | None = None) -> N
     }  # fmt: skip
     line = (json.dumps(record, ensure_ascii=False) + "\n").encode("utf-8")
     if log is not None:
-        write_whole(log, line, out / "run.jsonl")
+        write_whole(log, line)
     else:
         append_whole(out / "run.jsonl", line)
 

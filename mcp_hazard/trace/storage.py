@@ -39,14 +39,15 @@ def storage_error(path: Path | str, exc: OSError, what: str = "") -> StorageErro
     return StorageError(f"cannot write {what + ' ' if what else ''}{path}: {reason(exc)}", reason(exc))
 
 
-def write_whole(handle: IO[bytes], line: bytes, path: Path | str) -> None:
+def write_whole(handle: IO[bytes], line: bytes) -> None:
     """Write `line` to an unbuffered file, whole or not at all. The common case is one `write` that takes it all;
     a short write (a regular file gives one only when the disk fills up or a size limit is reached) is finished,
-    and if that fails the part written is cut off again, so the file ends where it ended before."""
+    and if that fails the part written is cut off again, so the file ends where it ended before. The error names
+    the file by the path it was opened with."""
     try:
         written = handle.write(line)
     except OSError as exc:
-        raise storage_error(path, exc) from None
+        raise storage_error(handle.name, exc) from None
     if written == len(line):
         return
     done = written or 0
@@ -58,7 +59,7 @@ def write_whole(handle: IO[bytes], line: bytes, path: Path | str) -> None:
             done += more
     except OSError as exc:
         _take_back(handle, done)
-        raise storage_error(path, exc) from None
+        raise storage_error(handle.name, exc) from None
 
 
 def _take_back(handle: IO[bytes], written: int) -> None:
@@ -77,7 +78,7 @@ def append_whole(path: Path, line: bytes) -> None:
     except OSError as exc:
         raise storage_error(path, exc) from None
     with handle:
-        write_whole(handle, line, path)
+        write_whole(handle, line)
 
 
 def write_file(path: Path, data: bytes) -> None:
@@ -86,7 +87,10 @@ def write_file(path: Path, data: bytes) -> None:
     partial = path.with_name(f".{path.name}.{secrets.token_hex(4)}.partial")
     try:
         with partial.open("xb", buffering=0) as handle:
-            write_whole(handle, data, path)
+            try:
+                write_whole(handle, data)
+            except StorageError as exc:
+                raise StorageError(f"cannot write {path}: {exc.reason}", exc.reason) from None
         os.replace(partial, path)
     except OSError as exc:
         raise storage_error(path, exc) from None
@@ -105,7 +109,7 @@ def check_writable(folder: Path, what: str) -> None:
     probe = folder / f"{PROBE_PREFIX}{os.getpid()}-{secrets.token_hex(4)}"
     try:
         with probe.open("xb", buffering=0) as handle:
-            write_whole(handle, b"probe\n", probe)
+            write_whole(handle, b"probe\n")
     except StorageError as exc:
         raise StorageError(f"cannot write {what} {folder}: {exc.reason}", exc.reason) from None
     except OSError as exc:
