@@ -8,7 +8,7 @@ from pathlib import Path
 
 import anyio
 
-from mcp_hazard.commands import hazard_options
+from mcp_hazard.commands import EXIT_USAGE, hazard_options
 from mcp_hazard.errors import UserError
 
 
@@ -66,4 +66,4 @@ def serve(args: argparse.Namespace) -> int:
     episode = registry.create(args.scenario, args.task, condition, args.episode_id, args.agent)
     freeze_start_up()
     anyio.run(serve_stdio, episode)
-    return 0
+    return EXIT_USAGE if episode.trace.failure is not None else 0  # its trace is cut short: said once, on stderr

@@ -10,6 +10,7 @@ import signal
 import socket
 import subprocess
 import sys
+import threading
 import time
 from pathlib import Path
 from typing import Any
@@ -300,6 +301,50 @@ def test_serve_http_fails_only_the_episode_whose_trace_cannot_be_written(tmp_pat
     assert len(logged) == 1 and "File too large" in logged[0] and str(traces) in logged[0], stderr
     for path in traces.glob("*.jsonl"):
         assert whole_lines(path)[0]["type"] == "episode_started"
+
+
+def test_serve_stdio_ends_the_episode_whose_trace_cannot_be_written(tmp_path: Path) -> None:
+    """The same over stdio: the calls work, then each request gets the one-line -32603 error; one log line; the
+    server exits 2 once its client leaves, since its trace is cut short."""
+    traces = tmp_path / "traces"
+    server = subprocess.Popen(
+        [sys.executable, "-m", "mcp_hazard", "serve", str(TRAVEL), "--trace-dir", str(traces), "--episode-id", "e"],
+        cwd=REPO_ROOT, stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+        preexec_fn=full_disk(2_000),
+    )  # fmt: skip
+    assert server.stdin is not None and server.stdout is not None
+
+    def ask(frame: dict[str, Any]) -> dict[str, Any]:
+        assert server.stdin is not None and server.stdout is not None
+        server.stdin.write(json.dumps(frame).encode() + b"\n")
+        server.stdin.flush()
+        box: list[bytes] = []
+        reader = threading.Thread(target=lambda: box.append(server.stdout.readline()), daemon=True)  # type: ignore[union-attr]
+        reader.start()
+        reader.join(DEADLINE)
+        assert box and box[0], f"no answer to {frame['method']} within {DEADLINE}s"
+        return dict(json.loads(box[0]))
+
+    try:
+        assert ask(INIT)["result"]["protocolVersion"] == "2025-11-25"
+        server.stdin.write(b'{"jsonrpc":"2.0","method":"notifications/initialized"}\n')
+        call = {"name": "get_fare", "arguments": {"flight_id": "XX1"}}
+        answers = [ask({"jsonrpc": "2.0", "id": n, "method": "tools/call", "params": call}) for n in range(1, 12)]
+        server.stdin.close()
+        code = server.wait(DEADLINE)
+    finally:
+        if server.poll() is None:
+            server.kill()
+            server.wait(DEADLINE)
+    assert "result" in answers[0] and "error" in answers[-1], answers
+    failed = [a for a in answers if "error" in a]
+    assert all(a["error"] == {"code": -32603, "message": "the server cannot record this episode (File too large); "
+                              "it is over"} for a in failed), failed  # fmt: skip
+    assert code == 2
+    stderr = server.stderr.read().decode() if server.stderr else ""
+    assert "Traceback" not in stderr, stderr
+    assert len([line for line in stderr.splitlines() if "trace cannot be written" in line]) == 1, stderr
+    assert whole_lines(traces / "e.jsonl")[0]["type"] == "episode_started"
 
 
 def test_serve_http_refuses_new_episodes_while_its_folder_is_read_only(tmp_path: Path) -> None:
