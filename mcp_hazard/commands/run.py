@@ -8,6 +8,8 @@ import shlex
 import shutil
 import sys
 from collections import Counter
+from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
@@ -21,6 +23,7 @@ from mcp_hazard.runner.external import agent_name
 from mcp_hazard.runner.matrix import agent_labels, plan, select_tasks
 from mcp_hazard.scenario.files import LoadedScenario
 from mcp_hazard.suggest import did_you_mean
+from mcp_hazard.trace.storage import check_writable, storage_error, write_file
 
 PROFILES = ("strict", "guided", "guarded")
 DEFAULT_AGENTS = ("naive", "recovering")
@@ -67,13 +70,28 @@ def check_program(command: str) -> None:
 
 def keep_scenarios(scenarios: list[LoadedScenario], out: Path) -> None:
     """A copy of each scenario file in the run folder (`scenarios/ID-SHA12.yaml`), so `score` finds the exact file
-    by its hash from anywhere, even after the original moved or changed."""
+    by its hash from anywhere, even after the original moved or changed; each written whole or not at all."""
     folder = out / "scenarios"
-    folder.mkdir(parents=True, exist_ok=True)
+    try:
+        folder.mkdir(parents=True, exist_ok=True)
+    except OSError as exc:
+        raise storage_error(folder, exc) from None
     for scenario in scenarios:
         target = folder / f"{scenario.id}-{scenario.sha256[:12]}.yaml"
         if not target.exists():
-            target.write_bytes(Path(scenario.path).read_bytes())
+            write_file(target, Path(scenario.path).read_bytes())
+
+
+@contextmanager
+def claimed(out: Path, scenarios: list[LoadedScenario]) -> Iterator[None]:
+    """The run folder for this run alone: writable (a probe, one line if not), locked against a second run
+    (runner/lock.py), with the scenarios kept in it."""
+    from mcp_hazard.runner.lock import run_folder_lock
+
+    check_writable(out, "the run folder")
+    with run_folder_lock(out):
+        keep_scenarios(scenarios, out)
+        yield
 
 
 def _ray_settings(args: argparse.Namespace) -> Any:
@@ -115,8 +133,9 @@ def run_command(args: argparse.Namespace) -> int:
     scenarios = load_scenarios(args.paths, allow_python=args.allow_python)
     ray = _ray_settings(args)
     cells, out, commands = _plan(args, scenarios, ray)
-    results = _execute(args, ray, out, commands, cells)
-    return _report(args, cells, results)
+    with claimed(out, scenarios):
+        results = _execute(args, ray, out, commands, cells)
+        return _report(args, cells, results)
 
 
 def _proxied(args: argparse.Namespace) -> bool:
@@ -148,9 +167,11 @@ async def _run_proxied(args: argparse.Namespace) -> int:
     async with service.running():
         env = await service.discover()
         cells, out, commands = _plan(args, [env.scenario], None)
-        runner = Runner(out, proxy=service, labels=agent_labels(args.agent_label), **_runner_options(args, commands))
-        results = await runner.run(cells)
-    return _report(args, cells, results)
+        with claimed(out, [env.scenario]):
+            runner = Runner(out, proxy=service, labels=agent_labels(args.agent_label),
+                            **_runner_options(args, commands))  # fmt: skip
+            results = await runner.run(cells)
+            return _report(args, cells, results)
 
 
 def _plan(args: argparse.Namespace, loaded: list[LoadedScenario], ray: Any) -> tuple[list[Any], Path, dict[str, str]]:
@@ -194,9 +215,7 @@ def _plan(args: argparse.Namespace, loaded: list[LoadedScenario], ray: Any) -> t
     cells = plan(scenarios, [*agents, *commands], hazards, profiles, args.seeds, interventions, tasks, args.repeats)
     if not cells:
         raise UserError("nothing to run: the selected scenarios have no tasks")
-    out = Path(args.out)
-    keep_scenarios(scenarios, out)
-    return cells, out, commands
+    return cells, Path(args.out), commands
 
 
 def _report(args: argparse.Namespace, cells: list[Any], results: list[Any]) -> int:
@@ -213,16 +232,17 @@ def _report(args: argparse.Namespace, cells: list[Any], results: list[Any]) -> i
     unscorable = [u for u in scored.unscorable if u.get("episode_id") in mine]
     report = aggregate(scores, scored.warnings, unscorable, scored.scenarios)
     for fmt, name in (("json", "report.json"), ("markdown", "report.md"), ("html", "report.html")):
-        (out / name).write_text(render(report, fmt, timelines=scored.timelines), encoding="utf-8")
+        write_file(out / name, render(report, fmt, timelines=scored.timelines).encode("utf-8"))
     print(render(report, "table", verbose=args.verbose))
+    servers = f", {statuses['server_crashed']} server crashes" if statuses["server_crashed"] else ""
     print(
         f"{len(results)} episodes: {statuses['done']} run, {statuses['skipped']} already done, "
         f"{statuses['timeout']} timed out, {statuses['crashed']} crashed, {statuses['endpoint_error']} endpoint "
-        f"errors; traces in {out / 'traces'}"
+        f"errors{servers}; traces in {out / 'traces'}"
     )
     more = "" if args.verbose else "; --verbose: every table here"
     print(f"Full report: {out / 'report.html'} (in a browser), report.md, report.json{more}")
-    troubled = [r for r in results if r.status in ("timeout", "crashed", "endpoint_error")]
+    troubled = [r for r in results if r.status in ("timeout", "crashed", "endpoint_error", "server_crashed")]
     for result in troubled[:MAX_PROBLEM_LINES]:
         print(f"mcp-hazard: {result.status}: {result.cell.episode_id}: {result.note}", file=sys.stderr)
     if len(troubled) > MAX_PROBLEM_LINES:
@@ -233,5 +253,10 @@ def _report(args: argparse.Namespace, cells: list[Any], results: list[Any]) -> i
             "failures in this scorecard; run the same command again to retry just those",
             file=sys.stderr,
         )
-        return EXIT_FINDING
-    return 0
+    if statuses["server_crashed"]:
+        print(
+            f"mcp-hazard: {statuses['server_crashed']} episode(s) ended when their server crashed; they are left out "
+            "of every success rate (not the agent's doing); run the same command again to retry just those",
+            file=sys.stderr,
+        )
+    return EXIT_FINDING if statuses["endpoint_error"] or statuses["server_crashed"] else 0

@@ -8,7 +8,7 @@ from pathlib import Path
 
 import anyio
 
-from mcp_hazard.commands import hazard_options
+from mcp_hazard.commands import EXIT_USAGE, hazard_options
 from mcp_hazard.errors import UserError
 
 
@@ -16,9 +16,11 @@ def serve(args: argparse.Namespace) -> int:
     from mcp_hazard.condition import Condition
     from mcp_hazard.load import load_scenarios
     from mcp_hazard.server.heap import freeze_start_up
+    from mcp_hazard.trace.storage import check_writable
 
     scenarios = load_scenarios([args.path], allow_python=args.allow_python)
     trace_dir = Path(args.trace_dir)
+    check_writable(trace_dir, "the trace folder")  # a server that could record nothing stops here, in one line
     if args.http:
         from mcp_hazard.commands.http_access import announce, choose_token, needs, run_server, shown_url
         from mcp_hazard.server.episodes import EpisodeRegistry
@@ -56,4 +58,4 @@ def serve(args: argparse.Namespace) -> int:
     episode = registry.create(args.scenario, args.task, condition, args.episode_id, args.agent)
     freeze_start_up()
     anyio.run(serve_stdio, episode)
-    return 0
+    return EXIT_USAGE if episode.trace.failure is not None else 0  # its trace is cut short: said once, on stderr

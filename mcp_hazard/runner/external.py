@@ -19,6 +19,7 @@ from pathlib import Path
 import anyio
 
 from mcp_hazard.errors import UserError
+from mcp_hazard.trace.storage import storage_error
 
 
 def agent_name(command: str) -> str:
@@ -37,12 +38,16 @@ async def run_external(
     command: str, env_extra: dict[str, str], prompt: str, timeout_s: float, log_path: Path
 ) -> tuple[int | None, bool]:
     """Run the agent; returns (exit code or None when killed, whether it timed out). Its output goes to `log_path`."""
-    log_path.parent.mkdir(parents=True, exist_ok=True)
-    with tempfile.NamedTemporaryFile("w", suffix=".txt", delete=False, encoding="utf-8") as handle:
-        handle.write(prompt)
-        prompt_file = handle.name
-    env = {**os.environ, **env_extra, "MCP_HAZARD_PROMPT": prompt, "MCP_HAZARD_PROMPT_FILE": prompt_file}
-    with log_path.open("wb") as log:
+    try:  # the agent's log is in the run folder: a full disk there stops the run (runner/run.py)
+        log_path.parent.mkdir(parents=True, exist_ok=True)
+        log = log_path.open("wb")
+    except OSError as exc:
+        raise storage_error(log_path, exc) from None
+    with log:
+        with tempfile.NamedTemporaryFile("w", suffix=".txt", delete=False, encoding="utf-8") as handle:
+            handle.write(prompt)
+            prompt_file = handle.name
+        env = {**os.environ, **env_extra, "MCP_HAZARD_PROMPT": prompt, "MCP_HAZARD_PROMPT_FILE": prompt_file}
         process = subprocess.Popen(
             shlex.split(command), stdin=subprocess.DEVNULL, stdout=log, stderr=subprocess.STDOUT, env=env,
             start_new_session=True,

@@ -18,7 +18,8 @@ from pathlib import Path
 import anyio
 
 from mcp_hazard.runner.matrix import Cell
-from mcp_hazard.runner.run import Runner, Status
+from mcp_hazard.runner.records import Status
+from mcp_hazard.runner.run import Runner
 from mcp_hazard.runner.transports import Transport
 from mcp_hazard.scenario.files import LoadedScenario
 from mcp_hazard.scenario.hazard_spec import HazardSpec

@@ -1,19 +1,22 @@
 """Run a matrix of episodes concurrently over a real transport, resumably, with a per-episode time limit.
 
 Every episode ends with an `agent_ended` event that the runner appends to its trace: how the agent's run ended
-(finished, agent_crashed, endpoint_error, timeout) and what the agent recorded that the server never saw. A crash
-is an outcome, not a gap: the trace stays and the scorer counts the episode. On a rerun, an episode whose trace has
-`agent_ended` is skipped, except when its model endpoint failed or the agent never connected (neither was the
-agent's turn): those run again, as does any episode whose trace was cut short. The run log (`run.jsonl`) has one
-line per episode with its status and the agent's notes.
+(finished, agent_crashed, endpoint_error, timeout, or server_crashed when a stdio server died under it) and what
+the agent recorded that the server never saw. A crash is an outcome, not a gap: the trace stays and the scorer
+counts the episode. On a rerun, an episode whose trace has `agent_ended` is skipped, except when its model endpoint
+failed, its server died or the agent never connected (none was the agent's turn): those run again, as does any
+episode whose trace was cut short. The run log (`run.jsonl`) has one line per episode with its status and the
+agent's notes (records.py).
+
+A trace or run-log line that cannot be written (a full disk, a folder made read-only) stops the whole run at once
+with one line: the episodes under way are dropped (their traces are cut short, so a rerun redoes them), and no line
+is ever left half-written.
 """
 
 from __future__ import annotations
 
-import json
-from dataclasses import dataclass, field
 from pathlib import Path
-from typing import IO, TYPE_CHECKING, Literal
+from typing import IO, TYPE_CHECKING
 
 import anyio
 from rich.console import Console
@@ -24,68 +27,25 @@ from mcp_hazard.agents.base import AgentReport, Brief, signatures_of
 from mcp_hazard.errors import UserError
 from mcp_hazard.runner.external import http_env, run_external, stdio_env
 from mcp_hazard.runner.matrix import Cell
+from mcp_hazard.runner.records import (
+    STATUS_OF,
+    CellResult,
+    bounded_notes,
+    empty_trace,
+    finish_trace,
+    log_result,
+    never_connected,
+    server_gone,
+    trace_complete,
+)
 from mcp_hazard.runner.transports import HttpHost, Transport, episode_maker, open_episode, serve_command
 from mcp_hazard.server.episode import SUBMIT_TOOL, Episode
 from mcp_hazard.server.episodes import EpisodeRegistry
-from mcp_hazard.trace.events import AgentEnded, AgentOutcome, EndReason
-from mcp_hazard.trace.writer import append_event, utc_now
+from mcp_hazard.trace.events import AgentEnded, AgentOutcome
+from mcp_hazard.trace.storage import StorageError, storage_error
 
 if TYPE_CHECKING:
     from mcp_hazard.proxy.service import ProxyService
-
-Status = Literal["done", "skipped", "timeout", "crashed", "endpoint_error"]
-STATUS_OF: dict[AgentOutcome, Status] = {
-    "finished": "done", "agent_crashed": "crashed", "endpoint_error": "endpoint_error", "timeout": "timeout",
-}  # fmt: skip
-MAX_NOTES = 60
-MAX_NOTE_CHARS = 600
-ENDED_WAIT_S = 5.0  # how long a stdio server may take to record its end after its client is gone
-
-
-@dataclass
-class CellResult:
-    cell: Cell
-    status: Status
-    note: str = ""
-    notes: list[str] = field(default_factory=list)
-
-
-def _events(path: Path) -> list[dict[str, object]]:
-    try:
-        lines = path.read_text(encoding="utf-8").splitlines()
-    except (OSError, UnicodeDecodeError):
-        return []
-    events = []
-    for line in lines:
-        try:
-            event = json.loads(line)
-        except json.JSONDecodeError:
-            continue
-        if isinstance(event, dict):
-            events.append(event)
-    return events
-
-
-def trace_complete(path: Path) -> bool:
-    """A trace the runner finished (`agent_ended`), so a rerun skips it; except when the agent never had its turn:
-    its model endpoint failed, or it never connected."""
-    events = _events(path)
-    ended = [e for e in events if e.get("type") == "agent_ended"]
-    if not ended or ended[-1].get("outcome") == "endpoint_error":
-        return False
-    return not any(e.get("type") == "episode_ended" and e.get("reason") == "never_connected" for e in events)
-
-
-def never_connected(path: Path) -> bool:
-    return any(e.get("type") == "episode_ended" and e.get("reason") == "never_connected" for e in _events(path))
-
-
-def bounded_notes(notes: list[str]) -> list[str]:
-    """The agent's notes for the run log: each cut to MAX_NOTE_CHARS, at most MAX_NOTES of them."""
-    kept = [n if len(n) <= MAX_NOTE_CHARS else n[: MAX_NOTE_CHARS - 1] + "…" for n in notes[:MAX_NOTES]]
-    if len(notes) > MAX_NOTES:
-        kept.append(f"({len(notes) - MAX_NOTES} more notes left out)")
-    return kept
 
 
 def _leaf(exc: BaseException) -> BaseException:
@@ -97,12 +57,15 @@ def _leaf(exc: BaseException) -> BaseException:
 
 def _outcome_of(exc: BaseException) -> tuple[AgentOutcome, str]:
     """An agent's exception as an episode outcome: endpoint_error when its model endpoint failed for good (anywhere
-    in an exception group: the SDK client's tasks may fail alongside), else agent_crashed; with one line."""
+    in an exception group: the SDK client's tasks may fail alongside), else agent_crashed; with one line. A line
+    the run's disk refused is no outcome: it is raised, and stops the run."""
     from mcp_hazard.agents.llm import LlmEndpointError
 
     pending: list[BaseException] = [exc]
     while pending:
         current = pending.pop(0)
+        if isinstance(current, StorageError):
+            raise current
         if isinstance(current, LlmEndpointError):
             return "endpoint_error", exception_line(current)
         if isinstance(current, BaseExceptionGroup):
@@ -110,44 +73,16 @@ def _outcome_of(exc: BaseException) -> tuple[AgentOutcome, str]:
     return "agent_crashed", exception_line(exc)
 
 
-def log_result(out: Path, result: CellResult, log: IO[str] | None = None) -> None:
-    """One line of the run log (`run.jsonl`) for a finished or skipped episode; `log`: the run log kept open."""
-    record = {
-        "ts": utc_now(), "episode_id": result.cell.episode_id, "agent": result.cell.agent,
-        "status": result.status, "note": result.note, "notes": result.notes,
-    }  # fmt: skip
-    line = json.dumps(record, ensure_ascii=False) + "\n"
-    if log is not None:
-        log.write(line)
-        log.flush()
-        return
-    with (out / "run.jsonl").open("a", encoding="utf-8") as opened:
-        opened.write(line)
-
-
-def empty_trace(
-    cell: Cell, traces: Path, transport: str, reason: EndReason, episode_id: str | None = None,
-    proxy: ProxyService | None = None,
-) -> None:  # fmt: skip
-    """A trace for an episode whose server never recorded one (or whose record was lost): started and ended with
-    no agent action, so the report still counts the episode."""
-    registry = EpisodeRegistry([cell.scenario], traces, transport=transport, **episode_maker(proxy))
-    episode = registry.create(cell.scenario.id, cell.task, cell.condition, episode_id or cell.episode_id, cell.agent)
-    episode.start("none")
-    episode.end(reason)
-
-
-async def finish_trace(
-    path: Path, outcome: AgentOutcome, detail: str, report: AgentReport, *, label: str | None = None,
-    repeat: int | None = None,
-) -> None:  # fmt: skip
-    """Append `agent_ended` once the server has recorded the episode's end (a stdio server in another process may
-    need a moment after its client left); `label` and `repeat`: the agent's group and the attempt (`run
-    --agent-label`, `--repeats`)."""
-    with anyio.move_on_after(ENDED_WAIT_S):
-        while not any(e.get("type") == "episode_ended" for e in _events(path)):
-            await anyio.sleep(0.02)
-    append_event(path, AgentEnded, outcome=outcome, detail=detail, events=report.events, label=label, repeat=repeat)
+def _server_side(path: Path, outcome: AgentOutcome, detail: str) -> tuple[AgentOutcome, str]:
+    """A built-in agent's outcome over stdio, once its client is closed (so the server process has exited):
+    `server_crashed` when the server died under the agent (records.server_gone), which is not the agent's doing;
+    the outcome as it was otherwise. The model endpoint's failure stays its own."""
+    if outcome not in ("finished", "agent_crashed"):
+        return outcome, detail
+    gone = server_gone(path, outcome == "finished")
+    if gone is None:
+        return outcome, detail
+    return "server_crashed", gone if outcome == "finished" else f"{gone}; the agent then: {detail}"
 
 
 def served_prompt(cell: Cell) -> str:
@@ -197,12 +132,15 @@ class Runner:
         self.labels = labels or {}  # agent -> group (`--agent-label`), recorded in each agent_ended
         self.host: HttpHost | None = None
         self.results: list[CellResult] = []
-        self._run_log: IO[str] | None = None
+        self._run_log: IO[bytes] | None = None
+        self.stopped: StorageError | None = None  # the first line the disk refused: it stops the run
 
     async def run(self, cells: list[Cell]) -> list[CellResult]:
-        self.traces.mkdir(parents=True, exist_ok=True)
         try:
+            self.traces.mkdir(parents=True, exist_ok=True)
             return await self._run(cells)
+        except StorageError as exc:
+            raise self._stopping(exc, len(cells)) from None
         finally:
             if self._run_log is not None:
                 self._run_log.close()
@@ -214,7 +152,8 @@ class Runner:
         stopped: UserError | None = None
         if self.transport == "http":
             scenarios = list({id(c.scenario): c.scenario for c in cells}.values())
-            registry = EpisodeRegistry(scenarios, self.traces, transport="http", **episode_maker(self.proxy))
+            registry = EpisodeRegistry(scenarios, self.traces, transport="http", report_trace_failures=False,
+                                       **episode_maker(self.proxy))  # fmt: skip
             self.host = HttpHost(registry, self.proxy)
             async with self.host.running():
                 rest, stopped = await self._first_contact(cells)
@@ -226,7 +165,22 @@ class Runner:
                 await self._all(rest)
         if stopped is not None:
             raise stopped
+        if self.stopped is not None:
+            raise self.stopped
         return self.results
+
+    def _stopping(self, failure: StorageError, total: int) -> StorageError:
+        """The one line a run stopped by its disk ends with: what could not be written, how far the run got, and
+        that the same command resumes."""
+        finished = f"{len(self.results)} of {total} episodes finished"
+        message = (f"{failure}; the run stopped with {finished} (every line written is whole): make room or fix the "
+                   "folder, then run the same command again to resume")  # fmt: skip
+        return StorageError(message, failure.reason)
+
+    def _stop(self, failure: StorageError, scope: anyio.CancelScope) -> None:
+        if self.stopped is None:
+            self.stopped = failure
+        scope.cancel()
 
     async def run_one(self, cell: Cell) -> CellResult:
         """One episode with a host of its own and no run log: the unit of work an executor hands to a worker
@@ -234,7 +188,8 @@ class Runner:
         self.traces.mkdir(parents=True, exist_ok=True)
         if self.transport != "http":
             return await self._cell(cell)
-        self.host = HttpHost(EpisodeRegistry([cell.scenario], self.traces, transport="http"))
+        registry = EpisodeRegistry([cell.scenario], self.traces, transport="http", report_trace_failures=False)
+        self.host = HttpHost(registry)
         async with self.host.running():
             return await self._cell(cell)
 
@@ -247,7 +202,10 @@ class Runner:
             first = next((c for c in rest if c.agent == agent and not trace_complete(self._trace(c))), None)
             if first is None:
                 continue
-            result = await self._cell(first)
+            try:
+                result = await self._cell(first)
+            except StorageError as exc:
+                return rest, exc
             if never_connected(self._trace(first)):
                 self._trace(first).unlink(missing_ok=True)
                 log = self.out / "agent-logs" / f"{first.episode_id}.log"
@@ -258,7 +216,10 @@ class Runner:
                     f"run; its output is in {log}" + (f", last line: {said}" if said else "")
                 )
             self.results.append(result)
-            self._log(result)
+            try:
+                self._log(result)
+            except StorageError as exc:
+                return rest, exc
             rest.remove(first)
         return rest, None
 
@@ -273,10 +234,16 @@ class Runner:
             bar = progress.add_task(f"episodes ({self.transport})", total=len(cells))
 
             async def one(cell: Cell) -> None:
-                async with limiter:
-                    result = await self._cell(cell)
-                self.results.append(result)
-                self._log(result)
+                try:
+                    async with limiter:
+                        if self.stopped is not None:
+                            return
+                        result = await self._cell(cell)
+                    self.results.append(result)
+                    self._log(result)
+                except StorageError as exc:
+                    self._stop(exc, group.cancel_scope)
+                    return
                 progress.advance(bar)
 
             async with anyio.create_task_group() as group:
@@ -285,7 +252,10 @@ class Runner:
 
     def _log(self, result: CellResult) -> None:
         if self._run_log is None:
-            self._run_log = (self.out / "run.jsonl").open("a", encoding="utf-8")
+            try:
+                self._run_log = (self.out / "run.jsonl").open("ab", buffering=0)
+            except OSError as exc:
+                raise storage_error(self.out / "run.jsonl", exc) from None
         log_result(self.out, result, self._run_log)
 
     async def _cell(self, cell: Cell) -> CellResult:
@@ -307,6 +277,10 @@ class Runner:
                 outcome, detail = "timeout", f"stopped after {self.timeout_s:g}s"
         except Exception as exc:  # a crashing agent is an outcome of its episode, never the end of the run
             outcome, detail = _outcome_of(exc)
+        if served and served[0].trace.failure is not None:  # the episode's trace could not be written
+            raise served[0].trace.failure
+        if self.transport == "stdio" and cell.agent not in self.agent_cmds and outcome != "timeout":
+            outcome, detail = _server_side(path, outcome, detail)
         await self._finish(cell, outcome, detail, report, served[0] if served else None)
         return CellResult(cell, STATUS_OF[outcome], detail, bounded_notes(report.notes))
 
@@ -322,7 +296,8 @@ class Runner:
                                 repeat=cell.repeat)  # fmt: skip
             return
         self._ensure_trace(cell)
-        await finish_trace(self._trace(cell), outcome, detail, report, label=label, repeat=cell.repeat)
+        await finish_trace(self._trace(cell), outcome, detail, report, label=label, repeat=cell.repeat,
+                           wait=outcome != "server_crashed")  # fmt: skip
 
     async def _internal(self, cell: Cell, report: AgentReport, served: list[Episode]) -> None:
         """Run a built-in agent; the episode, when it runs in this process, is put in `served`."""

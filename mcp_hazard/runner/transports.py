@@ -30,6 +30,7 @@ from mcp_hazard.server.episode import Episode
 from mcp_hazard.server.episodes import EpisodeRegistry, new_episode_id
 from mcp_hazard.server.http import build_http_app
 from mcp_hazard.server.stdio import single_episode_server
+from mcp_hazard.trace.storage import check_writable
 
 if TYPE_CHECKING:
     from mcp_hazard.proxy.service import ProxyService
@@ -159,6 +160,8 @@ class HttpHost:
         if self.http is None:
             raise RuntimeError("the HTTP host is not running")
         response = await self.http.post(f"{self.base_url}/episodes", json=payload)
+        if response.status_code == 507:  # the trace folder took no probe: the run's disk, which stops the run
+            check_writable(self.registry.trace_dir, "the trace folder")
         response.raise_for_status()
         return dict(response.json())
 
@@ -179,7 +182,8 @@ async def open_episode(
 ) -> AsyncIterator[Connected]:
     """Start an episode over `transport` and yield a connected client; the episode ends when the block exits."""
     if transport == "memory":
-        registry = EpisodeRegistry([scenario], trace_dir, transport="memory", **episode_maker(proxy))
+        registry = EpisodeRegistry([scenario], trace_dir, transport="memory", report_trace_failures=False,
+                                   **episode_maker(proxy))  # fmt: skip
         episode = registry.create(scenario.id, task, condition, episode_id, agent)
         server = single_episode_server(episode) if proxy is None else proxy_server(proxy, lambda ctx: episode)
         try:

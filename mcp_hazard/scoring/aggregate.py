@@ -3,8 +3,10 @@ accuracy (to hazards and to interface interventions), hint gain, pass@k / pass^k
 runs ended, and one row per episode. docs/scoring.md defines each number.
 
 Every scored episode is in every denominator, including those whose agent crashed, lost its model endpoint or timed
-out: those are failures of the agent under test, not missing data. A hazard that fired in no episode of a group has
-no recovery rate (None, with `fired: 0`), never 0% or 100%.
+out: those are failures of the agent under test, not missing data. An infrastructure outcome (`server_crashed`: the
+episode's server died under the agent) is neither a pass nor the agent's failure: it is in no rate and no count
+but `episodes`, the agent outcomes, the per-episode rows and `infrastructure`, which reports it apart. A hazard
+that fired in no episode of a group has no recovery rate (None, with `fired: 0`), never 0% or 100%.
 """
 
 from __future__ import annotations
@@ -19,6 +21,7 @@ from mcp_hazard.scenario.models import Scenario
 from mcp_hazard.scoring import by_agent, paired, structure
 from mcp_hazard.scoring.episode import EpisodeScore
 from mcp_hazard.scoring.episode_rows import EPISODE_COLUMNS, episode_row, sort_key
+from mcp_hazard.scoring.rules import INFRASTRUCTURE
 from mcp_hazard.scoring.stats import wilson
 
 REPORT_SCHEMA_VERSION = 4
@@ -36,7 +39,7 @@ REPORT_SCHEMA_VERSION = 4
 #    Added within 4 (new fields need no new version): `groups_by_agent`, `failures_by_agent`, `efficiency_by_agent`,
 #    `premature` in `agents`, `paths` and `mean_calls_to_recover` in `recovery_by_agent`; per-episode `expected`,
 #    `match` and `notes`.
-AGENT_OUTCOMES = ("finished", "agent_crashed", "endpoint_error", "timeout")
+AGENT_OUTCOMES = ("finished", "agent_crashed", "endpoint_error", "timeout", "server_crashed")
 DIMENSIONS: dict[str, Callable[[EpisodeScore], str]] = {
     "agent": lambda s: s.agent,
     "scenario": lambda s: s.scenario,
@@ -321,24 +324,27 @@ def aggregate(
     from mcp_hazard.scoring.skipped import skipped_hazards
 
     every = list(scores)
+    infrastructure = Counter(s.agent_outcome for s in every if s.agent_outcome in INFRASTRUCTURE)
+    rated = [s for s in every if s.agent_outcome not in INFRASTRUCTURE]
     # Success needs an answer to judge: a proxied server's episode without an expected answer counts for recovery,
     # premature answers and the taxonomy, never in a success rate.
-    scores = [s for s in every if s.judged]
-    failures = Counter(f.failure for s in every for f in s.failures)
+    scores = [s for s in rated if s.judged]
+    failures = Counter(f.failure for s in rated for f in s.failures)
     episode_failures = Counter(s.episode_failure or "solved" for s in scores)
-    calls = sum(s.calls for s in every)
-    golden = sum(s.golden_length for s in every)
+    calls = sum(s.calls for s in rated)
+    golden = sum(s.golden_length for s in rated)
     trials = _trials(scores)
     return {
         "report_schema_version": REPORT_SCHEMA_VERSION,
         "generated_by": f"mcp-hazard {__version__}",
         "episodes": len(every),
-        "not_judged": len(every) - len(scores),
+        "not_judged": len(rated) - len(scores),
+        "infrastructure": {outcome: infrastructure[outcome] for outcome in INFRASTRUCTURE},
         "overall": rate(sum(s.correct for s in scores), len(scores)),
-        "premature": rate(sum(s.premature for s in every), len(every)),
+        "premature": rate(sum(s.premature for s in rated), len(rated)),
         "groups": _groups(scores),
-        "recovery": _recovery(every),
-        "recovery_by_condition": _recovery_by_condition(every),
+        "recovery": _recovery(rated),
+        "recovery_by_condition": _recovery_by_condition(rated),
         "agent_outcomes": _agent_outcomes(every),
         "robustness": _robustness(scores, trials),
         "intervention_robustness": (irs := _intervention_robustness(scores, trials)),
@@ -352,13 +358,13 @@ def aggregate(
             "calls": calls,
             "golden_calls": golden,
             "calls_per_golden_call": calls / golden if golden else None,
-            "redundant_calls": sum(s.redundant_calls for s in every),
+            "redundant_calls": sum(s.redundant_calls for s in rated),
         },
-        "agents": by_agent.agent_summary(scores, every),
+        "agents": by_agent.agent_summary(scores, rated),
         "groups_by_agent": _groups_by_agent(scores),
-        "failures_by_agent": by_agent.failures_by_agent(scores, every),
-        "efficiency_by_agent": by_agent.efficiency_by_agent(every),
-        "recovery_by_agent": by_agent.recovery_by_agent(every),
+        "failures_by_agent": by_agent.failures_by_agent(scores, rated),
+        "efficiency_by_agent": by_agent.efficiency_by_agent(rated),
+        "recovery_by_agent": by_agent.recovery_by_agent(rated),
         "success_by_agent": by_agent.success_by_agent(scores),
         "compounding_by_agent": by_agent.compounding_by_agent(scores),
         "skipped_hazards": skipped_hazards(every, scenarios or {}),

@@ -18,4 +18,7 @@ FAILURE_CLASSES = (
 EPISODE_FAILURES = ("agent_crashed", "endpoint_error", "timeout", "no_answer", "gave_up", "invented", "wrong_answer")
 """Why an episode failed. The first three come from the trace's `agent_ended` event and apply when no answer was
 submitted: the agent's run stopped (it crashed, its model endpoint failed for good, or it hit the time limit)."""
-AGENT_STOPS = ("agent_crashed", "endpoint_error", "timeout")
+INFRASTRUCTURE = ("server_crashed",)
+"""Outcomes that say nothing about the agent: its episode's server died under it. Such an episode's class is the
+outcome, and it is reported apart (`infrastructure`), in no rate: never a pass, never the agent's failure."""
+AGENT_STOPS = ("agent_crashed", "endpoint_error", "timeout", *INFRASTRUCTURE)

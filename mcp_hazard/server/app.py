@@ -6,9 +6,9 @@ stdio process, or the episode named in the HTTP path), so one `Server` object se
 
 from __future__ import annotations
 
-from collections.abc import Callable
-from functools import partial
-from typing import Any
+from collections.abc import Awaitable, Callable
+from functools import partial, wraps
+from typing import Any, TypeVar
 
 import mcp_types as types
 from mcp.server import NotificationOptions, Server, ServerRequestContext
@@ -22,6 +22,7 @@ from mcp_hazard.logs import log
 from mcp_hazard.server.calls import Notifier
 from mcp_hazard.server.episode import TASK_PROMPT_NAME, Episode
 from mcp_hazard.server.results import error_result
+from mcp_hazard.trace.storage import StorageError
 
 Resolver = Callable[[ServerRequestContext[Any, Any]], Episode]
 
@@ -70,6 +71,30 @@ def notifier(ctx: ServerRequestContext[Any, Any], episode: Episode) -> Notifier:
     return partial(_announce, ctx, episode)
 
 
+def unrecorded(failure: StorageError) -> MCPError:
+    """What a client is told when its episode's trace cannot be written: one JSON-RPC error with the system's
+    reason, never the trace's path (that is the operator's, logged once by the episode)."""
+    return MCPError(types.INTERNAL_ERROR, f"the server cannot record this episode ({failure.reason}); it is over")
+
+
+_Result = TypeVar("_Result")
+
+
+def recorded(
+    handler: Callable[[ServerRequestContext[Any, Any], Any], Awaitable[_Result]],
+) -> Callable[[ServerRequestContext[Any, Any], Any], Awaitable[_Result]]:
+    """A handler whose episode's trace may fail to take a line: the request gets `unrecorded`, never a traceback."""
+
+    @wraps(handler)
+    async def answer(ctx: ServerRequestContext[Any, Any], params: Any) -> _Result:
+        try:
+            return await handler(ctx, params)
+        except StorageError as exc:
+            raise unrecorded(exc) from None
+
+    return answer
+
+
 def build_server(resolve: Resolver) -> Server[Any]:
     """A low-level SDK server whose every handler delegates to the episode `resolve` picks for the request."""
 
@@ -87,12 +112,17 @@ def build_server(resolve: Resolver) -> Server[Any]:
     async def call_tool(
         ctx: ServerRequestContext[Any, Any], params: types.CallToolRequestParams
     ) -> types.CallToolResult:
-        episode = episode_for(ctx)
+        try:  # the hot path, so not `recorded`: one frame fewer on every call
+            episode = episode_for(ctx)
+        except StorageError as exc:
+            raise unrecorded(exc) from None
         try:
             arguments = params.arguments if params.arguments is not None else {}
             return await episode.call_tool(params.name, arguments, notifier(ctx, episode))
         except MCPError:  # a proxied server's own protocol error, already traced: passed on as it came
             raise
+        except StorageError as exc:
+            raise unrecorded(exc) from None
         except Exception as exc:  # last line of defence: a fault is an isError result, never a protocol error
             log.exception("tool call crashed", tool=params.name, episode=episode.id)
             return error_result(f"Internal error in tool '{params.name}': {type(exc).__name__}")
@@ -151,11 +181,11 @@ def build_server(resolve: Resolver) -> Server[Any]:
         # Without this the 2026-07-28 HTTP path re-runs tools/list before every call to check Mcp-Param headers,
         # which would put phantom listings in the trace. Our schemas declare no such headers.
         get_tool_input_schema=lambda name: None,
-        on_list_tools=list_tools,
+        on_list_tools=recorded(list_tools),
         on_call_tool=call_tool,
-        on_list_prompts=list_prompts,
-        on_get_prompt=get_prompt,
-        on_list_resources=list_resources,
-        on_read_resource=read_resource,
-        on_subscriptions_listen=listen,
+        on_list_prompts=recorded(list_prompts),
+        on_get_prompt=recorded(get_prompt),
+        on_list_resources=recorded(list_resources),
+        on_read_resource=recorded(read_resource),
+        on_subscriptions_listen=recorded(listen),
     )

@@ -29,6 +29,7 @@ from mcp_hazard.server.restate import Restatement
 from mcp_hazard.server.served import ServedInterface
 from mcp_hazard.server.submit import SUBMIT_DESCRIPTION, SUBMIT_SCHEMA, SUBMIT_TOOL
 from mcp_hazard.trace import events as ev
+from mcp_hazard.trace.storage import StorageError
 from mcp_hazard.trace.writer import TraceWriter
 
 if TYPE_CHECKING:
@@ -128,6 +129,7 @@ class Episode(Calls):
         self.sleep = sleep
         self.agent = agent
         self.trace = TraceWriter(trace_dir / f"{episode_id}.jsonl" if trace_dir is not None else None)
+        self.trace.on_failure = self._trace_failed
         self.slots: dict[str, int] = {}
         self.waiting: list[Waiting] = []
         self.started = False
@@ -153,6 +155,19 @@ class Episode(Calls):
 
     def _hint(self, hint: str | None) -> str | None:
         return hint if self.guided else None
+
+    report_trace_failure = True
+    """Log one line when the trace cannot be written (`serve`); a run says it once itself, so its episodes do not."""
+
+    def _trace_failed(self, failure: StorageError) -> None:
+        """The trace could not take a line (a full disk, a read-only folder): the episode is over, since nothing it
+        did from here on could be scored. Every later request gets one JSON-RPC error (server/app.py); the
+        operator gets one line here, with the file, which the agent is never told."""
+        self.ended = True
+        self.end_reason = "trace_failed"
+        self.trace.close()
+        if self.report_trace_failure:
+            log.error("episode ended: its trace cannot be written", episode=self.id, reason=str(failure))
 
     def _record_firing(self, *, hazard: Hazard, tool: str, failpoint: str, slot: int, change: dict[str, Any]) -> None:
         if self.guard is not None:
@@ -214,14 +229,18 @@ class Episode(Calls):
             self._record(name, slot, arguments, began, "cancelled", error="cancelled by the client", hazards=touched)
 
     def end(self, reason: str) -> None:
+        """End the episode; never raises: a trace that cannot take its last lines has already said so once."""
         if self.trace.closed:
             return
-        for waiting in list(self.waiting):  # calls still hanging when the client left: same record, same place
-            self._cancel(waiting)
-        self.ended = True
-        self.end_reason = reason
-        if self.started:
-            self.trace.write(ev.EpisodeEnded, reason=reason)
+        try:
+            for waiting in list(self.waiting):  # calls still hanging when the client left: same record, same place
+                self._cancel(waiting)
+            self.ended = True
+            self.end_reason = reason
+            if self.started:
+                self.trace.write(ev.EpisodeEnded, reason=reason)
+        except StorageError:
+            return
         self.trace.close()
         log.info("episode ended", episode=self.id, reason=reason)
 

@@ -16,6 +16,7 @@ from mcp_hazard.errors import UserError
 from mcp_hazard.scenario.files import LoadedScenario
 from mcp_hazard.server.episode import Episode
 from mcp_hazard.suggest import did_you_mean
+from mcp_hazard.trace.storage import check_writable
 
 EPISODE_ID = re.compile(r"[A-Za-z0-9][A-Za-z0-9_.-]{0,127}", re.ASCII)
 """Used with fullmatch only: `$` would let a trailing newline through, and the id names a file on disk."""
@@ -81,8 +82,11 @@ class EpisodeRegistry:
         clock: Callable[[], float] = time.monotonic,
         make_episode: Callable[..., Episode] = Episode,
         default_condition: Condition | None = None,
+        report_trace_failures: bool = True,
     ) -> None:
         """`ttl=None` never releases an episode (one run's in-process host); a server passes --episode-ttl.
+        `report_trace_failures=False`: an episode whose trace cannot be written logs nothing (a run stops and says
+        so once).
 
         `clock` decides only when an episode is released from memory, never anything a trace records as a
         decision (DESIGN.md section 4): it is monotonic so a wall-clock jump cannot release everything at once.
@@ -104,6 +108,7 @@ class EpisodeRegistry:
         """Legacy-era MCP session id -> the episode it was opened on (so a session cannot cross episodes)."""
         self.sessions_of: dict[str, set[str]] = {}
         self._last_sweep = clock()
+        self.report_trace_failures = report_trace_failures
 
     def trace_path(self, episode_id: str) -> Path:
         """Where an episode's trace goes; the id was checked with fullmatch, so it is one plain file name."""
@@ -147,6 +152,8 @@ class EpisodeRegistry:
                 f"episode {episode_id!r} already has a trace ({episode_id}.jsonl in the trace directory); "
                 "traces are never appended to or overwritten: pick another id"
             )
+        if self.transport == "http":  # many episodes over a server's life: the disk may have filled up since start
+            check_writable(self.trace_dir, "the trace folder")
         episode = self.make_episode(
             episode_id=episode_id,
             scenario=scenario,
@@ -157,6 +164,7 @@ class EpisodeRegistry:
             allow_python=self.allow_python,
             agent=agent,
         )
+        episode.report_trace_failure = self.report_trace_failures
         self.sweep()
         self.episodes[episode_id] = episode
         self.last_seen[episode_id] = self.clock()

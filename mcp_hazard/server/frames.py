@@ -14,7 +14,9 @@ Where it is plugged in: stdio.py reads stdin lines itself and hands the SDK only
 
 from __future__ import annotations
 
+import contextlib
 import json
+import re
 from collections.abc import Callable
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, get_args
@@ -26,6 +28,7 @@ from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
 from mcp_hazard.logs import log
 from mcp_hazard.server.bodies import BodyTooLarge, ClientGone, read_body
+from mcp_hazard.trace.storage import StorageError
 
 if TYPE_CHECKING:
     from mcp_hazard.server.episode import Episode
@@ -158,18 +161,61 @@ def parse_frame(raw: bytes | str) -> dict[str, Any] | Refusal:
         try:
             text = raw.decode("utf-8")
         except UnicodeDecodeError as exc:
-            return Refusal(PARSE_ERROR, f"Parse error: not UTF-8 text (byte {exc.start})")
+            readable = readable_id(raw.decode("utf-8", "surrogateescape"))
+            return Refusal(PARSE_ERROR, f"Parse error: not UTF-8 text (byte {exc.start})", readable)
     else:
         text = raw
     try:
         frame = json.loads(text, parse_constant=_reject_constant)
     except json.JSONDecodeError as exc:
-        return Refusal(PARSE_ERROR, _one_line(f"Parse error: {exc.msg} at line {exc.lineno} column {exc.colno}"))
+        message = _one_line(f"Parse error: {exc.msg} at line {exc.lineno} column {exc.colno}")
+        return Refusal(PARSE_ERROR, message, readable_id(text))
     except ValueError as exc:  # NaN, Infinity
-        return Refusal(PARSE_ERROR, _one_line(f"Parse error: {exc}"))
+        return Refusal(PARSE_ERROR, _one_line(f"Parse error: {exc}"), readable_id(text))
     except RecursionError:
-        return Refusal(INVALID_REQUEST, f"Invalid Request: nested deeper than the limit of {MAX_FRAME_DEPTH} levels")
+        message = f"Invalid Request: nested deeper than the limit of {MAX_FRAME_DEPTH} levels"
+        return Refusal(INVALID_REQUEST, message, readable_id(text))
     return _judge(frame, False)
+
+
+_TOKEN = re.compile(r'(?s)"[^"\\]*(?:\\.[^"\\]*)*\\?(?:"|\Z)|[][{}]')
+"""A JSON string (escapes and all; one cut off by the frame's end runs to it) or a bracket: all a scan needs to
+know how deep it is. Once a string starts it always matches, so no input makes the scan backtrack."""
+_ID_VALUE = re.compile(r'\s*:\s*("(?:[^"\\\x00-\x1f]|\\.){0,1024}"|-?(?:0|[1-9][0-9]{0,30}))\s*[,}]')
+"""After the key `"id"`: a string or an integer, then the next member or the object's end."""
+_KEY = re.compile(r"\s*:")
+MAX_ID_SCAN = 65_536
+"""Characters of a frame a scan for its id reads (an id comes early in every client's frames): at most about 40 ms."""
+
+
+def readable_id(text: str) -> str | int | None:
+    """The top-level `"id"` of a frame the strict parser refused (NaN in it, nested too deeply, cut short, not
+    UTF-8 somewhere else), so the error can still be matched to its request; None when it cannot be read for
+    sure. A bounded scan of the first MAX_ID_SCAN characters: strings and brackets only, depth counted."""
+    if not text.lstrip().startswith("{"):
+        return None
+    depth = 0
+    for token in _TOKEN.finditer(text, 0, MAX_ID_SCAN):
+        found = token.group()
+        if found[0] == '"':
+            if depth == 1 and found == '"id"':
+                value = _ID_VALUE.match(text, token.end())
+                if value is None:  # the key with a value that is no id, or a member's value that reads "id"
+                    if _KEY.match(text, token.end()):
+                        return None
+                    continue
+                try:
+                    parsed = json.loads(value.group(1))
+                except ValueError:
+                    return None
+                return parsed if _valid_id(parsed) and not _lone_surrogate(parsed) else None
+        elif found in "{[":
+            depth += 1
+        else:
+            depth -= 1
+            if depth <= 0:  # the top-level object ended without an id
+                return None
+    return None
 
 
 _DIGITS_ONLY = bytes(48 if 48 <= byte <= 57 else 32 for byte in range(256))
@@ -292,8 +338,8 @@ def episode_recorder(lookup: Callable[[str], Episode | None]) -> Recorder:
         episode = lookup(episode_id)
         log.warning("frame refused", code=refusal.code, reason=refusal.message, episode=episode_id)
         if episode is not None:
-            episode.record_frame_refused(
-                code=refusal.code, message=refusal.message, id=refusal.id, method=refusal.method, replied=refusal.reply
-            )
+            with contextlib.suppress(StorageError):  # a trace that cannot be written has said so once (episode.py)
+                episode.record_frame_refused(code=refusal.code, message=refusal.message, id=refusal.id,
+                                             method=refusal.method, replied=refusal.reply)  # fmt: skip
 
     return record

@@ -16,8 +16,10 @@ from starlette.responses import JSONResponse
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
 from mcp_hazard.errors import UserError
+from mcp_hazard.logs import log
 from mcp_hazard.server.access import CONTROL, header, problem
 from mcp_hazard.server.episodes import EpisodeConflict, EpisodeRegistry, parse_condition
+from mcp_hazard.trace.storage import StorageError
 
 _problem = problem
 
@@ -36,6 +38,13 @@ def missing(registry: EpisodeRegistry, episode_id: str) -> JSONResponse:
     return _problem(
         404, f"no episode {episode_id!r}; create it with POST /episodes or add ?scenario=...&task=...&token=TOKEN"
     )
+
+
+def unstored(failure: StorageError) -> JSONResponse:
+    """507 when the trace folder cannot take a trace (disk full, made read-only): no episode is created to fail
+    later. The operator's log line names the folder; the answer, which anyone may read, does not."""
+    log.error("episode refused: the trace folder cannot be written", reason=str(failure))
+    return _problem(507, f"the server cannot store traces ({failure.reason}); no episode was created")
 
 
 class EpisodeGate:
@@ -72,6 +81,9 @@ class EpisodeGate:
                 )
             except EpisodeConflict as exc:
                 await _problem(409, str(exc))(scope, receive, send)
+                return
+            except StorageError as exc:
+                await unstored(exc)(scope, receive, send)
                 return
             except UserError as exc:
                 await _problem(400, str(exc))(scope, receive, send)

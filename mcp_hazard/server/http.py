@@ -35,7 +35,8 @@ from mcp_hazard.server.bodies import CLOSE, BodyTooLarge, ClientGone, read_body
 from mcp_hazard.server.episode import Episode
 from mcp_hazard.server.episodes import EpisodeConflict, EpisodeRegistry, parse_condition, valid_id
 from mcp_hazard.server.frames import FrameGuard, episode_recorder
-from mcp_hazard.server.gate import EpisodeGate, condition_fields, missing
+from mcp_hazard.server.gate import EpisodeGate, condition_fields, missing, unstored
+from mcp_hazard.trace.storage import StorageError
 
 __all__ = ["LOOPBACK", "build_http_app"]
 
@@ -221,6 +222,8 @@ def build_http_app(
             )
         except EpisodeConflict as exc:
             return _problem(409, str(exc))
+        except StorageError as exc:
+            return unstored(exc)
         except UserError as exc:
             return _problem(400, str(exc))
         return JSONResponse(describe(episode, request.scope, rights), status_code=201)

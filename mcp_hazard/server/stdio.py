@@ -8,6 +8,7 @@ good lines reach the SDK.
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import os
 import signal
 from typing import IO, Any, cast
@@ -23,6 +24,7 @@ from mcp_hazard.server.app import build_server
 from mcp_hazard.server.episode import Episode
 from mcp_hazard.server.frames import INVALID_REQUEST, MAX_FRAME_BYTES, Refusal, check_frame
 from mcp_hazard.server.pipes import PipeWriter, claim_stdin, claim_stdout, read_lines, watchable
+from mcp_hazard.trace.storage import StorageError
 
 
 def single_episode_server(episode: Episode) -> Any:
@@ -109,9 +111,10 @@ class CheckedLines:
 
     async def _refuse(self, refusal: Refusal) -> None:
         log.warning("frame refused", code=refusal.code, reason=refusal.message, episode=self.episode.id)
-        self.episode.record_frame_refused(
-            code=refusal.code, message=refusal.message, id=refusal.id, method=refusal.method, replied=refusal.reply
-        )
+        with contextlib.suppress(StorageError):  # a trace that cannot be written has said so once (episode.py)
+            self.episode.record_frame_refused(
+                code=refusal.code, message=refusal.message, id=refusal.id, method=refusal.method, replied=refusal.reply
+            )
         if refusal.reply and self.replies is not None:
             error = types.JSONRPCError(
                 jsonrpc="2.0", id=refusal.id, error=types.ErrorData(code=refusal.code, message=refusal.message)

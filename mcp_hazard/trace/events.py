@@ -169,13 +169,15 @@ class EpisodeEnded(_Event):
     reason: EndReason
 
 
-AgentOutcome = Literal["finished", "agent_crashed", "endpoint_error", "timeout"]
+AgentOutcome = Literal["finished", "agent_crashed", "endpoint_error", "timeout", "server_crashed"]
 
 
 class AgentEnded(_Event):
     """How the agent's run ended, appended by the runner (`mcp-hazard run`) once the episode is over; the server
     cannot know it. `finished`: the agent returned by itself. `agent_crashed`: it raised or its program exited
-    non-zero; `endpoint_error`: its model endpoint failed for good; `timeout`: it was stopped at the time limit.
+    non-zero; `endpoint_error`: its model endpoint failed for good; `timeout`: it was stopped at the time limit;
+    `server_crashed`: the episode's stdio server died under the agent (killed, crashed or stopped by a signal), an
+    infrastructure outcome that is not the agent's doing (docs/scoring.md says how it counts).
     `events` are what happened on the agent's side that the server never saw (a tool call the model wrote as
     invalid JSON, a text reply without an answer...), in order. `detail` is one line for people and volatile."""
 

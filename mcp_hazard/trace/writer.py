@@ -9,9 +9,11 @@ model as before, so the line is the same whichever way it was made (tests/trace/
 
 from __future__ import annotations
 
+import contextlib
 import json
 import threading
 import time
+from collections.abc import Callable
 from pathlib import Path
 from typing import IO, Any
 
@@ -20,6 +22,8 @@ from pydantic import BaseModel
 
 from mcp_hazard.json_text import float_forms
 from mcp_hazard.trace.events import ToolCalled
+from mcp_hazard.trace.storage import StorageError, append_whole, storage_error
+from mcp_hazard.trace.storage import write_whole as _write_all  # the name the benches switch off (bench/)
 
 MAX_TRACE_TEXT = 16_384
 """Longest text value kept whole in a trace; longer ones are cut and marked, so a 1 MB argument stays readable."""
@@ -138,6 +142,11 @@ class TraceWriter:
     An existing trace is never appended to or overwritten: the file is created exclusively. The registry refuses a
     taken id before an episode exists; should another process create the same file in between, this episode writes
     to the first free `NAME-2.jsonl`, `NAME-3.jsonl`... instead (and `path` says where).
+
+    A line that cannot be written (a full disk, a folder made read-only) is not written at all (storage.py), and
+    the trace stops there: `failure` holds the `StorageError`, every later write raises it again without touching
+    the file, and `on_failure` hears of it once. The file stays a valid prefix of the episode, never a trace with a
+    hole in it; a file that got no line at all is removed.
     """
 
     def __init__(self, path: Path | None) -> None:
@@ -149,6 +158,8 @@ class TraceWriter:
         self._seq = 0
         self._created = False
         self._lock = threading.Lock()
+        self.failure: StorageError | None = None
+        self.on_failure: Callable[[StorageError], None] | None = None
 
     @property
     def closed(self) -> bool:
@@ -157,13 +168,35 @@ class TraceWriter:
     def _line(self, line: bytes) -> None:
         if self._file is None:
             assert self.path is not None
-            handle = self.path.open("ab", buffering=0) if self._created else self._claim(self.path)
+            try:
+                handle = self.path.open("ab", buffering=0) if self._created else self._claim(self.path)
+            except OSError as exc:
+                raise storage_error(self.path, exc) from None
             if self._closed:
                 with handle:
                     _write_all(handle, line)
                 return
             self._file = handle
         _write_all(self._file, line)
+
+    def _failed(self, failure: StorageError) -> StorageError:
+        """Stop the trace at its last whole line (see the class); the failure, to raise once `_announce`d."""
+        self.failure = failure
+        if self._file is not None:
+            with contextlib.suppress(OSError):
+                empty = self._seq == 0 and self.path is not None and self.path.stat().st_size == 0
+                self._file.close()
+                if empty and self.path is not None:
+                    self.path.unlink()
+            self._file = None
+        return failure
+
+    def _announce(self, failure: StorageError) -> StorageError:
+        """Tell `on_failure` (outside the lock: it may log, or look at the episode); the failure, to raise."""
+        callback, self.on_failure = self.on_failure, None
+        if callback is not None:
+            callback(failure)
+        return failure
 
     def _claim(self, path: Path) -> IO[bytes]:
         """Create this episode's file, never opening one that exists (a trace from before a restart). The folder is
@@ -180,15 +213,25 @@ class TraceWriter:
         raise FileExistsError(f"{path} and 9,998 numbered alternatives already exist")
 
     def write(self, event_type: type[BaseModel], **fields: Any) -> None:
+        """Write one event; a `StorageError` when it cannot be written (or an earlier line could not)."""
+        failure: StorageError | None = None
         with self._lock:
+            if self.failure is not None:
+                raise self.failure.with_traceback(None)
             line = event_line(event_type, self._seq, utc_now(), fields)
-            if self._file is not None:  # the episode's open file: every event after the first
-                _write_all(self._file, line)
-            elif self.path is None:
-                self.events.append(orjson.loads(line))
+            try:
+                if self._file is not None:  # the episode's open file: every event after the first
+                    _write_all(self._file, line)
+                elif self.path is None:
+                    self.events.append(orjson.loads(line))
+                else:
+                    self._line(line)
+            except StorageError as exc:
+                failure = self._failed(exc)
             else:
-                self._line(line)
-            self._seq += 1
+                self._seq += 1
+        if failure is not None:
+            raise self._announce(failure)
 
     def tool_called(
         self, tool: str, slot: int, arguments: Any, outcome: str, inner_arguments: Any, result: Any,
@@ -197,6 +240,7 @@ class TraceWriter:
         """`tool_called`, the event of every call: laid out field by field in `ToolCalled`'s order (a test holds the
         two together), without the general layout's lookups. Whatever the direct path cannot vouch for, and any
         event of an episode whose file is not open yet, goes the general way."""
+        failure: StorageError | None = None
         with self._lock:
             handle = self._file
             if handle is not None:
@@ -216,9 +260,15 @@ class TraceWriter:
                 except TypeError:
                     line = b""
                 if line and len(line) <= MAX_TRACE_TEXT and not float_forms(line):
-                    _write_all(handle, line)
-                    self._seq += 1
-                    return
+                    try:
+                        _write_all(handle, line)
+                    except StorageError as exc:
+                        failure = self._failed(exc)
+                    else:
+                        self._seq += 1
+                        return
+        if failure is not None:
+            raise self._announce(failure)
         self.write(
             ToolCalled, tool=tool, slot=slot, arguments=arguments, outcome=outcome, inner_arguments=inner_arguments,
             result=result, text=text, error=error, hazards=hazards, duration_ms=duration_ms,
@@ -240,24 +290,11 @@ def _create(path: Path) -> IO[bytes]:
         return path.open("xb", buffering=0)
 
 
-def _write_all(handle: IO[bytes], line: bytes) -> None:
-    """An unbuffered write hands the whole line to the kernel at once (no flush to forget); a short write, which a
-    regular file gives only when the disk is full, is finished or raises."""
-    written = handle.write(line)
-    if written == len(line):
-        return
-    view = memoryview(line)[written or 0 :]
-    while view:
-        written = handle.write(view)
-        if not written:
-            raise OSError(f"could not write the trace line ({len(view)} bytes left)")
-        view = view[written:]
-
-
 def append_event(path: Path, event_type: type[BaseModel], **fields: Any) -> dict[str, Any]:
     """Append one event to a finished trace written by someone else (a server that has closed it, perhaps in another
     process), numbered after its last complete line. A cut-off last line is ended first, so the new event stays a
-    line of its own and the reader reports the damage as before."""
+    line of its own and the reader reports the damage as before. The line goes in whole or not at all (a
+    `StorageError` when the disk refuses it)."""
     seq = 0
     ends_cleanly = True
     if path.exists():
@@ -272,8 +309,10 @@ def append_event(path: Path, event_type: type[BaseModel], **fields: Any) -> dict
                 seq = last["seq"] + 1
                 break
     line = event_line(event_type, seq, utc_now(), fields)
-    path.parent.mkdir(parents=True, exist_ok=True)
-    with path.open("ab") as handle:
-        handle.write((b"" if ends_cleanly else b"\n") + line)
+    try:
+        path.parent.mkdir(parents=True, exist_ok=True)
+    except OSError as exc:
+        raise storage_error(path.parent, exc) from None
+    append_whole(path, (b"" if ends_cleanly else b"\n") + line)
     result: dict[str, Any] = orjson.loads(line)
     return result

@@ -19,7 +19,10 @@ pytestmark = pytest.mark.e2e
 LIST = b'{"jsonrpc":"2.0","id":"ID","method":"tools/list","params":'
 CALL = b'{"jsonrpc":"2.0","id":"ID","method":"tools/call","params":'
 DEEP = LIST + b'{"x":' + b"[" * 10_000 + b"]" * 10_000 + b"}}"
-# (name, raw frame with "ID" standing for the request id, expected code, whether the reply carries that id)
+DEEP_ID_LAST = b'{"jsonrpc":"2.0","method":"tools/list","params":{"x":' + b"[" * 10_000 + b"]" * 10_000
+DEEP_ID_LAST += b'},"id":"ID"}'
+# (name, raw frame with "ID" standing for the request id, expected code, whether the reply carries that id). The
+# id is echoed whenever it can be read, even from a frame the strict parser refuses (NaN, too deep, cut short).
 BAD_FRAMES: list[tuple[str, bytes, int, bool]] = [
     (
         "lone-surrogate-escape",
@@ -31,10 +34,11 @@ BAD_FRAMES: list[tuple[str, bytes, int, bool]] = [
         "surrogate-as-utf8-bytes",
         LIST + b'{"x":"\xed\xa0\x80"}}',
         -32700,
-        False,
+        True,
     ),
-    ("invalid-utf8", LIST + b'{"x":"\xff"}}', -32700, False),
-    ("deep-nesting", DEEP, -32600, False),
+    ("invalid-utf8", LIST + b'{"x":"\xff"}}', -32700, True),
+    ("deep-nesting", DEEP, -32600, True),
+    ("deep-nesting-id-last", DEEP_ID_LAST, -32600, True),
     ("params-list", LIST + b"[1,2]}", -32602, True),
     ("call-params-list", CALL + b'["get_fare"]}', -32602, True),
     ("call-name-number", CALL + b'{"name":5}}', -32602, True),
@@ -44,8 +48,10 @@ BAD_FRAMES: list[tuple[str, bytes, int, bool]] = [
         -32602,
         True,
     ),
-    ("not-json", b'{"jsonrpc":"2.0","id":"ID",', -32700, False),
-    ("nan", LIST + b'{"x":NaN}}', -32700, False),
+    ("not-json", b'{"jsonrpc":"2.0","id":"ID",', -32700, True),
+    ("nan", LIST + b'{"x":NaN}}', -32700, True),
+    ("nan-id-last", b'{"jsonrpc":"2.0","method":"tools/list","params":{"x":[Infinity]},"id":"ID"}', -32700, True),
+    ("id-only-inside-params", b'{"jsonrpc":"2.0","method":"tools/list","params":{"id":"ID","x":NaN}}', -32700, False),
     ("batch", b'[{"jsonrpc":"2.0","id":"ID","method":"tools/list"}]', -32600, False),
     ("number", b"42", -32600, False),
     ("wrong-version", b'{"jsonrpc":"1.0","id":"ID","method":"tools/list"}', -32600, True),

@@ -39,6 +39,10 @@ def headline(report: dict[str, Any]) -> Section:
     if isinstance(not_judged, int) and not_judged:
         shown = f"{not_judged} (tasks with no expected answer: in no success rate; recovery and failures count)"
         rows.insert(1, ["not judged", shown])
+    crashed = as_dict(report.get("infrastructure")).get("server_crashed")
+    if isinstance(crashed, int) and crashed:
+        shown = f"{crashed} (the server died under the agent: in no rate, not the agent's doing; a rerun retries them)"
+        rows.insert(1, ["server crashes", shown])
     unscorable = report.get("unscorable")
     if isinstance(unscorable, list) and unscorable:
         rows.append(["unscorable traces", f"{len(unscorable)} (not in any number of this report; listed below)"])
@@ -63,13 +67,14 @@ def agent_outcomes(report: dict[str, Any]) -> Section:
     ]
     stopped = any(as_dict(e).get(k) for e in data.values() for k in outcomes if k not in ("finished", "unknown"))
     known = any(as_dict(e).get(k) for e in data.values() for k in outcomes if k != "unknown")
-    why = "Every episode finished: no agent crashed, lost its model endpoint or timed out."
+    why = "Every episode finished: no agent crashed, lost its model endpoint or timed out, and no server crashed."
     if not known:
         why = "Not recorded: these traces were not made by `mcp-hazard run`, which records how each agent's run ended."
     return Section(
         "agent-outcomes", "Agent outcomes",
-        "How each agent's runs ended: finished, or stopped early (agent_crashed, endpoint_error, timeout). Stopped "
-        "episodes count as failures in every success rate.",
+        "How each agent's runs ended: finished, or stopped early (agent_crashed, endpoint_error, timeout), or "
+        "server_crashed (its server died under it). Stopped episodes count as failures in every success rate; "
+        "server_crashed ones in none (infrastructure, not the agent).",
         ["agent", "episodes", *outcomes], rows if stopped else [], why if data else "No episodes.",
         numeric=set(range(1, len(outcomes) + 2)), scorecard=True,
         links=[{"agent": agent} for agent in sorted(data)],

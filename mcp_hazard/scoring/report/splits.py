@@ -121,7 +121,8 @@ def failures(report: dict[str, Any]) -> Section:
         "failures", "Failure taxonomy",
         "Per agent: each failed tool call gets one class, and each episode one outcome (solved, agent_crashed, "
         "endpoint_error, timeout, no_answer, gave_up, invented, wrong_answer); a share is of the agent's failed calls "
-        "or of its judged episodes, as the last column says.",
+        "or of its judged episodes, as the last column says. Episodes whose server crashed are counted apart "
+        "(Overall), not here.",
         ["agent", "level", "class", "count", "share", "of"], rows, "No calls and no episodes.", numeric={3, 4},
         links=links, link_column=2,
     )  # fmt: skip

@@ -1,0 +1,1 @@
+"""Small external agent programs for `mcp-hazard run --agent-cmd` tests (run as subprocesses, never imported)."""
