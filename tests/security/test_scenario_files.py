@@ -302,6 +302,16 @@ def test_yaml_values_that_crashed_or_stalled_the_loader_are_one_line(
     assert words in match["msg"], match[0]
 
 
+def test_a_proxy_file_is_read_by_the_same_loader(tmp_path: Path) -> None:
+    """`kind: proxy` files go through the same reader and loader: a bad scalar is one line before any server runs."""
+    text = PROXY_FILE + "tools:\n  x: {retry_safe: !!bool maybe, fields: [a]}\n"
+    path = write(tmp_path, text, "proxy.yaml")
+    for command in ("proxy", "run"):
+        match = refused_once(run_cli(command, str(path), "--upstream-cmd", "true"), path)
+        assert (int(match["line"]), int(match["col"]), match["path"]) == (6, 19, "tools.x.retry_safe")
+        assert "'maybe' is not a boolean" in match["msg"]
+
+
 def test_the_size_and_value_limits_refuse_the_file_in_one_line(tmp_path: Path) -> None:
     big = write(tmp_path, "a: '" + "x" * 60_000 + "'\n" + "b: [" + ",".join(["1"] * (MAX_FILE_BYTES // 2)) + "]\n")
     match = refused_once(run_cli("validate", str(big)), big, position=False)
