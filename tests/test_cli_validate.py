@@ -265,7 +265,7 @@ def test_validate_non_utf8_file(tmp_path: Path) -> None:
 
 
 def test_validate_huge_file_is_refused_without_reading_it(tmp_path: Path) -> None:
-    """A file far over the 2 MiB limit must be refused by its size, not read whole into memory first."""
+    """A file far over the 1 MiB limit must be refused by its size, not read whole into memory first."""
     path = tmp_path / "huge.yaml"
     with path.open("wb") as sparse:
         sparse.truncate(4 << 30)  # 4 GiB that take no disk space
@@ -285,7 +285,7 @@ def test_validate_huge_file_is_refused_without_reading_it(tmp_path: Path) -> Non
     assert done.returncode == 2
     (line,) = stderr_lines(done)
     assert line.startswith("huge.yaml:")
-    assert "the limit is 2097152" in line
+    assert "the limit is 1048576" in line
 
 
 def test_validate_without_paths_is_a_usage_error() -> None:

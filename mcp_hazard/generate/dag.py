@@ -24,7 +24,8 @@ GENERATOR_VERSION = 2
 # 2: depth counts edges (FuncBenchGen's d; depth 1 is a star, no cap on a function's core inputs), three-digit values,
 #    random wrong values, random names by default, restatement of every known value, `generated:` metadata.
 MAX_FUNCTIONS = 100
-"""Upper bound of --core, --connected and --disconnected (keeps files far below the 2 MiB limit)."""
+"""Upper bound of --core, --connected and --disconnected (keeps files within half the loader's limits of 1 MiB and
+25,000 values: tests/generate/test_write.py)."""
 MAX_INPUTS = 3
 """Most task inputs (given values) a function takes besides the outputs of other core functions, and most inputs of
 a distractor."""

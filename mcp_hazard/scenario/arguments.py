@@ -2,7 +2,9 @@
 
 Two guards keep one hostile call from stalling a server that plays many episodes: `bounds_problem` refuses arguments
 over fixed size limits before anything looks inside them, and the validator matches every regex with RE2 (linear
-time) instead of Python's backtracking `re` (patterns.py says why).
+time) instead of Python's backtracking `re` (patterns.py says why). A third keeps a schema from reaching outside
+itself: every validator is built with a registry that never retrieves a `$ref`, and counts the references it follows
+(schema_refs.py says why).
 """
 
 from __future__ import annotations
@@ -13,10 +15,12 @@ from typing import Any
 import jsonschema
 from jsonschema import Draft202012Validator, FormatChecker, validators
 from jsonschema.exceptions import ValidationError, best_match
+from referencing.exceptions import Unresolvable
 
 from mcp_hazard.json_text import compact
 from mcp_hazard.scenario.patterns import PatternError, compile_pattern, search
 from mcp_hazard.scenario.schema_check import Check, compile_check
+from mcp_hazard.scenario.schema_refs import BUDGET, COUNTED_REFS, NO_RETRIEVAL, RefsTooCostly
 
 MAX_MESSAGE_CHARS = 240
 
@@ -96,17 +100,25 @@ def _format_checker() -> FormatChecker:
     return checker
 
 
-# Draft 2020-12 with every keyword that runs a regex on instance data rewired to RE2. `unevaluatedProperties` still
-# evaluates `patternProperties` with `re` inside jsonschema, so load.py refuses schemas that combine the two.
+# Draft 2020-12 with every keyword that runs a regex on instance data rewired to RE2, and `$ref`/`$dynamicRef`
+# counted. `unevaluatedProperties` still evaluates `patternProperties` with `re` inside jsonschema, so load.py
+# refuses schemas that combine the two. Built only by `validator_for`, with a registry that never retrieves.
 Re2Validator = validators.extend(
     Draft202012Validator,
     {
         "pattern": _re2_pattern,
         "patternProperties": _re2_pattern_properties,
         "additionalProperties": _re2_additional_properties,
+        **COUNTED_REFS,
     },
 )
 FORMAT_CHECKER = _format_checker()
+
+
+def validator_for(schema: dict[str, Any]) -> Any:
+    """The validator for `schema`: a `$ref` it does not hold (a file, a URL, a relative path) is unresolvable,
+    never fetched (schema_refs.NO_RETRIEVAL), whoever wrote the schema. Every validator of the package is this one."""
+    return Re2Validator(schema, format_checker=FORMAT_CHECKER, registry=NO_RETRIEVAL)
 
 
 def _named(path: tuple[str | int, ...]) -> str:
@@ -253,7 +265,7 @@ class SchemaCache:
             return cached
         cached = self._older.get(key)
         if cached is None or cached[0] is not schema:
-            validator = Re2Validator(schema, format_checker=FORMAT_CHECKER)
+            validator = validator_for(schema)
             cached = (schema, validator, compile_check(schema, FORMAT_CHECKER))
         if len(self.recent) >= self.size:
             self._older, self.recent = self.recent, {}
@@ -279,7 +291,17 @@ def argument_problem(schema: dict[str, Any], arguments: Any) -> str | None:
     _, validator, check = cached
     if check is not None and check(arguments):
         return None
-    error = best_match(validator.iter_errors(arguments))
+    BUDGET.start()
+    try:
+        error = best_match(validator.iter_errors(arguments))
+    except Unresolvable as exc:  # a schema no load checked (an upstream server's): one line, nothing fetched
+        return _short(f"{_named(())}: cannot be checked: the schema's $ref {str(exc.ref)!r} cannot be resolved "
+                      "(only refs inside the schema are followed)")  # fmt: skip
+    except (RefsTooCostly, RecursionError) as exc:
+        reason = str(exc) if isinstance(exc, RefsTooCostly) else "its $refs loop without end"
+        return _short(f"{_named(())}: cannot be checked against the schema: {reason}")
+    finally:
+        BUDGET.stop()
     if error is None:
         return None
     return _describe(error)

@@ -27,6 +27,7 @@ from mcp_hazard.scenario.models import (
 from mcp_hazard.scenario.patterns import pattern_problem, schema_patterns, uses_keyword
 from mcp_hazard.scenario.problems import Problems, validate_model
 from mcp_hazard.scenario.replacement import replacement_problems
+from mcp_hazard.scenario.schema_refs import ref_problems
 from mcp_hazard.scenario.yaml_source import Path, parse_yaml
 
 
@@ -49,17 +50,20 @@ def _check_expression(source: str, path: Path, problems: Problems) -> None:
 def _check_tool(scenario: Scenario, tool: ToolSpec, path: Path, problems: Problems, allow_python: bool) -> None:
     if tool.name in RESERVED_TOOL_NAMES:
         problems.add((*path, "name"), f"tool name {tool.name!r} is reserved by mcp-hazard")
+    usable = True  # whether the output schema can judge a static result
     for key in ("input_schema", "output_schema"):
         schema = getattr(tool, key)
         if schema is None:
             continue
         problem = schema_problem(schema)
+        before = len(problems.items)
         if problem:
             problems.add((*path, key), problem)
         elif schema.get("type") != "object":
             problems.add((*path, key), "the schema's type must be 'object'")
         else:
             check_patterns(schema, (*path, key), problems)
+        usable = key == "input_schema" or len(problems.items) == before
     for i, fallback in enumerate(tool.fallbacks):
         fpath = (*path, "fallbacks", i)
         other = scenario.tool(fallback.tool)
@@ -88,14 +92,18 @@ def _check_tool(scenario: Scenario, tool: ToolSpec, path: Path, problems: Proble
                     problems.add((*bpath, "rows", i, "when", key), f"{key!r} is not an argument of {tool.name!r}")
             _check_expressions(row.result, (*bpath, "rows", i, "result"), problems)
             _check_expressions(row.error, (*bpath, "rows", i, "error"), problems)
-            _check_static_result(tool, row.result, row.error, (*bpath, "rows", i, "result"), problems)
+            if usable:
+                _check_static_result(tool, row.result, row.error, (*bpath, "rows", i, "result"), problems)
         _check_expressions(behaviour.default.result, (*bpath, "default"), problems)
         _check_expressions(behaviour.default.error, (*bpath, "default", "error"), problems)
-        _check_static_result(tool, behaviour.default.result, behaviour.default.error, (*bpath, "default"), problems)
+        if usable:
+            _check_static_result(tool, behaviour.default.result, behaviour.default.error, (*bpath, "default"),
+                                 problems)  # fmt: skip
     elif isinstance(behaviour, ConstantBehaviour):
         _check_expressions(behaviour.result, (*bpath, "result"), problems)
         _check_expressions(behaviour.error, (*bpath, "error"), problems)
-        _check_static_result(tool, behaviour.result, behaviour.error, (*bpath, "result"), problems)
+        if usable:
+            _check_static_result(tool, behaviour.result, behaviour.error, (*bpath, "result"), problems)
     elif isinstance(behaviour, ComputeBehaviour):
         for name, source in behaviour.let.items():
             _check_expression(source, (*bpath, "let", name), problems)
@@ -115,7 +123,11 @@ def _check_tool(scenario: Scenario, tool: ToolSpec, path: Path, problems: Proble
 
 def check_patterns(schema: Any, path: Path, problems: Problems) -> None:
     """Every regex in a schema must compile with RE2, which matches in linear time (patterns.py): a pattern Python's
-    `re` would accept but RE2 refuses (a backreference, a lookaround) is an error here, not a stall at call time."""
+    `re` would accept but RE2 refuses (a backreference, a lookaround) is an error here, not a stall at call time.
+    Every `$ref` must stay inside the schema, point at a subschema and not loop (schema_refs.py): an error here, not
+    a file read, a request or a crash at call time."""
+    for where, message in ref_problems(schema):
+        problems.add((*path, *where), message)
     for where, pattern, is_key in schema_patterns(schema, path):
         problem = pattern_problem(pattern)
         if problem:

@@ -77,3 +77,16 @@ def test_writer_uses_flow_style_for_short_collections_only() -> None:
     assert "short: {type: integer}\n" in text
     assert "long:\n  key_0: xxxxxxxxxxxxxxxxxxxx\n" in text
     assert "empty: []\n" in text
+
+
+@pytest.mark.parametrize("names", ["meaningful", "random", "realistic", "contradicting", "random-realistic"])
+def test_the_largest_generated_file_fits_the_loader_limits_twice_over(names: str) -> None:
+    """docs/generator.md promises the largest file loads: it must stay within half the byte and value limits of
+    scenario files (mcp_hazard/scenario/yaml_source.py), so a larger knob range would be noticed here."""
+    from mcp_hazard.scenario.yaml_source import MAX_FILE_BYTES, MAX_NODES, parse_yaml
+
+    knobs = Knobs(core=100, depth=6, connected=100, disconnected=100, seed=3, names=names, restate=True)
+    text = render_scenario(knobs)
+    _data, positions = parse_yaml(text, "largest.yaml")
+    assert len(text.encode("utf-8")) <= MAX_FILE_BYTES // 2
+    assert len(positions.values) <= MAX_NODES // 2

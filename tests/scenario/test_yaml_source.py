@@ -3,12 +3,21 @@
 from __future__ import annotations
 
 import time
+from pathlib import Path
 
 import pytest
 
 from mcp_hazard.errors import Problem, ScenarioError
 from mcp_hazard.load import load_scenario
-from mcp_hazard.scenario.yaml_source import MAX_DEPTH, MAX_FILE_BYTES, MAX_NODES, format_path, parse_yaml
+from mcp_hazard.scenario.yaml_source import (
+    MAX_DEPTH,
+    MAX_FILE_BYTES,
+    MAX_NODES,
+    MAX_SAFE_INTEGER,
+    MAX_SCALAR_CHARS,
+    format_path,
+    parse_yaml,
+)
 
 
 def problems_of(text: str, file: str = "f.yaml") -> list[Problem]:
@@ -232,8 +241,8 @@ def test_extremely_deep_nesting_gives_a_problem_not_a_recursion_error() -> None:
     assert "nesting deeper than" in problem.message
 
 
-def test_file_over_2_mib_is_rejected_before_parsing() -> None:
-    assert MAX_FILE_BYTES == 2 * 1024 * 1024
+def test_file_over_1_mib_is_rejected_before_parsing() -> None:
+    assert MAX_FILE_BYTES == 1024 * 1024
     text = "a: '" + "x" * MAX_FILE_BYTES + "'\n"
     started = time.perf_counter()
     problem = only_problem(text)
@@ -244,8 +253,8 @@ def test_file_over_2_mib_is_rejected_before_parsing() -> None:
 
 
 def test_size_limit_counts_bytes_not_characters() -> None:
-    # 700k three-byte characters: far below the limit in characters, above it in UTF-8 bytes
-    text = "a: '" + "\u20ac" * 700_000 + "'\n"
+    # 350k three-byte characters: far below the limit in characters, above it in UTF-8 bytes
+    text = "a: '" + "\u20ac" * 350_000 + "'\n"
     assert len(text) < MAX_FILE_BYTES < len(text.encode())
     problem = only_problem(text)
     assert f"the limit is {MAX_FILE_BYTES}" in problem.message
@@ -307,3 +316,112 @@ def test_problem_is_a_scenario_error_with_the_file_name() -> None:
     problems = problems_of("a: [\n", file="dir/my scenario.yaml")
     assert problems[0].file == "dir/my scenario.yaml"
     assert str(problems[0]).startswith("dir/my scenario.yaml:")
+
+
+# -- scalars: converted here, never by PyYAML's constructors ----------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("text", "expected"),
+    [
+        ("a: 017\n", 15),
+        ("a: -0x1F\n", -31),
+        ("a: 0b101\n", 5),
+        ("a: 1_000\n", 1000),
+        ("a: +7\n", 7),
+        (f"a: {MAX_SAFE_INTEGER}\n", MAX_SAFE_INTEGER),
+        (f"a: -{MAX_SAFE_INTEGER}\n", -MAX_SAFE_INTEGER),
+        ("a: 0000000000000000000000000000000000000000000000000000000000000000000012\n", 10),
+        ("a: 1.5e+3\n", 1500.0),
+        ("a: 1_000.25\n", 1000.25),
+        ("a: !!float 3\n", 3.0),
+        ("a: On\n", True),
+        ("a: !!bool no\n", False),
+        ("a: !!null whatever\n", None),
+        ("a: 2026-03-14\n", "2026-03-14"),
+        ('a: "12:40"\n', "12:40"),
+    ],
+)
+def test_plain_scalars_keep_their_yaml_1_1_meaning(text: str, expected: object) -> None:
+    data, _ = parse_yaml(text, "f.yaml")
+    assert data["a"] == expected and type(data["a"]) is type(expected)
+
+
+@pytest.mark.parametrize(
+    ("text", "column", "words"),
+    [
+        ("a: 12:40\n", 4, "base-60"),
+        ("a: -1:30:00\n", 4, "base-60"),
+        ("a: 1:30.5\n", 4, "base-60"),
+        ("a: !!int 1:30\n", 4, "base-60"),
+        ("a: " + "1:" * 30_000 + "1.5\n", 4, "base-60"),
+        ("a: !!int abc\n", 4, "not an integer"),
+        ("a: !!int ' 12'\n", 4, "not an integer"),
+        ("a: !!float abc\n", 4, "not a number"),
+        ("a: !!bool abc\n", 4, "not a boolean"),
+        ("a: .inf\n", 4, "not a valid JSON number"),
+        ("a: -.inf\n", 4, "not a valid JSON number"),
+        ("a: .NaN\n", 4, "not a valid JSON number"),
+        ("a: !!float nan\n", 4, "not a valid JSON number"),
+        ("a: !!float 1e400\n", 4, "not a valid JSON number"),
+        (f"a: {MAX_SAFE_INTEGER + 1}\n", 4, "outside the integers JSON carries exactly"),
+        ("a: " + "9" * 5000 + "\n", 4, "outside the integers JSON carries exactly"),
+        ("a: 0x" + "f" * 5000 + "\n", 4, "outside the integers JSON carries exactly"),
+        ("a: 0b" + "1" * 54 + "\n", 4, "outside the integers JSON carries exactly"),
+        ("!!int abc: 1\n", 1, "key 'abc' is not an integer"),
+        ("12:30: x\n", 1, "key '12:30' is a base-60 number"),
+    ],
+)
+def test_scalars_that_are_no_json_value_are_one_problem_at_their_place(text: str, column: int, words: str) -> None:
+    started = time.perf_counter()
+    problem = only_problem(text)
+    assert time.perf_counter() - started < 5  # a guard: PyYAML took seconds on base-60 numbers of this size
+    assert (problem.line, problem.column) == (1, column)
+    assert words in problem.message and "\n" not in problem.message
+
+
+@pytest.mark.parametrize(("character", "name"), [("\x00", "U+0000"), ("\x07", "U+0007"), ("\ufffe", "U+FFFE")])
+def test_a_control_character_is_one_problem_at_its_place(character: str, name: str) -> None:
+    problem = only_problem(f"a: 1\nb: x{character}y\n")
+    assert (problem.line, problem.column) == (2, 5)
+    assert problem.message == f"invalid YAML: character {name} is not allowed in YAML text"
+
+
+def test_scalar_length_limit_is_checked_before_anything_is_built() -> None:
+    at_limit = "a: '" + "x" * MAX_SCALAR_CHARS + "'\n"
+    assert parse_yaml(at_limit, "f.yaml")[0]["a"] == "x" * MAX_SCALAR_CHARS
+    problem = only_problem("a:\n  b: [ok, '" + "x" * (MAX_SCALAR_CHARS + 1) + "']\n")
+    assert (problem.line, problem.column, problem.path) == (2, 11, "a.b[1]")
+    assert f"the limit is {MAX_SCALAR_CHARS}" in problem.message
+    problem = only_problem("a:\n  ? " + "k" * (MAX_SCALAR_CHARS + 1) + "\n  : 1\n")
+    assert (problem.line, problem.column, problem.path) == (2, 5, "a")
+    assert "a key of" in problem.message
+
+
+def test_the_value_limit_stops_the_first_pass_before_anything_is_composed() -> None:
+    """Values are counted on the parser's events: a file of many small values is refused at the first value past
+    the limit, with its place, and never turned into a node graph."""
+    text = "a: x\nb: [" + ",".join(["1"] * (MAX_NODES + 10)) + "]\n"
+    started = time.perf_counter()
+    problem = only_problem(text)
+    assert time.perf_counter() - started < 10  # a guard: about 0.1 s
+    assert problem.path == f"b[{MAX_NODES - 3}]" and problem.line == 2
+    assert f"more than {MAX_NODES} values" in problem.message
+
+
+def test_the_fast_parser_and_pyyaml_read_shipped_files_alike() -> None:
+    """libyaml composes, PyYAML words the errors: both must build the same data and positions."""
+    import yaml
+
+    from mcp_hazard.scenario import yaml_source
+
+    for path in sorted(Path(__file__).resolve().parents[2].joinpath("scenarios").glob("*.yaml")):
+        text = path.read_text(encoding="utf-8")
+        fast = parse_yaml(text, path.name)
+        original = yaml_source._FAST
+        try:
+            yaml_source._FAST = yaml.SafeLoader
+            slow = parse_yaml(text, path.name)
+        finally:
+            yaml_source._FAST = original
+        assert fast[0] == slow[0] and fast[1] == slow[1], path.name
