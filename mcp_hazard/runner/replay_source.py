@@ -8,11 +8,10 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-import yaml
-
 from mcp_hazard.errors import UserError
 from mcp_hazard.load import load_scenario
-from mcp_hazard.scenario.files import LoadedScenario
+from mcp_hazard.scenario.files import LoadedScenario, read_source
+from mcp_hazard.scenario.yaml_source import parse_yaml
 from mcp_hazard.trace.reader import Trace, read_trace
 
 
@@ -76,15 +75,10 @@ def _scenario_for(started: dict[str, Any], scenarios: str | None, allow_python: 
 
 
 def load_script(path: str) -> dict[str, Any]:
-    """A replay script: scenario, task, condition fields (seed, profile, hazards), calls and answer."""
-    try:
-        data = yaml.safe_load(Path(path).read_text(encoding="utf-8"))
-    except yaml.MarkedYAMLError as exc:
-        mark = exc.problem_mark
-        where = f":{mark.line + 1}:{mark.column + 1}" if mark else ""
-        raise UserError(f"{path}{where}: invalid YAML: {exc.problem or exc}") from None
-    except (OSError, UnicodeDecodeError, yaml.YAMLError) as exc:
-        raise UserError(f"{path}: cannot read replay script: {str(exc).splitlines()[0]}") from None
+    """A replay script: scenario, task, condition fields (seed, profile, hazards), calls and answer. Read like a
+    scenario file (read_source, parse_yaml): a stranger's script gets the same size, alias and scalar limits."""
+    _raw, text = read_source(path)
+    data, _positions = parse_yaml(text, path)
     if (
         not isinstance(data, dict)
         or not isinstance(data.get("scenario"), str)

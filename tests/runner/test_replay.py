@@ -223,6 +223,14 @@ BAD_SCRIPTS = {
         "scenario: {travel}\ntask: fare-class\ncalls:\n  - {{tool: get_fare, arguments: [1, 2]}}\n"
         "trace_dir: {traces}\n", "arguments",
     ),
+    # A script may come from a stranger too: the scenario loader's limits hold for it.
+    "alias-bomb": (
+        "a: &a [x, x, x, x, x, x, x, x, x, x]\n"
+        + "".join(f"{c}: &{c} [*{p}, *{p}, *{p}, *{p}, *{p}, *{p}, *{p}, *{p}, *{p}, *{p}]\n"
+                  for p, c in zip("abcdefgh", "bcdefghi", strict=True))
+        + "scenario: {travel}\ncalls: []\n", "alias expansion limit",
+    ),
+    "base-60-number": ("scenario: {travel}\nseed: 1:1:1:1\ncalls: []\n", "script.yaml:2:"),
     "trace-dir-not-writable": (
         "scenario: {travel}\ntask: fare-class\ncalls: []\ntrace_dir: {blocked}/traces\n", "traces",
     ),
