@@ -264,7 +264,7 @@ async def test_a_served_bomb_fails_its_call_while_another_episode_keeps_answerin
                         began = time.monotonic()
                         listed = await b.list_tools()
                         listing_s.append(time.monotonic() - began)
-                        assert [tool.name for tool in listed.tools] == ["boom"]
+                        assert "boom" in [tool.name for tool in listed.tools]
                         good = await b.call_tool("boom", {"word": "x", "width": 5})
                         assert good.is_error is not True and good.structured_content == {"n": 1}
 
