@@ -126,8 +126,8 @@ BOMBS = {
 
 
 def run_measured(args: list[str], timeout: float = GUARD_S) -> tuple[int, str, float, int]:
-    """Run a command; its exit code, stdout+stderr, seconds and peak RSS in KiB (from wait4, this child only). Killed
-    past `timeout`."""
+    """Run a command; its exit code, stdout+stderr, seconds and peak RSS in KiB (wait4's, for this child only: at
+    least the test process's own RSS when it forked, so an upper bound). Killed past `timeout`."""
     out = Path(os.environ.get("TMPDIR", "/tmp")) / f"measured-{os.getpid()}-{threading.get_ident()}.out"
     began = time.monotonic()
     with out.open("wb") as sink:
