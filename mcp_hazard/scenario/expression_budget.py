@@ -23,10 +23,11 @@ than `MAX_VALUE_UNITS` or nest deeper than `MAX_VALUE_DEPTH`. Past any of them t
 from __future__ import annotations
 
 import json
+from collections.abc import Iterable
 from typing import Any
 
-EXPRESSION_BUDGET = 1_000_000  # units per tool call, per golden-path step's arguments, per rendered answer
-MAX_VALUE_UNITS = 200_000  # any one value built: a 100,000-character text fits, a trace line stays a few MB at most
+EXPRESSION_BUDGET = 250_000  # units per tool call (per golden-path step's arguments, per rendered answer)
+MAX_VALUE_UNITS = 120_000  # any one value built: a 100,000-character text fits; a trace line stays within a few MB
 MAX_VALUE_DEPTH = 64  # lists and mappings inside each other, as deep as a scenario file may nest
 MAX_MESSAGE_CHARS = 300  # an expression error, so a failure cannot bloat the trace either
 MAX_INT = 10**18
@@ -106,6 +107,22 @@ class Budget:
             return 1
         return self.measure(value)[0]
 
+    def sizes(self, items: Iterable[Any]) -> tuple[int, int]:
+        """The sizes of `items` added up, and the greatest height among them; scalars are sized in line, as this runs
+        for every list and mapping a call builds, templates' included."""
+        size = height = 0
+        for item in items:
+            kind = type(item)
+            if kind is str:
+                size += len(item) + 1
+            elif kind is float or kind is bool or item is None or (kind is int and -MAX_INT <= item <= MAX_INT):
+                size += 1
+            else:
+                item_size, item_height = self.measure(item)
+                size += item_size
+                height = max(height, item_height)
+        return size, height
+
     def measure(self, value: Any) -> tuple[int, int]:
         """A value's size and height (nesting levels: 0 for a scalar, 1 for a list of scalars)."""
         kind = type(value)
@@ -136,13 +153,10 @@ class Budget:
                 stack.append((node, level, True))
                 stack.extend((child, level + 1, False) for child in children if isinstance(child, list | dict))
                 continue
-            size, height = 1, 1
-            for child in children:
-                child_size, child_height = self.measure(child)
-                size += child_size
-                height = max(height, child_height + 1)
+            size, height = self.sizes(children)
+            size, height = size + 1, height + 1
             if isinstance(node, dict):
-                size += sum(self.size(key) for key in node)
+                size += self.sizes(node)[0]
             if size > self.left:
                 self.spend(size, f"a value of over {self.left:,} units read here")
             known[id(node)] = (node, size, height)
@@ -150,21 +164,12 @@ class Budget:
 
 
 def json_text(value: Any, budget: Budget, *, sort_keys: bool = False, ascii_only: bool = False) -> str:
-    """`json.dumps(value, separators=(", ", ": "))` (with those options), charged to `budget` as it is made: one
-    `json.dumps` when even the worst case fits, else piece by piece, refused as soon as the text outgrows what is left.
-    """
+    """`json.dumps(value, separators=(", ", ": "))` (with those options), charged to `budget`. A value's JSON text is
+    never shorter than its size, so a value bigger than what is left is refused before any text is made; a smaller
+    one becomes at most CHARS_PER_UNIT characters per unit (a few MB at the per-value limit) and costs its length."""
     size, _ = budget.measure(value)
-    room = min(budget.left, MAX_VALUE_UNITS)
-    if size * CHARS_PER_UNIT < room:
-        text = json.dumps(value, ensure_ascii=ascii_only, sort_keys=sort_keys, separators=SEPARATORS, default=str)
-    else:
-        writer = _Writer(room, sort_keys, ascii_only)
-        try:
-            writer.write(value)
-        except _Full:
-            budget.room(writer.written + 1, "a value's text")  # more than the room: this raises
-            raise BudgetExceeded("expression budget exceeded: a value's text") from None
-        text = "".join(writer.parts)
+    budget.room(size + 1, "a value's text")
+    text = json.dumps(value, ensure_ascii=ascii_only, sort_keys=sort_keys, separators=SEPARATORS, default=str)
     budget.room(len(text) + 1, "a value's text")
     budget.left -= len(text) + 1
     return text
@@ -175,10 +180,11 @@ class _Full(Exception):
 
 
 class _Writer:
-    """JSON text in pieces: a part small enough is one `json.dumps`, a bigger one is opened up."""
+    """JSON text in pieces, for a preview that stops at `room` characters: a part small enough is one `json.dumps`, a
+    bigger one is opened up."""
 
-    def __init__(self, room: int, sort_keys: bool, ascii_only: bool) -> None:
-        self.room, self.sort_keys, self.ascii_only = room, sort_keys, ascii_only
+    def __init__(self, room: int) -> None:
+        self.room = room
         self.parts: list[str] = []
         self.written = 0
         self.last = ""
@@ -192,8 +198,7 @@ class _Writer:
         self.parts.append(text)
 
     def _dumps(self, value: Any) -> str:
-        return json.dumps(value, ensure_ascii=self.ascii_only, sort_keys=self.sort_keys, separators=SEPARATORS,
-                          default=str)  # fmt: skip
+        return json.dumps(value, ensure_ascii=False, separators=SEPARATORS, default=str)
 
     def write(self, value: Any) -> None:
         if not isinstance(value, list | dict):
@@ -214,8 +219,7 @@ class _Writer:
             self._add("]")
         else:
             self._add("{")
-            items = sorted(value.items()) if self.sort_keys else value.items()
-            for i, (key, item) in enumerate(items):
+            for i, (key, item) in enumerate(value.items()):
                 self._add(", " if i else "")
                 self._add(self._dumps(key if isinstance(key, str) else self._dumps(key)) + ": ")
                 self.write(item)
@@ -226,7 +230,7 @@ def brief(value: Any, limit: int = 60) -> str:
     """A value as an error message shows it: its JSON text cut at `limit` characters, never made in full."""
     if isinstance(value, str):
         return repr(value) if len(value) <= limit else repr(value[:limit]) + "..."
-    writer = _Writer(limit, False, False)
+    writer = _Writer(limit)
     try:
         writer.write(value)
     except _Full:

@@ -144,12 +144,8 @@ def _keys(budget: Budget, items: list[Any], field: Any, what: str, merges: bool)
 
 def _listed(budget: Budget, items: list[Any], what: str) -> list[Any]:
     """A new list of existing values, charged as built."""
-    size, height = 1, 1
-    for item in items:
-        item_size, item_height = budget.measure(item)
-        size += item_size
-        height = max(height, item_height + 1)
-    return budget.built(items, size, height, what)
+    size, height = budget.sizes(items)
+    return budget.built(items, size + 1, height + 1, what)
 
 
 def _sorted(budget: Budget, items: Any, field: Any = None) -> list[Any]:
@@ -190,7 +186,7 @@ def _extreme(pick: Callable[..., Any]) -> Callable[..., Any]:
 
     def apply(budget: Budget, *values: Any) -> Any:
         items = _seq(values[0]) if len(values) == 1 else list(values)
-        budget.spend(sum(budget.size(item) for item in items), f"{pick.__name__}()")
+        budget.spend(budget.size(items), f"{pick.__name__}()")
         return pick(items)
 
     return apply

@@ -253,28 +253,16 @@ def _binary(op: ast.operator, left: Any, right: Any, budget: Budget) -> Any:
 
 
 def _built(value: Any, budget: Budget, what: str) -> Any:
-    """Charge a value just made from others (a list, a mapping, a slice) for its size, before it is handed on. Texts
-    and small scalars are sized here, in line: this runs for every template a call renders."""
+    """Charge a value just made from others (a list, a mapping, a slice) for its size, before it is handed on."""
     if isinstance(value, str):
         budget.spend(len(value) + 1, what)
         return value
-    size, height = 1, 1
     if isinstance(value, dict):
+        size, height = budget.sizes(value.values())
         size += sum(map(len, value)) + len(value)
-        items = value.values()
     else:
-        items = value
-    for item in items:
-        kind = type(item)
-        if kind is str:
-            size += len(item) + 1
-        elif kind is float or kind is bool or item is None or (kind is int and -MAX_INT <= item <= MAX_INT):
-            size += 1
-        else:
-            item_size, item_height = budget.measure(item)
-            size += item_size
-            height = max(height, item_height + 1)
-    return budget.built(value, size, height, what)
+        size, height = budget.sizes(value)
+    return budget.built(value, size + 1, height + 1, what)
 
 
 def _lookup(container: Any, key: Any) -> Any:

@@ -28,6 +28,7 @@ from mcp_hazard.scenario.expressions import (
     MAX_LET_DEPTH,
     MAX_TEXT_CHARS,
     MAX_VALUE_DEPTH,
+    MAX_VALUE_UNITS,
     Budget,
     BudgetExceeded,
     ExpressionError,
@@ -403,7 +404,7 @@ def test_text_and_list_growth_by_addition_is_bounded() -> None:
         evaluate("t + 'b'", {"t": big})
     with pytest.raises(ExpressionError, match="more than"):
         evaluate("l + [1]", {"l": [0] * MAX_ITEMS})
-    with pytest.raises(ExpressionError, match="over the limit of 200,000 for one value"):
+    with pytest.raises(ExpressionError, match=f"over the limit of {MAX_VALUE_UNITS:,} for one value"):
         evaluate("join(t, l)", {"t": "x" * 1000, "l": [1] * 1000})  # refused before it is joined
 
 
@@ -638,13 +639,13 @@ def test_a_template_is_charged_for_what_it_places(template: Any) -> None:
 
 
 def test_lets_share_one_budget_per_call() -> None:
-    """Six `let`s of 190,000 units each fit the per-value limit, not the call's budget together."""
+    """Three `let`s of 105,556 units each fit the per-value limit, not the call's budget together."""
     from mcp_hazard.scenario.behaviours import BehaviourFault, run_behaviour
     from mcp_hazard.scenario.models import ToolSpec
 
     lets = {"a1": "[w, w, w, w, w, w, w, w, w, w]"}
     lets |= {f"a{i}": ", ".join([f"a{i - 1}"] * 10).join("[]") for i in (2, 3, 4)}
-    lets |= {f"c{i}": ", ".join(["a4"] * 9).join("[]") for i in range(6)}
+    lets |= {f"c{i}": ", ".join(["a4"] * 5).join("[]") for i in range(3)}
     tool = ToolSpec.model_validate(
         {
             "name": "t",
@@ -653,9 +654,9 @@ def test_lets_share_one_budget_per_call() -> None:
             "behaviour": {"kind": "compute", "let": lets, "result": "{{ len(c4) }}"},
         }
     )
-    with pytest.raises(BehaviourFault, match=r"let c5: expression budget exceeded: a list would take the call past"):
+    with pytest.raises(BehaviourFault, match=r"let c2: expression budget exceeded: a list would take the call past"):
         run_behaviour(tool, {"w": "x"})
-    lets.pop("c5")
+    lets.pop("c2")
     small = tool.model_copy(update={"behaviour": tool.behaviour.model_copy(update={"let": lets, "result": "ok"})})
     assert run_behaviour(small, {"w": "x"}).result == "ok"
 
@@ -697,7 +698,7 @@ def test_a_chain_of_lets_is_refused_at_its_first_link_over_the_limit() -> None:
         ("'%(a)s' % 1", "needs a mapping"),
         ("'%(b)s' % {'a': 1}", "no field 'b'"),
         ("'%y' % 1", "unsupported format"),
-        ("f % {'a': 1}", "over the limit of 200,000"),  # 400 conversions of 999 characters
+        ("f % {'a': 1}", f"over the limit of {MAX_VALUE_UNITS:,}"),  # 400 conversions of 999 characters
     ],
 )
 def test_formats_are_bounded_before_python_formats_them(source: str, words: str) -> None:

@@ -71,17 +71,28 @@ def scenario(lets: dict[str, str], result: str) -> str:
     return HEAD + block + TAIL.format(result=result)
 
 
-NINE_A4 = "[" + ", ".join(["a4"] * 9) + "]"  # 190,000 units: within the limit for one value
-NINE_B4 = "[" + ", ".join(["b4"] * 9) + "]"
-MAP_A4 = "{" + ", ".join(f"'k{i}': a4" for i in range(9)) + "}"
-MAP_B4 = "{" + ", ".join(f"'k{i}': b4" for i in range(9)) + "}"
+def _items(name: str, count: int) -> str:
+    return "[" + ", ".join([name] * count) + "]"
+
+
+def _fields(name: str, count: int) -> str:
+    return "{" + ", ".join(f"'k{i}': {name}" for i in range(count)) + "}"
+
+
 WIDE_FORMAT = "'" + "%(a)0999d" * 190 + "'"
 OVER_WIDTH = "format width or precision"
+PAST_BUDGET = "would take the call past 250,000 units"  # EXPRESSION_BUDGET
+OVER_ONE_VALUE = "units, over the limit of 120,000 for one value"  # MAX_VALUE_UNITS
 
 # (lets, result expression, what the one line must say): the shapes reported (seven levels, then the operation: each
-# took validate past 20 s), then each operation on values within the limit for one value, refused by its own charge
+# took validate past 20 s), then each operation on values within the limit for one value (a4 is 21,111 units),
+# refused by its own charge
 BOMBS = {
-    "let-bomb-eight-levels": (_levels("a", 8), "len(a8)", "let a5: expression budget exceeded: a list would be"),
+    "let-bomb-eight-levels": (
+        _levels("a", 8),
+        "len(a8)",
+        f"let a5: expression budget exceeded: a list would be 211,111 {OVER_ONE_VALUE}",
+    ),
     **{
         f"as-reported-{name}": (_levels("a", 7) | _levels("b", 7), source, "let a5: expression budget exceeded")
         for name, source in {
@@ -92,24 +103,24 @@ BOMBS = {
             "mapping": "len([{'k': a7} == {'k': b7}])",
         }.items()
     },
-    "join": (_levels("a", 4), f"join(',', {NINE_A4})", "a joined text would be"),
-    "sorted": (_levels("a", 4), f"len(sorted({NINE_A4}))", "sorting would take the call past 1,000,000 units"),
-    "in": (
-        _levels("a", 4) | {"c": NINE_A4},
-        " or ".join(["word in c"] * 6),
-        "a comparison would take the call past 1,000,000 units",
-    ),
+    "join": (_levels("a", 3), f"join(',', {_items('a3', 30)})", f"a joined text would be 156,630 {OVER_ONE_VALUE}"),
+    "sorted": (_levels("a", 3), f"len(sorted({_items('a3', 9)}))", f"sorting {PAST_BUDGET}"),
+    "in": (_levels("a", 4) | {"c": _items("a4", 5)}, " or ".join(["word in c"] * 3), f"a comparison {PAST_BUDGET}"),
     "nested-list-equality": (
-        _levels("a", 4) | _levels("b", 4) | {"c": NINE_A4, "d": NINE_B4},
-        " and ".join(["c == d"] * 3),
-        "a comparison would take the call past 1,000,000 units",
+        _levels("a", 4) | _levels("b", 4) | {"c": _items("a4", 4), "d": _items("b4", 4)},
+        "c == d",
+        f"a comparison {PAST_BUDGET}",
     ),
     "mapping-equality": (
-        _levels("a", 4) | _levels("b", 4) | {"m": MAP_A4, "n": MAP_B4},
-        " and ".join(["m == n"] * 3),
-        "a comparison would take the call past 1,000,000 units",
+        _levels("a", 4) | _levels("b", 4) | {"m": _fields("a4", 4), "n": _fields("b4", 4)},
+        "m == n",
+        f"a comparison {PAST_BUDGET}",
     ),
-    "text-of-a-shared-list": (_levels("a", 4), f"len(str({NINE_A4}))", "a value's text would be"),
+    "text-of-a-shared-list": (
+        _levels("a", 4),
+        f"len(str({_items('a4', 4)}))",
+        f"a value's text would be 208,889 {OVER_ONE_VALUE}",
+    ),
     "format-width": ({"w": "word"}, "'%0999999999d' % 1", f"{OVER_WIDTH} 999999999 is over the limit of 1000"),
     "format-precision": ({"w": "word"}, "'%.999999999f' % 1", f"{OVER_WIDTH} 999999999 is over the limit of 1000"),
     "format-width-from-arguments": (
@@ -117,11 +128,7 @@ BOMBS = {
         "f % 1",
         f"{OVER_WIDTH} 999999995 is over the limit of 1000",
     ),
-    "format-many-conversions": (
-        {"f": WIDE_FORMAT, "g": "f + f"},
-        "g % {'a': 1}",
-        "a formatted text would be",
-    ),
+    "format-many-conversions": ({"f": WIDE_FORMAT, "g": "f + f"}, "g % {'a': 1}", "a formatted text would be"),
 }
 
 
@@ -179,10 +186,10 @@ def test_validate_refuses_each_bomb_in_one_line_within_time_and_memory(tmp_path:
 
 @pytest.mark.e2e
 def test_the_same_shapes_one_level_smaller_are_valid(tmp_path: Path) -> None:
-    """The budget refuses the bombs, not the language: the same operations on a tenth of the size validate clean."""
-    lets = _levels("a", 4) | _levels("b", 4) | {"c": NINE_A4.replace("a4", "a3"), "d": NINE_B4.replace("b4", "b3")}
+    """The budget refuses the bombs, not the language: the same operations on smaller values validate clean."""
+    lets = _levels("a", 4) | _levels("b", 4) | {"c": _items("a3", 3), "d": _items("b3", 3)}
     checks = ["len(join(',', c))", "(word in c)", "(c == d)", "len(str(c))", "len('%05d' % 1)"]
-    text = scenario(lets, "len(sorted(c)) - 8 + 0 * (" + " + ".join(checks) + ")")
+    text = scenario(lets, "len(sorted(c)) - 2 + 0 * (" + " + ".join(checks) + ")")
     path = tmp_path / "fits.yaml"
     path.write_text(text, encoding="utf-8")
     code, output, _, _ = run_measured(hazard_command("validate", str(path)))
