@@ -237,6 +237,7 @@ def _binary(op: ast.operator, left: Any, right: Any, budget: Budget) -> Any:
             return left + right
         if isinstance(left, list) and isinstance(right, list):
             (left_size, left_height), (right_size, right_height) = budget.measure(left), budget.measure(right)
+            budget.room(left_size + right_size - 1, "joining lists with '+'")  # before the copy is made
             height = max(left_height, right_height, 1)
             return budget.built(left + right, left_size + right_size - 1, height, "joining lists with '+'")
     elif isinstance(op, ast.Mod) and isinstance(left, str):
