@@ -88,7 +88,8 @@ class Budget:
         """Charge a list or mapping about to be handed on, and remember its size; returns it."""
         if height > MAX_VALUE_DEPTH:
             raise BudgetExceeded(f"expression budget exceeded: {what} would nest deeper than {MAX_VALUE_DEPTH} levels")
-        self.room(size, what)
+        if size > MAX_VALUE_UNITS or size > self.left:
+            self.room(size, what)  # raises
         self.left -= size
         self._known[id(value)] = (value, size, height)
         return value

@@ -299,10 +299,8 @@ def render(template: Any, names: Mapping[str, Any], budget: Budget | None = None
     """Fill a template: whole-expression strings keep their type, mixed strings are interpolated. What it builds is
     charged to `budget` (a fresh one of EXPRESSION_BUDGET units when none is given), the template's own lists and
     mappings included: a value used in many places counts in each."""
-    return _render(template, names, Budget() if budget is None else budget)
-
-
-def _render(template: Any, names: Mapping[str, Any], budget: Budget) -> Any:
+    if budget is None:
+        budget = Budget()
     if isinstance(template, str):
         whole = _WHOLE.match(template.strip())
         if whole and "{{" not in whole.group(1):
@@ -311,11 +309,13 @@ def _render(template: Any, names: Mapping[str, Any], budget: Budget) -> Any:
             return template
         text = _PART.sub(lambda m: text_of(evaluate(m.group(1), names, budget), budget), template)
         return _bounded(_built(text, budget, "a template's text"))
+    if isinstance(template, dict):  # sized here, not by _built: this runs for nearly every call
+        rendered = {key: render(value, names, budget) for key, value in template.items()}
+        size, height = budget.sizes(rendered.values())
+        size += sum(map(len, rendered)) + len(rendered) + 1
+        return budget.built(rendered, size, height + 1, "a template's mapping")
     if isinstance(template, list):
-        return _built([_render(item, names, budget) for item in template], budget, "a template's list")
-    if isinstance(template, dict):
-        rendered = {key: _render(value, names, budget) for key, value in template.items()}
-        return _built(rendered, budget, "a template's mapping")
+        return _built([render(item, names, budget) for item in template], budget, "a template's list")
     return template
 
 
