@@ -62,10 +62,11 @@ class Budget:
     """The units one evaluation may still spend, and the sizes of the lists and mappings it has met (by identity,
     holding each one so its id cannot be reused while the budget lives)."""
 
-    __slots__ = ("_known", "left", "units")
+    __slots__ = ("_known", "left", "placed", "units")
 
     def __init__(self, units: int = EXPRESSION_BUDGET) -> None:
         self.units = self.left = units
+        self.placed = 0  # expressions a template has filled in so far: a part that fills in none is a literal
         self._known: dict[int, tuple[Any, int, int]] = {}
 
     def spend(self, units: int, what: str) -> None:

@@ -297,25 +297,32 @@ def template_expressions(template: Any) -> list[str]:
 
 def render(template: Any, names: Mapping[str, Any], budget: Budget | None = None) -> Any:
     """Fill a template: whole-expression strings keep their type, mixed strings are interpolated. What it builds is
-    charged to `budget` (a fresh one of EXPRESSION_BUDGET units when none is given), the template's own lists and
-    mappings included: a value used in many places counts in each."""
+    charged to `budget` (a fresh one of EXPRESSION_BUDGET units when none is given): every list and mapping that
+    holds an expression's value costs its size, so a value used in many places counts in each; a part of the template
+    with no expression is a copy of a literal from the file and costs nothing."""
     if budget is None:
         budget = Budget()
     if isinstance(template, str):
         whole = _WHOLE.match(template.strip())
         if whole and "{{" not in whole.group(1):
+            budget.placed += 1
             return evaluate(whole.group(1), names, budget)
         if "{{" not in template:
             return template
+        budget.placed += 1
         text = _PART.sub(lambda m: text_of(evaluate(m.group(1), names, budget), budget), template)
         return _bounded(_built(text, budget, "a template's text"))
-    if isinstance(template, dict):  # sized here, not by _built: this runs for nearly every call
+    placed = budget.placed
+    if isinstance(template, dict):
         rendered = {key: render(value, names, budget) for key, value in template.items()}
-        size, height = budget.sizes(rendered.values())
+        if budget.placed == placed:
+            return rendered
+        size, height = budget.sizes(rendered.values())  # sized here, not by _built: this runs on most calls
         size += sum(map(len, rendered)) + len(rendered) + 1
         return budget.built(rendered, size, height + 1, "a template's mapping")
     if isinstance(template, list):
-        return _built([render(item, names, budget) for item in template], budget, "a template's list")
+        items = [render(item, names, budget) for item in template]
+        return items if budget.placed == placed else _built(items, budget, "a template's list")
     return template
 
 

@@ -780,3 +780,14 @@ def test_error_messages_are_one_short_line(source: str, names: dict[str, Any]) -
     with pytest.raises(ExpressionError) as caught:
         evaluate(source, names)
     assert len(str(caught.value)) <= 300 and "\n" not in str(caught.value)
+
+
+def test_a_template_part_without_expressions_is_a_literal_and_costs_nothing() -> None:
+    """A table row's literal result is a copy of the file, bounded by the loader's limits: it costs nothing. A mapping
+    that also holds an expression's value is a value built, its literal parts included."""
+    literal = {"rows": ["x" * 1000] * 200}  # over 200,000 units, all written in the file
+    budget = Budget()
+    assert render(literal, {}, budget) == literal
+    assert budget.left == EXPRESSION_BUDGET
+    with pytest.raises(BudgetExceeded, match="a template's mapping would be"):
+        render({**literal, "n": "{{ 1 }}"}, {})
