@@ -6,14 +6,14 @@ anything writes the value out (the trace, the served JSON, a schema check, a com
 every value to a `Budget` as it is built, before it is materialised, in units that count what writing it out costs
 (docs/decisions.md, "The expression budget"):
 
-- **Size of a value.** `null`, a boolean or a number: 1 unit (a whole number beyond 10^18: one per character). A text: 1
-  plus its length. A list: 1 plus its items' sizes. A mapping: 1 plus its keys' and values' sizes. A value that
-  appears twice counts twice, as it will be written out twice.
+- **Size of a value.** `null`, a boolean or a number: 1 unit (a whole number beyond 10^18: one per character). A
+  text: 1 plus its length. A list: 1 plus its items' sizes. A mapping: 1 plus its keys' and values' sizes. A value
+  that appears twice counts twice, as it will be written out twice.
 - **Building a value costs its size**: an operator's or a function's result, a list or mapping written in the
-  expression, a slice, a text made from a value, a template's result. Literals and values read by name cost nothing:
-  they exist already.
-- **Reading costs what it walks**: comparisons and `in` the sizes of both sides; `min`, `max`, `sum` and `where`
-  the list's size; sorting each sort key's size once per merge level.
+  expression, a slice, a text made from a value, a template's list or mapping that holds an expression's value.
+  Literals, template parts without expressions and values read by name cost nothing: they exist already.
+- **Reading costs what it walks**: comparisons and `in` the sizes of both sides; `min`, `max` and `where` the
+  list's size, `sum` its length; sorting each sort key's size once per merge level.
 
 One tool call (all its `let`s, guards and its result) gets `EXPRESSION_BUDGET` units; no value built may be bigger
 than `MAX_VALUE_UNITS` or nest deeper than `MAX_VALUE_DEPTH`. Past any of them the evaluation stops with
