@@ -10,7 +10,8 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from mcp_hazard.errors import UserError
-from mcp_hazard.scenario.expressions import ExpressionError, evaluate, render
+from mcp_hazard.scenario.expression_functions import text_of
+from mcp_hazard.scenario.expressions import Budget, ExpressionError, evaluate, render
 from mcp_hazard.scenario.models import (
     ComputeBehaviour,
     ConstantBehaviour,
@@ -61,29 +62,40 @@ def _same(expected: Any, given: Any, casefold: bool) -> bool:
     return bool(expected == given)
 
 
-def _outcome(outcome: Outcome | ConstantBehaviour, names: Mapping[str, Any]) -> ToolOutcome:
+def _outcome(outcome: Outcome | ConstantBehaviour, names: Mapping[str, Any], budget: Budget) -> ToolOutcome:
     if outcome.error is not None:
-        return ToolOutcome(error=str(render(outcome.error, names)))
-    return ToolOutcome(result=render(outcome.result, names))
+        return ToolOutcome(error=_text(render(outcome.error, names, budget), budget))
+    return ToolOutcome(result=render(outcome.result, names, budget))
 
 
-def _run_table(behaviour: TableBehaviour, names: dict[str, Any], arguments: Mapping[str, Any]) -> ToolOutcome:
+def _text(error: Any, budget: Budget) -> str:
+    """A declared error's message: a template that rendered to a list or mapping becomes its JSON text, made within
+    the budget (Python's text of a shared one could be huge); any other value its Python text, as always."""
+    return text_of(error, budget) if isinstance(error, list | dict) else str(error)
+
+
+def _run_table(
+    behaviour: TableBehaviour, names: dict[str, Any], arguments: Mapping[str, Any], budget: Budget
+) -> ToolOutcome:
     for row in behaviour.rows:
         if all(
             key in arguments and _same(value, arguments[key], behaviour.casefold) for key, value in row.when.items()
         ):
-            return _outcome(row, names)
-    return _outcome(behaviour.default, names)
+            return _outcome(row, names, budget)
+    return _outcome(behaviour.default, names, budget)
 
 
-def _run_compute(behaviour: ComputeBehaviour, names: dict[str, Any]) -> ToolOutcome:
+def _run_compute(behaviour: ComputeBehaviour, names: dict[str, Any], budget: Budget) -> ToolOutcome:
     scope = dict(names)
     for name, expression in behaviour.let.items():
-        scope[name] = evaluate(expression, scope)
+        try:
+            scope[name] = evaluate(expression, scope, budget)
+        except ExpressionError as exc:
+            raise type(exc)(f"let {name}: {exc}") from None
     for guard in behaviour.errors:
-        if evaluate(guard.if_, scope):
-            return ToolOutcome(error=str(render(guard.error, scope)))
-    return ToolOutcome(result=render(behaviour.result, scope))
+        if evaluate(guard.if_, scope, budget):
+            return ToolOutcome(error=_text(render(guard.error, scope, budget), budget))
+    return ToolOutcome(result=render(behaviour.result, scope, budget))
 
 
 def load_python_function(spec: str) -> Callable[[dict[str, Any]], Any]:
@@ -116,16 +128,17 @@ def _run_python(behaviour: PythonBehaviour, arguments: Mapping[str, Any], allow_
 
 
 def run_behaviour(tool: ToolSpec, arguments: Mapping[str, Any], *, allow_python: bool = False) -> ToolOutcome:
-    """Execute `tool`'s behaviour; raise BehaviourFault when the scenario itself cannot produce an outcome."""
+    """Execute `tool`'s behaviour; raise BehaviourFault when the scenario itself cannot produce an outcome. Its
+    expressions share one budget (expression_budget.py): the call fails when they build more than it allows."""
     names = argument_names(tool, arguments)
     behaviour = tool.behaviour
     try:
         if isinstance(behaviour, TableBehaviour):
-            return _run_table(behaviour, names, arguments)
+            return _run_table(behaviour, names, arguments, Budget())
         if isinstance(behaviour, ConstantBehaviour):
-            return _outcome(behaviour, names)
+            return _outcome(behaviour, names, Budget())
         if isinstance(behaviour, ComputeBehaviour):
-            return _run_compute(behaviour, names)
+            return _run_compute(behaviour, names, Budget())
         return _run_python(behaviour, arguments, allow_python)
     except ExpressionError as exc:
         raise BehaviourFault(str(exc)) from None

@@ -12,7 +12,14 @@ from typing import Any
 from mcp_hazard.errors import ScenarioError, UserError
 from mcp_hazard.scenario.arguments import argument_problem, schema_problem
 from mcp_hazard.scenario.behaviours import load_python_function
-from mcp_hazard.scenario.expressions import ExpressionError, parse_expression, referenced_names, template_expressions
+from mcp_hazard.scenario.expressions import (
+    MAX_LET_DEPTH,
+    ExpressionError,
+    deepest_let,
+    parse_expression,
+    referenced_names,
+    template_expressions,
+)
 from mcp_hazard.scenario.golden import check_golden
 from mcp_hazard.scenario.models import (
     RESERVED_TOOL_NAMES,
@@ -107,6 +114,12 @@ def _check_tool(scenario: Scenario, tool: ToolSpec, path: Path, problems: Proble
     elif isinstance(behaviour, ComputeBehaviour):
         for name, source in behaviour.let.items():
             _check_expression(source, (*bpath, "let", name), problems)
+        deepest = deepest_let(behaviour.let)
+        if deepest is not None:
+            problems.add(
+                (*bpath, "let", deepest),
+                f"more than {MAX_LET_DEPTH} `let`s each built on the one before; compute in fewer steps",
+            )
         for i, guard in enumerate(behaviour.errors):
             _check_expression(guard.if_, (*bpath, "errors", i, "if"), problems)
             _check_expressions(guard.error, (*bpath, "errors", i, "error"), problems)

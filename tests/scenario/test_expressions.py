@@ -9,20 +9,30 @@ import math
 import subprocess
 import sys
 import textwrap
+import time
 from typing import Any
 
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from mcp_hazard.scenario.expression_budget import json_text
 from mcp_hazard.scenario.expression_functions import FUNCTIONS
 from mcp_hazard.scenario.expressions import (
+    EXPRESSION_BUDGET,
     MAX_EXPONENT,
     MAX_EXPRESSION_CHARS,
+    MAX_FORMAT_WIDTH,
     MAX_INT,
     MAX_ITEMS,
+    MAX_LET_DEPTH,
     MAX_TEXT_CHARS,
+    MAX_VALUE_DEPTH,
+    MAX_VALUE_UNITS,
+    Budget,
+    BudgetExceeded,
     ExpressionError,
+    deepest_let,
     evaluate,
     parse_expression,
     referenced_names,
@@ -394,8 +404,8 @@ def test_text_and_list_growth_by_addition_is_bounded() -> None:
         evaluate("t + 'b'", {"t": big})
     with pytest.raises(ExpressionError, match="more than"):
         evaluate("l + [1]", {"l": [0] * MAX_ITEMS})
-    with pytest.raises(ExpressionError, match="longer than"):
-        evaluate("join(t, l)", {"t": "x" * 1000, "l": [1] * 1000})
+    with pytest.raises(ExpressionError, match=f"over the limit of {MAX_VALUE_UNITS:,} for one value"):
+        evaluate("join(t, l)", {"t": "x" * 1000, "l": [1] * 1000})  # refused before it is joined
 
 
 @pytest.mark.parametrize(
@@ -530,3 +540,254 @@ def test_arithmetic_agrees_with_python_on_small_integers(x: int, y: int) -> None
     assert evaluate("x / y", names) == x / y
     assert evaluate("x if x > y else y", names) == max(x, y)
     assert render("{{ x }}-{{ y }}", names) == f"{x}-{y}"
+
+
+# -- the budget: what building and reading cost (expression_budget.py, docs/decisions.md) ----------------------------
+
+
+def _spent(source: str, names: dict[str, Any]) -> tuple[int, Any]:
+    budget = Budget()
+    value = evaluate(source, names, budget)
+    return EXPRESSION_BUDGET - budget.left, value
+
+
+def _shared(levels: int, leaf: Any = "x", copies: int = 10) -> Any:
+    """A list of `copies` references to a list of `copies` references ... to `leaf`: tiny in memory, but
+    `copies ** levels` leaves to anything that writes it out or compares it."""
+    value = leaf
+    for _ in range(levels):
+        value = [value] * copies
+    return value
+
+
+@pytest.mark.parametrize(
+    ("value", "units"),
+    [
+        (None, 1),
+        (True, 1),
+        (7, 1),
+        (2.5, 1),
+        (MAX_INT, 1),
+        (10**40, 41),  # beyond 10^18, one unit per character
+        (-(10**40), 42),
+        ("", 1),
+        ("abcd", 5),
+        ([], 1),
+        ([1, "ab"], 1 + 1 + 3),
+        ({"k": [1, 2]}, 1 + 2 + 3),
+        ([["ab"]] * 3, 1 + 3 * (1 + 3)),  # a shared value counts every time it appears
+        (_shared(8), sum(10**i for i in range(8)) + 2 * 10**8),
+    ],
+)
+def test_size_of_a_value(value: Any, units: int) -> None:
+    assert Budget(10**10).size(value) == units
+
+
+def test_reading_a_name_or_a_literal_costs_nothing() -> None:
+    assert _spent("s", {"s": "x" * 50_000}) == (0, "x" * 50_000)
+    assert _spent("'text'", {})[0] == 0
+
+
+@pytest.mark.parametrize(
+    ("source", "units"),
+    [
+        ("[s, s]", 1 + 5 + 5),  # the list built: its size
+        ("{'k': s}", 1 + 2 + 5),  # a mapping: its keys too
+        ("s + s", 9),  # a text built: 1 + its length
+        ("n + 1", 1),  # a number built: 1
+        ("s == t", 5 + 5),  # a comparison: both sides
+        ("s in l", 5 + (1 + 5 + 2)),
+        ("l[0:1]", 1 + 5),  # a slice is a new list
+        ("str(l)", 1 + 1 + len('["abcd", "x"]')),  # the call, then the text made
+        ("sorted(['b', 'a'])", (1 + 2 + 2) + 1 + 2 * 2 * 2 + (1 + 2 + 2)),  # list, call, keys x levels, result
+        ("'%05.1f' % n", len("003.0") + 1),  # the text made (refused before when the most it could make is too much)
+    ],
+)
+def test_what_building_and_reading_cost(source: str, units: int) -> None:
+    assert _spent(source, {"s": "abcd", "t": "abcd", "n": 3, "l": ["abcd", "x"]})[0] == units
+
+
+# every operator and function that builds or walks, on a value of 10^8 shared leaves given by name
+HUGE_READS = [
+    "a == b", "a != b", "a < b", "'x' in a", "a in [b]", "a + b", "a[1:]", "[a]", "{'k': a}", "str(a)",
+    "upper(a)", "lower(a)", "strip(a)", "join(',', a)", "join(',', [a])", "sorted(a)", "sort_by(a, 0)",
+    "min_by(a, 0)", "max_by(a, 0)", "min(a)", "max(a)", "min(a, b)", "pluck(a, 0)", "where(a, 0, 'x')",
+    "scramble(a)", "'k=' + str(a)", "{a: 1}", "a[0] == b[0]", "'%s' % [a]",
+]  # fmt: skip
+
+
+@pytest.mark.parametrize("source", HUGE_READS)
+def test_a_shared_value_of_ten_to_the_eight_is_refused_not_walked(source: str) -> None:
+    """Without the budget each of these walks 10^8 leaves (minutes, gigabytes); with it, each stops at once."""
+    names = {"a": _shared(8), "b": _shared(8)}
+    began = time.perf_counter()
+    with pytest.raises(ExpressionError) as caught:
+        evaluate(source, names)
+    assert time.perf_counter() - began < 10  # a guard: the refusal takes milliseconds
+    assert len(str(caught.value)) <= 300 and "\n" not in str(caught.value)
+
+
+@pytest.mark.parametrize(
+    "template",
+    ["{{ a }} and more", {"k": "{{ a }}"}, ["{{ a }}", "{{ a }}"], {"k": ["x {{ a[0] }}"]}],
+    ids=["interpolated", "in-a-mapping", "in-a-list", "nested"],
+)
+def test_a_template_is_charged_for_what_it_places(template: Any) -> None:
+    with pytest.raises(BudgetExceeded):
+        render(template, {"a": _shared(8)})
+    assert render("{{ a }}", {"a": _shared(8)}) is not None  # handing a value on as it is builds nothing
+
+
+def test_lets_share_one_budget_per_call() -> None:
+    """Three `let`s of 105,556 units each fit the per-value limit, not the call's budget together."""
+    from mcp_hazard.scenario.behaviours import BehaviourFault, run_behaviour
+    from mcp_hazard.scenario.models import ToolSpec
+
+    lets = {"a1": "[w, w, w, w, w, w, w, w, w, w]"}
+    lets |= {f"a{i}": ", ".join([f"a{i - 1}"] * 10).join("[]") for i in (2, 3, 4)}
+    lets |= {f"c{i}": ", ".join(["a4"] * 5).join("[]") for i in range(3)}
+    tool = ToolSpec.model_validate(
+        {
+            "name": "t",
+            "description": "d",
+            "input_schema": {"type": "object", "properties": {"w": {"type": "string"}}},
+            "behaviour": {"kind": "compute", "let": lets, "result": "{{ len(c4) }}"},
+        }
+    )
+    with pytest.raises(BehaviourFault, match=r"let c2: expression budget exceeded: a list would take the call past"):
+        run_behaviour(tool, {"w": "x"})
+    lets.pop("c2")
+    small = tool.model_copy(update={"behaviour": tool.behaviour.model_copy(update={"let": lets, "result": "ok"})})
+    assert run_behaviour(small, {"w": "x"}).result == "ok"
+
+
+@pytest.mark.parametrize(
+    ("source", "words"),
+    [
+        ("[[[[[[[[[[x]]]]]]]]]]", "nest deeper than 64"),
+        ("[[[[[[[[[[deep]]]]]]]]]]", "nested deeper than 64"),
+    ],
+)
+def test_values_cannot_nest_deeper_than_the_limit(source: str, words: str) -> None:
+    deep: Any = "x"
+    for _ in range(MAX_VALUE_DEPTH):
+        deep = [deep]
+    names = {"x": deep, "deep": [[deep]] if "deep" in source else deep}
+    with pytest.raises(BudgetExceeded, match=words):
+        evaluate(source, names)
+    assert evaluate("[x]", {"x": deep[0]}) is not None  # exactly the limit is fine
+
+
+def test_a_chain_of_lets_is_refused_at_its_first_link_over_the_limit() -> None:
+    chain = {"a0": "[w]", **{f"a{i}": f"[a{i - 1}]" for i in range(1, 3000)}}
+    assert deepest_let(chain) == f"a{MAX_LET_DEPTH}"
+    assert deepest_let({f"a{i}": "w + 1" for i in range(3000)}) is None  # many lets, none built on another
+    assert deepest_let({"w": "w + 1", "v": "w"}) is None
+
+
+@pytest.mark.parametrize(
+    ("source", "words"),
+    [
+        ("'%0999999999d' % 1", f"over the limit of {MAX_FORMAT_WIDTH}"),
+        ("'%.999999999f' % 1", f"over the limit of {MAX_FORMAT_WIDTH}"),
+        ("'%(a)0999999999s' % {'a': 'x'}", f"over the limit of {MAX_FORMAT_WIDTH}"),
+        ("'%*d' % [5, 1]", "'*'"),
+        ("'%.*f' % [5, 1.5]", "'*'"),
+        ("'%s' % [1, 2]", "not [1, 2]"),
+        ("'%(a)s' % {'a': [1]}", "not [1]"),
+        ("'%(a)s' % 1", "needs a mapping"),
+        ("'%(b)s' % {'a': 1}", "no field 'b'"),
+        ("'%y' % 1", "unsupported format"),
+        ("f % {'a': 1}", f"over the limit of {MAX_VALUE_UNITS:,}"),  # 400 conversions of 999 characters
+    ],
+)
+def test_formats_are_bounded_before_python_formats_them(source: str, words: str) -> None:
+    names = {"f": "%(a)0999d" * 400}
+    began = time.perf_counter()
+    with pytest.raises(ExpressionError) as caught:
+        evaluate(source, names)
+    assert words in str(caught.value)
+    assert time.perf_counter() - began < 10  # a guard: without the caps the first one makes a gigabyte
+
+
+@settings(max_examples=300, deadline=None, database=None)
+@given(
+    flags=st.sampled_from(["", "-", "+", " ", "#", "0", "-0", "+#"]),
+    width=st.one_of(st.just(""), st.integers(0, MAX_FORMAT_WIDTH).map(str)),
+    precision=st.one_of(st.just(""), st.integers(0, MAX_FORMAT_WIDTH).map(lambda p: f".{p}")),
+    kind=st.sampled_from(list("diouxXeEfFgGcrsa%")),
+    value=st.one_of(
+        st.integers(-(10**30), 10**30), st.floats(allow_nan=False, allow_infinity=False), st.text(max_size=30),
+        st.booleans(), st.none(),
+    ),
+)  # fmt: skip
+def test_a_bounded_format_is_pythons_format_within_its_charge(
+    flags: str, width: str, precision: str, kind: str, value: Any
+) -> None:
+    template = f"<%{flags}{width}{precision}{kind}>"
+    try:
+        expected: Any = template % value
+    except (TypeError, ValueError, OverflowError) as exc:
+        expected = type(exc)
+    budget = Budget()
+    try:
+        got: Any = evaluate("t % v", {"t": template, "v": value}, budget)
+    except ExpressionError as exc:
+        assert isinstance(expected, type), (template, value, exc)
+        return
+    assert got == expected
+    assert EXPRESSION_BUDGET - budget.left >= len(got) + 1
+
+
+@settings(max_examples=300, deadline=None, database=None)
+@given(
+    value=st.recursive(
+        st.none() | st.booleans() | st.integers() | st.floats(allow_nan=False) | st.text(),
+        lambda children: st.lists(children, max_size=6) | st.dictionaries(st.text(max_size=8), children, max_size=6),
+        max_leaves=40,
+    ),
+    sort_keys=st.booleans(),
+    ascii_only=st.booleans(),
+)
+def test_json_text_is_json_dumps_on_either_path(value: Any, sort_keys: bool, ascii_only: bool) -> None:
+    """Piece by piece (a budget too small for the one-call path) or in one call, the text is json.dumps's."""
+    expected = json.dumps(value, sort_keys=sort_keys, ensure_ascii=ascii_only, separators=(", ", ": "))
+    for units in (len(expected) + 1, 10**7):
+        assert json_text(value, Budget(units), sort_keys=sort_keys, ascii_only=ascii_only) == expected
+    with pytest.raises(BudgetExceeded):
+        json_text(value, Budget(len(expected)), sort_keys=sort_keys, ascii_only=ascii_only)
+
+
+def test_scramble_draws_the_same_numbers_as_before() -> None:
+    """Generated scenarios draw their wrong values with scramble: its text must stay json.dumps's, sorted, ASCII."""
+    for values in [(7, 512), ("é", {"b": 1, "a": [2.5, None]}), (10**30, True)]:
+        text = json.dumps(list(values), sort_keys=True, default=str)
+        expected = int.from_bytes(hashlib.blake2b(text.encode(), digest_size=7).digest(), "big")
+        assert evaluate("scramble(*v)".replace("*v", "v0, v1"), {"v0": values[0], "v1": values[1]}) == expected
+
+
+@pytest.mark.parametrize(
+    ("source", "names"),
+    [
+        ("x.missing", {"x": {f"field{i}": i for i in range(5000)}}),
+        ("float(s)", {"s": "x" * 90_000}),
+        ("l[s]", {"l": [1], "s": "k" * 90_000}),
+        ("add_days(l, 1)", {"l": _shared(8)}),
+        ("round(l)", {"l": _shared(8)}),
+    ],
+)
+def test_error_messages_are_one_short_line(source: str, names: dict[str, Any]) -> None:
+    with pytest.raises(ExpressionError) as caught:
+        evaluate(source, names)
+    assert len(str(caught.value)) <= 300 and "\n" not in str(caught.value)
+
+
+def test_a_template_part_without_expressions_is_a_literal_and_costs_nothing() -> None:
+    """A table row's literal result is a copy of the file, bounded by the loader's limits: it costs nothing. A mapping
+    that also holds an expression's value is a value built, its literal parts included."""
+    literal = {"rows": ["x" * 1000] * 200}  # over 200,000 units, all written in the file
+    budget = Budget()
+    assert render(literal, {}, budget) == literal
+    assert budget.left == EXPRESSION_BUDGET
+    with pytest.raises(BudgetExceeded, match="a template's mapping would be"):
+        render({**literal, "n": "{{ 1 }}"}, {})
