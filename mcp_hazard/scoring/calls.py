@@ -11,6 +11,7 @@ from typing import Any
 from mcp_hazard.hazards.base import siblings
 from mcp_hazard.scenario.answers import canonical_text
 from mcp_hazard.scenario.models import Scenario, Task
+from mcp_hazard.scenario.serves import step_stand_ins, tool_stand_ins
 from mcp_hazard.trace.reader import Trace
 
 # One encoder each, built once: `json.dumps` with options builds a new JSONEncoder on every call.
@@ -48,6 +49,7 @@ class EpisodeCalls:
         self.events = trace.events
         self._keys: dict[int, str] = {}  # id(call) -> call_key(call)
         self._siblings: dict[str, set[str]] = {}
+        self._stand_ins: dict[str, set[str]] = {}
         self._known: dict[int, str] = {}  # number of leading calls -> known text
         self._results: dict[int, str] = {}  # index in self.calls -> JSON of the result
 
@@ -55,6 +57,17 @@ class EpisodeCalls:
         found = self._keys.get(id(call))
         if found is None:
             found = self._keys[id(call)] = call_key(call)
+        return found
+
+    def stand_ins(self, tool: str) -> set[str]:
+        """Tools that serve what this task reads from `tool`'s results (scenario/serves.py): a fallback or a
+        cross-check of `tool` counts only with one of them."""
+        try:
+            found = self._stand_ins.get(tool)
+        except TypeError:  # an unhashable tool name in a damaged trace: no tool of the scenario has it
+            return set()
+        if found is None:
+            found = self._stand_ins[tool] = set(tool_stand_ins(self.scenario, self.task, tool))
         return found
 
     def siblings(self, tool: str) -> set[str]:
@@ -100,8 +113,8 @@ class EpisodeCalls:
         except (KeyError, TypeError):  # a damaged trace (a call without a tool, or an odd one): look call by call
             done = None
         missing = []
-        for step in self.task.golden_path.steps:
-            accepted = {step.tool, *self.siblings(step.tool)}
+        for step, stand_ins in zip(self.task.golden_path.steps, step_stand_ins(self.scenario, self.task), strict=True):
+            accepted = {step.tool, *stand_ins}
             if done is not None:
                 if accepted.isdisjoint(done):
                     missing.append(step.tool)
