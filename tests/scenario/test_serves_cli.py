@@ -190,3 +190,17 @@ def test_shipped_files_name_the_fields_that_carry_shared_facts() -> None:
         for tool in scenario.tools:
             shared = [fact for fact in tool.serves if facts.count(fact) > 1]
             assert not shared or isinstance(tool.serves, dict), (path.name, tool.name)
+
+
+def test_a_misspelt_argument_of_a_replacement_gets_a_suggestion(tmp_path: Path) -> None:
+    serves = "    serves: {flight_fare: price_eur, fare_class: fare_class}\n"
+    replacement = (
+        "    replacement:\n      name: fare_of\n"
+        "      input_schema: {type: object, properties: {flight: {type: string}}, required: [flight]}\n"
+        "      arguments: {flight_idd: flight}\n"
+    )
+    lines = problems(validate(tmp_path, FARES.replace(serves, serves + replacement, 1)))
+    assert (
+        "s.yaml:14:19: tools[0].replacement.arguments.flight_idd: 'flight_idd' is not an argument of 'get_fare' "
+        "(did you mean 'flight_id'?)"
+    ) in lines
