@@ -17,6 +17,7 @@ from mcp_hazard.errors import Problem, ScenarioError, UserError
 from mcp_hazard.hazards.build import check_spec
 from mcp_hazard.scenario.checks import check_scenario
 from mcp_hazard.scenario.files import LoadedScenario, read_source, scenario_files
+from mcp_hazard.scenario.hazard_spec import HazardSpec
 from mcp_hazard.scenario.models import Scenario
 from mcp_hazard.scenario.problems import Problems
 
@@ -38,7 +39,7 @@ def _check_declared_hazards(scenario: Scenario, problems: Problems) -> None:
             try:
                 check_spec(spec, j, scenario, task)
             except UserError as exc:
-                problems.add(("tasks", i, "hazards", j), str(exc).split(": ", 1)[-1])
+                _add_spec_problem(problems, ("tasks", i, "hazards", j), spec, exc)
         served = {tool.name for tool in scenario.task_tools(task)}
         for k, tool in enumerate(scenario.tools):
             if tool.name not in served:
@@ -49,7 +50,17 @@ def _check_declared_hazards(scenario: Scenario, problems: Problems) -> None:
                         spec if spec.tools else spec.model_copy(update={"tools": [tool.name]}), j, scenario, task
                     )
                 except UserError as exc:
-                    problems.add(("tools", k, "hazards", j), str(exc).split(": ", 1)[-1])
+                    _add_spec_problem(problems, ("tools", k, "hazards", j), spec, exc)
+
+
+def _add_spec_problem(problems: Problems, path: tuple[str | int, ...], spec: HazardSpec, exc: UserError) -> None:
+    """The hazard's problem at its place in the file, without the command line's "hazard #N (kind): " label, which
+    the place says; an unknown kind is named, at the kind."""
+    message = str(exc).split(": ", 1)[-1]
+    if message.startswith("unknown kind"):
+        problems.add((*path, "kind"), f"unknown kind {spec.kind!r}" + message.removeprefix("unknown kind"))
+    else:
+        problems.add(path, message)
 
 
 def load_scenario(path: str | FsPath, *, allow_python: bool = False) -> LoadedScenario:

@@ -171,7 +171,8 @@ def check_spec(spec: HazardSpec, index: int, scenario: Scenario, task: Task) -> 
     if spec.tools is not None:
         for name in spec.tools:
             if scenario.tool(name) is None:
-                raise UserError(f"{label}: no tool named {name!r} in scenario {scenario.id!r}")
+                hint = did_you_mean(name, (t.name for t in scenario.tools))
+                raise UserError(f"{label}: no tool named {name!r} in scenario {scenario.id!r}{hint}")
             if name not in served:
                 raise UserError(f"{label}: tool {name!r} is not served for task {task.id!r}")
         tools = list(spec.tools)

@@ -216,7 +216,7 @@ class ProxyEpisode(Episode):
         for tool in listed:
             name = str(tool.get("name", ""))
             old = noted(self.tools.get(name))
-            fresh[name] = tool_spec(tool, notes.get(name), old.serves if old is not None else [])
+            fresh[name] = tool_spec(tool, notes.get(name), list(old.serves) if old is not None else [])
         wanted = set(self.task.tools) if self.task.tools is not None else None
         self.tools = {n: s for n, s in fresh.items() if wanted is None or n in wanted}
         self.served.tools = self.tools

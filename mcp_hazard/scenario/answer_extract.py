@@ -63,6 +63,7 @@ _TIMES = [
 _ID = re.compile(r"(?<![\w#.-])#?[A-Za-z0-9]+(?:[-_.#][A-Za-z0-9]+)*")
 _NUMBER_LIKE = re.compile(r"\d+(?:\.\d+)?(?:[eE][-+]?\d+)?|\d+(?:\.\d+)?[A-Za-z%]{1,3}")
 _DIGITS_JOINED = re.compile(r"\d+(?:-\d+)+")
+_GROUPED = re.compile(r"\d{1,3}(?:_\d{3})+(?:\.\d+)?")  # 1_000: a number with `_` between its groups
 _CURRENCY = r"(?:[$€£¥]|(?:EUR|USD|GBP|JPY|CHF|AUD|CAD|SEK|NOK|DKK|PLN|CZK|INR|CNY)(?![A-Za-z]))"
 _NUMBER = re.compile(
     rf"(?<![\w.])(?P<neg>-\s?)?(?:{_CURRENCY}\s?)?(?P<neg2>-)?"
@@ -201,7 +202,7 @@ def extract(text: str, kinds: frozenset[str], terms: Iterable[str] = (), *, digi
             add("time", match.group(), _read_time(match), *match.span())
     for match in _ID.finditer(work):
         token = match.group()
-        if not any(ch.isdigit() for ch in token) or _NUMBER_LIKE.fullmatch(token):
+        if not any(ch.isdigit() for ch in token) or _NUMBER_LIKE.fullmatch(token) or _GROUPED.fullmatch(token):
             continue
         if _DIGITS_JOINED.fullmatch(token) and not digit_ids:
             continue  # "10-20" is a range of two numbers

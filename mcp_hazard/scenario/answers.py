@@ -19,8 +19,6 @@ from mcp_hazard.scenario.answer_extract import _DIGITS_JOINED, Candidate, extrac
 from mcp_hazard.scenario.gave_up import hedged, refusal
 from mcp_hazard.scenario.models import AnswerSpec, Scenario, Task
 
-_NUMBER = re.compile(r"[-+]?(?:\d+(?:\.\d+)?|\.\d+)(?:[eE][-+]?\d+)?")
-
 
 @dataclass(frozen=True)
 class AnswerVerdict:
@@ -47,18 +45,14 @@ def canonical_text(value: Any) -> str:
 
 
 def parse_number(value: Any) -> float | None:
-    """A number from an answer: a JSON number, or text such as '1,234.50', 'EUR 12.5' or '12.5 km' (one number only)."""
-    if isinstance(value, bool | list | dict):
+    """A number from an answer: a JSON number, or text holding exactly one number as the answer readers find it
+    ('1,234.50', 'EUR 12.5', '12.5 km'): an identifier ('AU-426'), a date or a time holds none."""
+    if isinstance(value, bool | list | dict) or value is None:
         return None
     if isinstance(value, int | float):
-        return float(value)
-    text = canonical_text(value)
-    text = re.sub(r"(?<=\d)[,_ ](?=\d{3}\b)", "", text)
-    found = _NUMBER.findall(text)
-    if len(found) != 1:
-        return None
-    number = float(found[0])
-    return number if math.isfinite(number) else None
+        return float(value) if math.isfinite(value) else None
+    found = extract(canonical_text(value), frozenset({"number"}))
+    return float(found[0].key) if len(found) == 1 else None
 
 
 _MARKER = re.compile(

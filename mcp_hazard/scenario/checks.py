@@ -35,7 +35,9 @@ from mcp_hazard.scenario.patterns import pattern_problem, schema_patterns, uses_
 from mcp_hazard.scenario.problems import Problems, validate_model
 from mcp_hazard.scenario.replacement import replacement_problems
 from mcp_hazard.scenario.schema_refs import ref_problems
+from mcp_hazard.scenario.serves import serves_problems
 from mcp_hazard.scenario.yaml_source import Path, parse_yaml
+from mcp_hazard.suggest import did_you_mean
 
 
 def _validate_model(data: Any, problems: Problems) -> Scenario | None:
@@ -75,7 +77,7 @@ def _check_tool(scenario: Scenario, tool: ToolSpec, path: Path, problems: Proble
         fpath = (*path, "fallbacks", i)
         other = scenario.tool(fallback.tool)
         if other is None:
-            problems.add((*fpath, "tool"), f"no tool named {fallback.tool!r} in this scenario")
+            problems.add((*fpath, "tool"), _no_tool(scenario, fallback.tool))
             continue
         if not set(other.serves) & set(tool.serves):
             problems.add((*fpath, "tool"), f"{fallback.tool!r} serves no fact that {tool.name!r} serves ('serves:')")
@@ -88,15 +90,22 @@ def _check_tool(scenario: Scenario, tool: ToolSpec, path: Path, problems: Proble
                 continue
             if unknown:
                 problems.add(
-                    (*fpath, "arguments"), f"refers to {sorted(unknown)}, which are not arguments of {tool.name!r}"
+                    (*fpath, "arguments"),
+                    f"refers to {sorted(unknown)}, which are not arguments of {tool.name!r}"
+                    + did_you_mean(min(unknown), own - {"args"}),
                 )
+    for where, message in serves_problems(tool):
+        problems.add((*path, *where), message)
     behaviour, bpath = tool.behaviour, (*path, "behaviour")
     properties = set((tool.input_schema.get("properties") or {}).keys())
     if isinstance(behaviour, TableBehaviour):
         for i, row in enumerate(behaviour.rows):
             for key in row.when:
                 if key not in properties:
-                    problems.add((*bpath, "rows", i, "when", key), f"{key!r} is not an argument of {tool.name!r}")
+                    problems.add(
+                        (*bpath, "rows", i, "when", key),
+                        f"{key!r} is not an argument of {tool.name!r}{did_you_mean(key, properties)}",
+                    )
             _check_expressions(row.result, (*bpath, "rows", i, "result"), problems)
             _check_expressions(row.error, (*bpath, "rows", i, "error"), problems)
             if usable:
@@ -164,13 +173,17 @@ def _check_static_result(tool: ToolSpec, result: Any, error: str | None, path: P
         problems.add(path, "result does not match output_schema: " + problem.replace("argument", "field"))
 
 
+def _no_tool(scenario: Scenario, name: str) -> str:
+    return f"no tool named {name!r} in this scenario{did_you_mean(name, (t.name for t in scenario.tools))}"
+
+
 def _check_task(scenario: Scenario, task: Task, path: Path, problems: Problems) -> bool:
     """Reference checks; returns False when the golden path cannot even be attempted."""
     ok = True
     names = {tool.name for tool in scenario.tools}
     for i, name in enumerate(task.tools or []):
         if name not in names:
-            problems.add((*path, "tools", i), f"no tool named {name!r} in this scenario")
+            problems.add((*path, "tools", i), _no_tool(scenario, name))
             ok = False
     served = {tool.name for tool in scenario.task_tools(task)}
     seen: set[str] = set()
@@ -180,7 +193,7 @@ def _check_task(scenario: Scenario, task: Task, path: Path, problems: Problems) 
             problems.add((*spath, "id"), f"duplicate step id {step.id!r}")
             ok = False
         if step.tool not in names:
-            problems.add((*spath, "tool"), f"no tool named {step.tool!r} in this scenario")
+            problems.add((*spath, "tool"), _no_tool(scenario, step.tool))
             ok = False
         elif step.tool not in served:
             problems.add((*spath, "tool"), f"tool {step.tool!r} is not served for task {task.id!r}")
@@ -193,7 +206,10 @@ def _check_task(scenario: Scenario, task: Task, path: Path, problems: Problems) 
                 ok = False
                 continue
             if unknown:
-                problems.add((*spath, "arguments"), f"refers to {sorted(unknown)}, which are not earlier steps")
+                problems.add(
+                    (*spath, "arguments"),
+                    f"refers to {sorted(unknown)}, which are not earlier steps{did_you_mean(min(unknown), seen)}",
+                )
                 ok = False
         seen.add(step.id)
     for source in template_expressions(task.golden_path.answer):
@@ -204,7 +220,10 @@ def _check_task(scenario: Scenario, task: Task, path: Path, problems: Problems) 
             ok = False
             continue
         if unknown:
-            problems.add((*path, "golden_path", "answer"), f"refers to {sorted(unknown)}, which are not steps")
+            problems.add(
+                (*path, "golden_path", "answer"),
+                f"refers to {sorted(unknown)}, which are not steps{did_you_mean(min(unknown), seen)}",
+            )
             ok = False
     return ok
 

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Annotated, Any, ClassVar, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, model_validator
+from pydantic import BaseModel, ConfigDict, Discriminator, Field, Tag, model_validator
 
 from mcp_hazard.scenario.hazard_spec import HazardSpec
 
@@ -14,6 +14,31 @@ JSON = Any
 Identifier = Annotated[str, Field(pattern=r"^[a-z0-9][a-z0-9_-]{0,63}$")]
 ToolName = Annotated[str, Field(pattern=r"^[A-Za-z0-9_][A-Za-z0-9_.-]{0,63}$")]
 StepId = Annotated[str, Field(pattern=r"^[A-Za-z_][A-Za-z0-9_]{0,63}$")]
+FieldPath = Annotated[str, Field(pattern=r"^(?:\$|[^.\s]+(?:\.[^.\s]+)*)$")]
+"""A field of a tool's output, dotted through nested objects and lists (`stores.qty_available`); `$`: all of it."""
+
+
+def _shape(value: Any, one: str, many: str) -> str | None:
+    return many if isinstance(value, list) else one if isinstance(value, str) else None
+
+
+FactFields = Annotated[
+    Annotated[FieldPath, Tag("one")] | Annotated[list[FieldPath], Tag("many"), Field(min_length=1)],
+    Discriminator(
+        lambda value: _shape(value, "one", "many"),
+        custom_error_type="fact_fields",
+        custom_error_message="give the output field that carries the fact, or a list of fields",
+    ),
+]
+Serves = Annotated[
+    Annotated[list[Identifier], Tag("list")] | Annotated[dict[Identifier, FactFields], Tag("mapping")],
+    Discriminator(
+        lambda value: "list" if isinstance(value, list) else "mapping" if isinstance(value, dict) else None,
+        custom_error_type="serves",
+        custom_error_message="give a list of facts, or a mapping of each fact to the output field(s) that carry it",
+    ),
+]
+"""`serves:` as written: fact names (the whole output carries each), or each fact with the fields that carry it."""
 
 RESERVED_TOOL_NAMES = frozenset({"submit_answer"})
 
@@ -130,9 +155,11 @@ class ToolSpec(Strict):
         default=None, description="JSON Schema of the result; results must then be objects that match it."
     )
     annotations: Annotations | None = None
-    serves: list[Identifier] = Field(
+    serves: Serves = Field(
         default_factory=list,
-        description="Facts this tool serves; two tools serving one fact offer a fallback and a cross-check.",
+        description="Facts this tool serves; two tools serving one fact offer a fallback and a cross-check. A list "
+        "names facts the whole output carries; a mapping gives each fact the output field(s) that carry it "
+        "({flight_fare: price_eur}), and only a task that reads those fields can be served by another tool.",
     )
     behaviour: Behaviour
     fallbacks: list[Fallback] = Field(

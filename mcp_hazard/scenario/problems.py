@@ -3,6 +3,7 @@ validation errors turned into such problems (one line each, in the user's words)
 
 from __future__ import annotations
 
+import re
 from typing import Any, TypeVar
 
 from pydantic import BaseModel, ValidationError
@@ -10,8 +11,10 @@ from pydantic import BaseModel, ValidationError
 from mcp_hazard.errors import Problem
 from mcp_hazard.scenario.arguments import describe_value
 from mcp_hazard.scenario.yaml_source import Path, Positions, format_path
+from mcp_hazard.suggest import did_you_mean
 
 M = TypeVar("M", bound=BaseModel)
+_QUOTED = re.compile(r"'([^']*)'")  # the choices in pydantic's "expected 'a', 'b' or 'c'"
 
 
 class Problems:
@@ -47,9 +50,12 @@ def _pydantic_message(error: Any, field: str | int) -> str:
     if kind == "missing":
         return f"missing required field {field!r}"
     if kind == "literal_error":
-        return f"{describe_value(error.get('input'))} is not allowed; expected {error['ctx']['expected']}"
+        given, expected = error.get("input"), error["ctx"]["expected"]
+        hint = did_you_mean(given, _QUOTED.findall(expected)) if isinstance(given, str) else ""
+        return f"{describe_value(given)} is not allowed{hint}; expected {expected}"
     if kind == "union_tag_invalid":
-        return f"unknown kind {error['ctx']['tag']!r}; expected {error['ctx']['expected_tags']}"
+        tag, expected = error["ctx"]["tag"], error["ctx"]["expected_tags"]
+        return f"unknown kind {tag!r}{did_you_mean(str(tag), _QUOTED.findall(expected))}; expected {expected}"
     if kind == "union_tag_not_found":
         return f"missing {error['ctx']['discriminator'].strip(chr(39))!r}; say which kind of behaviour this is"
     message = str(error["msg"])
@@ -69,5 +75,8 @@ def validate_model(model: type[M], data: Any, problems: Problems) -> M | None:
             loc = tuple(error["loc"])
             path = _data_path(loc, data)
             field = loc[-1] if loc else ""
-            problems.add(path, _pydantic_message(error, field), at_key=error["type"] == "extra_forbidden")
+            if error["type"] == "union_tag_invalid":  # the tag's own key, not the whole mapping, is at fault
+                path = _data_path((*loc, str(error["ctx"]["discriminator"]).strip("'")), data)
+            at_key = error["type"] == "extra_forbidden" or "[key]" in loc  # a mapping's key is at fault
+            problems.add(path, _pydantic_message(error, field), at_key=at_key)
         return None

@@ -14,6 +14,7 @@ from typing import Any
 
 from mcp_hazard.scenario.arguments import schema_problem
 from mcp_hazard.scenario.models import Replacement, ToolSpec
+from mcp_hazard.suggest import did_you_mean
 
 Where = tuple[str | int, ...]  # a path below the tool's `replacement` key
 PROSE = ("description", "title", "examples")
@@ -102,7 +103,8 @@ def replacement_problems(tool: ToolSpec, taken: set[str]) -> list[tuple[Where, s
     for original, place in replacement.arguments.items():
         where: Where = ("arguments", original)
         if original not in originals:
-            problems.append((where, f"{original!r} is not an argument of {tool.name!r}", True))
+            hint = did_you_mean(original, originals)
+            problems.append((where, f"{original!r} is not an argument of {tool.name!r}{hint}", True))
             continue
         parts = segments(place)
         clash = next((other for p, other in places.items() if p[: len(parts)] == parts or parts[: len(p)] == p), None)
@@ -114,8 +116,9 @@ def replacement_problems(tool: ToolSpec, taken: set[str]) -> list[tuple[Where, s
         for depth, part in enumerate(parts):
             if part not in _properties(node):
                 at = ".".join(parts[:depth]) or "the top level"
+                hint = did_you_mean(part, _properties(node))
                 problems.append(
-                    (where, f"{place!r}: no property {part!r} at {at} of the replacement's input_schema", False)
+                    (where, f"{place!r}: no property {part!r} at {at} of the replacement's input_schema{hint}", False)
                 )
                 break
             if original in required and part not in _required(node):

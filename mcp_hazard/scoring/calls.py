@@ -1,5 +1,5 @@
 """An episode's trace indexed for scoring: its tool calls (submit_answer aside), its events by type, and the caches
-every scoring rule shares (call keys, sibling tools, the text the agent had seen by a point of the episode). Also the
+every scoring rule shares (call keys, sibling tools, what the agent had seen by a point of the episode). Also the
 one efficiency rule that only compares calls: redundant calls."""
 
 from __future__ import annotations
@@ -9,13 +9,13 @@ from collections.abc import Callable
 from typing import Any
 
 from mcp_hazard.hazards.base import siblings
-from mcp_hazard.scenario.answers import canonical_text
 from mcp_hazard.scenario.models import Scenario, Task
+from mcp_hazard.scenario.serves import step_stand_ins, tool_stand_ins
+from mcp_hazard.scoring.seen import Seen, listing, show_call
 from mcp_hazard.trace.reader import Trace
 
-# One encoder each, built once: `json.dumps` with options builds a new JSONEncoder on every call.
+# Built once: `json.dumps` with options builds a new JSONEncoder on every call.
 KEY_ENCODER = json.JSONEncoder(sort_keys=True, default=str)
-_TEXT_ENCODER = json.JSONEncoder(ensure_ascii=False, default=str)
 
 
 def call_key(event: dict[str, Any]) -> str:
@@ -48,13 +48,24 @@ class EpisodeCalls:
         self.events = trace.events
         self._keys: dict[int, str] = {}  # id(call) -> call_key(call)
         self._siblings: dict[str, set[str]] = {}
-        self._known: dict[int, str] = {}  # number of leading calls -> known text
-        self._results: dict[int, str] = {}  # index in self.calls -> JSON of the result
+        self._stand_ins: dict[str, set[str]] = {}
+        self._seen: dict[int, Seen] = {}  # number of leading calls -> what they showed
 
     def key(self, call: dict[str, Any]) -> str:
         found = self._keys.get(id(call))
         if found is None:
             found = self._keys[id(call)] = call_key(call)
+        return found
+
+    def stand_ins(self, tool: str) -> set[str]:
+        """Tools that serve what this task reads from `tool`'s results (scenario/serves.py): a fallback or a
+        cross-check of `tool` counts only with one of them."""
+        try:
+            found = self._stand_ins.get(tool)
+        except TypeError:  # an unhashable tool name in a damaged trace: no tool of the scenario has it
+            return set()
+        if found is None:
+            found = self._stand_ins[tool] = set(tool_stand_ins(self.scenario, self.task, tool))
         return found
 
     def siblings(self, tool: str) -> set[str]:
@@ -72,27 +83,20 @@ class EpisodeCalls:
     def relisted_between(self, start: int, end: int) -> bool:
         return any(start < e["seq"] < end for e in self.by_type.get("tools_listed", ()))
 
-    def known_text(self, before_seq: int) -> str:
-        """The task prompt and every successful call's result before `before_seq`, as canonical casefolded text.
-        Built once per prefix of calls."""
+    def seen(self, before_seq: int) -> Seen:
+        """What the agent had been shown before `before_seq`: the prompt, the tool listing, and every earlier call's
+        result, text and error (seen.py). Built once per prefix of calls."""
         count = 0
         for call in self.calls:
             if call["seq"] >= before_seq:
                 break
             count += 1
-        text = self._known.get(count)
-        if text is None:
-            parts = [self.task.prompt]
-            for index, call in enumerate(self.calls[:count]):
-                if call["outcome"] == "ok":
-                    result = self._results.get(index)
-                    if result is None:
-                        result = self._results[index] = _TEXT_ENCODER.encode(call.get("result"))
-                    parts.append(result)
-                    if call.get("text"):
-                        parts.append(str(call["text"]))
-            text = self._known[count] = canonical_text(" ".join(parts)).casefold()
-        return text
+        found = self._seen.get(count)
+        if found is None:
+            found = self._seen[count] = listing(self.scenario, self.task)
+            for call in self.calls[:count]:
+                show_call(found, call)
+        return found
 
     def steps_missing(self) -> list[str]:
         try:
@@ -100,8 +104,8 @@ class EpisodeCalls:
         except (KeyError, TypeError):  # a damaged trace (a call without a tool, or an odd one): look call by call
             done = None
         missing = []
-        for step in self.task.golden_path.steps:
-            accepted = {step.tool, *self.siblings(step.tool)}
+        for step, stand_ins in zip(self.task.golden_path.steps, step_stand_ins(self.scenario, self.task), strict=True):
+            accepted = {step.tool, *stand_ins}
             if done is not None:
                 if accepted.isdisjoint(done):
                     missing.append(step.tool)

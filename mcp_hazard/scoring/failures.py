@@ -34,11 +34,10 @@ def call_failure(calls: EpisodeCalls, call: dict[str, Any]) -> str:
         return "server_fault"
     if outcome == "upstream_error":
         return "upstream_failure"  # a proxied server failed at the protocol level: not the agent's doing
-    known = calls.known_text(call["seq"])
+    seen = calls.seen(call["seq"])
     for value in _scalars(call.get("arguments")):
-        text = canonical_text(value).casefold()
-        if text and text not in known:
-            return "unknown_value"
+        if canonical_text(value) and not seen.holds(value):
+            return "unknown_value"  # whole values only: "AU-41" is not seen in "AU-412"
     return "incorrect_known_value"
 
 

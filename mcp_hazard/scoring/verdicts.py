@@ -44,7 +44,7 @@ def hazard_verdict(calls: EpisodeCalls, fired: dict[str, Any], correct: bool) ->
     if kind == "output_drift":
         return _make(fired, family, correct, "normalise" if correct else None, 0 if correct else None)
     rest = [c for c in later if c is not own]
-    sibs = calls.siblings(tool)
+    sibs = calls.stand_ins(tool)  # what stands in for `tool` in this task (a sibling without the field does not)
     found: tuple[str, dict[str, Any]] | None = None
     if kind in BEFORE_PATHS:
         for call in rest:
@@ -77,7 +77,8 @@ def hazard_verdict(calls: EpisodeCalls, fired: dict[str, Any], correct: bool) ->
     elif kind == "silent_wrong_value":
         answered = calls.by_type.get("answer_submitted")
         if correct and answered:
-            found = _right_value_read(fired, own, [c for c in rest if c["seq"] < answered[0]["seq"]], sibs)
+            before = [c for c in rest if c["seq"] < answered[0]["seq"]]
+            found = _right_value_read(fired, own, before, calls.siblings(tool))  # the value itself is compared
     if found is None:
         return _make(fired, family, False, None, None)
     path, call = found

@@ -3,10 +3,11 @@ incomplete or contradictory, and require final-answer canonicalization before FI
 
 `submit_answer` is refused, with a reason the agent sees and an `answer_refused` trace event, while
 
-- the evidence is incomplete: a golden-path step has had no successful call of its tool or of a tool serving the
-  same fact (the scorer's premature rule (a), docs/scoring.md); the reason names the tools the agent itself called
-  without success, never a tool it has not met, so the golden path is not served;
-- the evidence is contradictory: a `conflict` fired and no tool serving the same fact has answered since (rule (b));
+- the evidence is incomplete: a golden-path step has had no successful call of its tool or of a tool that stands in
+  for it, serving the facts the task reads from it (the scorer's premature rule (a), docs/scoring.md); the reason
+  names the tools the agent itself called without success, never a tool it has not met, so the golden path is not
+  served;
+- the evidence is contradictory: a `conflict` fired and no tool standing in for it has answered since (rule (b));
 - the answer names no single value of the kind the task expects (the scorer's extraction: no candidate, or several).
 
 Otherwise the answer is accepted in canonical form: markers stripped, the one value the sentence asserts, a number
@@ -20,7 +21,6 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
-from mcp_hazard.hazards.base import siblings
 from mcp_hazard.scenario.answers import (
     answer_fields,
     answer_vocabulary,
@@ -31,6 +31,7 @@ from mcp_hazard.scenario.answers import (
     strip_markers,
 )
 from mcp_hazard.scenario.models import Scenario, Task
+from mcp_hazard.scenario.serves import step_stand_ins, tool_stand_ins
 
 
 @dataclass
@@ -43,7 +44,10 @@ class Guard:
     def __init__(self, scenario: Scenario, task: Task) -> None:
         self.scenario = scenario
         self.task = task
-        self.steps = [(step.tool, {step.tool, *siblings(scenario, step.tool)}) for step in task.golden_path.steps]
+        self.steps = [
+            (step.tool, {step.tool, *others})
+            for step, others in zip(task.golden_path.steps, step_stand_ins(scenario, task), strict=True)
+        ]
         self.succeeded: set[str] = set()
         self.failed: set[str] = set()
         self.conflicts: set[str] = set()
@@ -59,7 +63,7 @@ class Guard:
             self.failed.add(tool)
             return
         self.succeeded.add(tool)
-        self.conflicts = {c for c in self.conflicts if tool not in siblings(self.scenario, c)}
+        self.conflicts = {c for c in self.conflicts if tool not in tool_stand_ins(self.scenario, self.task, c)}
         if self.fields:
             field_values(result, self.fields, self.seen)
 

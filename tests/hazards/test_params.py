@@ -165,9 +165,10 @@ async def test_http_episode_with_hostile_hazards_is_a_400_and_the_server_keeps_s
 # -- hazards declared in a scenario file ----------------------------------------------------------------------------
 
 TASK_ANCHOR = "    answer: {value: Standard, match: case_insensitive}\n"  # the fare-class task (tasks[3])
-TOOL_ANCHOR = (
-    "    serves: [flight_fare]\n    behaviour:\n      kind: table\n      rows:\n        - when: {flight_id: AU-412}\n"
+GET_FARE_SERVES = (
+    "    serves: {flight_fare: price_eur, fare_class: fare_class}  # the archive has the fare, not the class\n"
 )
+TOOL_ANCHOR = GET_FARE_SERVES + "    behaviour:\n      kind: table\n      rows:\n        - when: {flight_id: AU-412}\n"
 
 
 def scenario_with(tmp_path: Path, *, task_hazard: str | None = None, tool_hazard: str | None = None) -> Path:
@@ -177,7 +178,7 @@ def scenario_with(tmp_path: Path, *, task_hazard: str | None = None, tool_hazard
     if task_hazard is not None:
         text = text.replace(TASK_ANCHOR, f"{TASK_ANCHOR}    hazards:\n      - {task_hazard}\n")
     if tool_hazard is not None:
-        head = "    serves: [flight_fare]\n"
+        head = GET_FARE_SERVES
         text = text.replace(TOOL_ANCHOR, head + f"    hazards:\n      - {tool_hazard}\n" + TOOL_ANCHOR[len(head) :])
     path = tmp_path / "travel.yaml"
     path.write_text(text, encoding="utf-8")

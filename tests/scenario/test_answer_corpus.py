@@ -1,5 +1,7 @@
 """The scorer's answer rules against tests/data/answers.jsonl: real-looking final answers (sentences, units,
-currency, dates, times, identifiers, lists, refusals, hedges), each with the verdict a careful human gives it."""
+currency, dates, times, identifiers, lists, refusals, hedges), each with the verdict a careful human gives it, and
+for some the failure class as well (`invented`, `wrong_answer`, `gave_up`), judged for an agent that followed the
+golden path and was shown its results."""
 
 from __future__ import annotations
 
@@ -9,7 +11,10 @@ from pathlib import Path
 
 from mcp_hazard.load import load_scenario
 from mcp_hazard.scenario.answers import answer_vocabulary, judge_answer
-from mcp_hazard.scenario.models import Scenario
+from mcp_hazard.scenario.golden import run_golden_path
+from mcp_hazard.scenario.models import Scenario, Task
+from mcp_hazard.scoring.episode import score_episode
+from mcp_hazard.trace.reader import Trace
 
 ROOT = Path(__file__).resolve().parents[2]
 CORPUS = ROOT / "tests" / "data" / "answers.jsonl"
@@ -46,4 +51,34 @@ def test_scorer_agrees_with_every_labelled_answer() -> None:
         if got != row["verdict"]:
             disagreements.append(f"answers.jsonl:{number}: {row['answer']!r}: labelled {row['verdict']}, "
                                  f"judged {got} ({verdict.rule})")  # fmt: skip
+    assert not disagreements, "\n".join(disagreements)
+
+
+def _golden_episode(task: Task, scenario: Scenario, answer: str) -> Trace:
+    """A trace of an agent that made the golden path's calls, was shown their results, and answered `answer`."""
+    events: list[dict] = [{"type": "episode_started", "task": task.id, "condition": {"seed": 0}, "hazards": [],
+                           "run": {"episode_id": "corpus", "agent": "corpus"}}]  # fmt: skip
+    run = run_golden_path(scenario, task).steps
+    for step, (_, arguments, result) in zip(task.golden_path.steps, run, strict=True):
+        events.append({"type": "tool_called", "tool": step.tool, "slot": 1, "arguments": arguments, "outcome": "ok",
+                       "result": result, "text": None, "error": None, "hazards": []})  # fmt: skip
+    events += [{"type": "answer_submitted", "answer": answer}, {"type": "episode_ended", "reason": "answered"}]
+    return Trace(path="answers.jsonl", events=[{"seq": seq, **event} for seq, event in enumerate(events)])
+
+
+def test_failure_classes_agree_with_every_label() -> None:
+    """What kind of wrong: a value the agent was shown (wrong_answer), one it made up (invented: shown nowhere as a
+    whole value, never as a piece of one, "1" in "AU-412"), giving up, or the submit tool's words copied back."""
+    scenarios = _scenarios()
+    labelled = [(n, row) for n, row in enumerate(_rows(), start=1) if "failure" in row]
+    assert len(labelled) >= 20 and {row["failure"] for _, row in labelled} == {"invented", "wrong_answer", "gave_up"}
+    disagreements = []
+    for number, row in labelled:
+        scenario = scenarios[row["scenario"]]
+        task = scenario.task(row["task"])
+        assert task is not None
+        score = score_episode(_golden_episode(task, scenario, row["answer"]), scenario)
+        if score.episode_failure != row["failure"]:
+            disagreements.append(f"answers.jsonl:{number}: {row['answer']!r}: labelled {row['failure']}, "
+                                 f"scored {score.episode_failure} ({score.answer_rule})")  # fmt: skip
     assert not disagreements, "\n".join(disagreements)

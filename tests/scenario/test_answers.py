@@ -107,6 +107,7 @@ def test_case_insensitive_uses_full_case_folding_and_white_space_folding() -> No
         ("12 345 678", 12345678.0),
         ("1_000", 1000.0),
         (".5", 0.5),
+        ("AU-426 costs 167 EUR.", 167.0),  # an identifier holds no number
         (42, 42.0),
         (2.5, 2.5),
     ],
@@ -115,7 +116,11 @@ def test_parse_number_reads_numbers_in_text(given: Any, number: float) -> None:
     assert parse_number(given) == pytest.approx(number)
 
 
-@pytest.mark.parametrize("given", ["", "no number", "3 and 4", "between 10 and 20", "1e400", True, False, None, "12,5"])
+@pytest.mark.parametrize(
+    "given",
+    ["", "no number", "3 and 4", "between 10 and 20", "1e400", True, False, None, "12,5",
+     "Airfare class: AU-426 ...", "2026-03-14", "07:10"],
+)  # fmt: skip
 def test_parse_number_refuses_what_is_not_exactly_one_finite_number(given: Any) -> None:
     assert parse_number(given) is None
 

@@ -75,15 +75,32 @@ def test_worked_example_from_the_docs() -> None:
 
 
 def test_permanent_failure_recovered_only_by_a_sibling() -> None:
+    """fare-in-dollars reads the fare (`price_eur`), which the archive carries in `fare_cents`: it stands in."""
     score = (
-        Builder("fare-class", hazards=["permanent_error"])
-        .fire("permanent_error", "get_fare").call("get_fare", {"flight_id": "AU-426"}, "rejected", error="503")
-        .call("fare_archive_lookup", {"flight": "AU-426"}, result={"fare_cents": 16700})
-        .answer("Standard")
+        Builder("fare-in-dollars", hazards=["permanent_error"])
+        .fire("permanent_error", "get_fare").call("get_fare", {"flight_id": "AU-412"}, "rejected", error="503")
+        .call("fare_archive_lookup", {"flight": "AU-412"}, result={"fare_cents": 18900})
+        .call("convert_currency", {"amount": 189.0, "from_currency": "EUR", "to_currency": "USD"},
+              result={"amount": 204.59, "currency": "USD"})
+        .answer("204.59")
     ).score()  # fmt: skip
     (verdict,) = score.verdicts
     assert (verdict.recovered, verdict.path, verdict.calls_to_recover) == (True, "fallback", 1)
     assert not score.premature  # the sibling serves the golden step's fact
+
+
+def test_a_sibling_without_the_field_the_task_reads_stands_in_for_nothing() -> None:
+    """fare-class reads `fare_class`, which the archive does not return: calling it alone is a premature answer,
+    and it recovers no permanent failure of get_fare."""
+    score = (
+        Builder("fare-class", hazards=["permanent_error"])
+        .fire("permanent_error", "get_fare").call("get_fare", {"flight_id": "AU-426"}, "rejected", error="503")
+        .call("fare_archive_lookup", {"flight": "AU-426"}, result={"flight": "AU-426", "fare_cents": 16700})
+        .answer("Standard")
+    ).score()  # fmt: skip
+    (verdict,) = score.verdicts
+    assert (verdict.recovered, verdict.path) == (False, None)
+    assert score.premature_reasons == ["no successful call of get_fare"]
 
 
 def test_unrecovered_hazard_and_premature_answer() -> None:
@@ -120,13 +137,24 @@ def test_conflict_needs_a_cross_check() -> None:
     assert unchecked.premature and "conflict" in unchecked.premature_reasons[0]
 
     checked = (
+        Builder("fare-in-dollars", hazards=["conflict"]).fire("conflict", "get_fare", "after")
+        .call("get_fare", {"flight_id": "AU-412"}, result={"price_eur": 189.0, "source": "cache"})
+        .call("fare_archive_lookup", {"flight": "AU-412"}, result={"fare_cents": 18900, "source": "primary"})
+        .call("convert_currency", {"amount": 189.0, "from_currency": "EUR", "to_currency": "USD"},
+              result={"amount": 204.59, "currency": "USD"})
+        .answer("204.59")
+    ).score()  # fmt: skip
+    assert (checked.verdicts[0].recovered, checked.verdicts[0].path) == (True, "cross_check")
+    assert not checked.premature
+
+    archive_only = (
         Builder("fare-class", hazards=["conflict"]).fire("conflict", "get_fare", "after")
         .call("get_fare", {"flight_id": "AU-426"}, result={**FARE_426, "source": "cache"})
         .call("fare_archive_lookup", {"flight": "AU-426"}, result={"fare_cents": 16700, "source": "primary"})
         .answer("Standard")
     ).score()  # fmt: skip
-    assert (checked.verdicts[0].recovered, checked.verdicts[0].path) == (True, "cross_check")
-    assert not checked.premature
+    assert not archive_only.verdicts[0].recovered  # the archive has no fare class to check the class against
+    assert archive_only.premature_reasons == ["conflict not cross-checked: get_fare"]
 
 
 def test_pagination_and_output_drift_and_silent_values() -> None:

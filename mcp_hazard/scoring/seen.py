@@ -1,0 +1,175 @@
+"""What the agent had been shown by a point of an episode, and whether a value is among it: the failed-call taxonomy
+asks it of an argument (`unknown_value`), the answer taxonomy of the value a wrong answer names (`invented`), and the
+value taxonomy of every argument of a failed episode. docs/scoring.md, "Seen".
+
+Shown means the task prompt, the tool listing (descriptions and input schemas, with their enums and examples), and
+every earlier call's result, result text and error. A value is seen whole, never as a piece of a longer token: a
+number, date, time or identifier is read from the value and compared by value with those read the same way from
+what was shown (`AU-412` is an identifier there, a name, so neither `1` nor `412` is seen in it; `189` is seen in
+`189.0`; a date shows its year, month and day, a time its hours and minutes); any other text must occur as whole
+words (`SAL` in the lane `ARN-SAL`). Results are read leaf by leaf (texts, numbers and keys), not as JSON, whose
+escapes would glue words together.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from functools import lru_cache
+from typing import Any
+
+from mcp_hazard.scenario.answer_extract import Candidate, extract, prepare
+from mcp_hazard.scenario.answers import canonical_text
+from mcp_hazard.scenario.models import Scenario, Task
+
+KINDS = frozenset({"date", "time", "identifier", "number"})
+Value = tuple[str, Any]  # (kind, key) of a value read whole
+
+
+def _key(candidate: Candidate) -> Value:
+    key = candidate.key
+    return candidate.kind, round(key, 6) if isinstance(key, float) else key
+
+
+def _shown_values(candidate: Candidate) -> list[Value]:
+    """What a value read from shown text shows: itself, and for a date its year, month and day, for a time its
+    hours and minutes (numbers an agent reads off it); an identifier is a name, whose digits are no number."""
+    found = [_key(candidate)]
+    if candidate.kind in ("date", "time"):
+        parts = str(candidate.key).lstrip("-").replace(":", "-").split("-")
+        found += [("number", float(int(part))) for part in parts if part.isdigit()]
+    return found
+
+
+@lru_cache(maxsize=1 << 16)
+def _read(text: str) -> tuple[str, frozenset[Value]]:
+    """A shown text as phrases are looked for in it (canonical, casefolded), and the values it shows, each read
+    whole. Texts repeat across the episodes of a task, hence the cache."""
+    folded = canonical_text(text).casefold()
+    if not any(ch.isdigit() for ch in folded):
+        return folded, frozenset()
+    return folded, frozenset(value for c in extract(folded, KINDS) for value in _shown_values(c))
+
+
+@lru_cache(maxsize=1 << 16)
+def _fold(text: str) -> str:
+    return canonical_text(text).casefold()
+
+
+@lru_cache(maxsize=1 << 16)
+def _reading(text: str) -> tuple[str, Value | None]:
+    """How a looked-up value is compared: its folded text, and the one value it is (a number, date, time or
+    identifier, with at most a currency or unit word beside it) or None when it is to be found as words."""
+    folded = prepare(_fold(text))
+    found = extract(folded, KINDS) if any(ch.isdigit() for ch in folded) else []
+    return folded, _key(found[0]) if len(found) == 1 and _alone(folded, found[0]) else None
+
+
+@lru_cache(maxsize=4096)
+def _phrase(text: str) -> re.Pattern[str]:
+    words = r"\s+".join(map(re.escape, text.split()))
+    return re.compile(r"(?<!\w)" + words + r"(?!\w)")
+
+
+def _alone(text: str, candidate: Candidate) -> bool:
+    """Whether `text` is that one value, with at most a currency or unit word beside it ("412", "USD 412", "12 km")."""
+    rest = (text[: candidate.start] + " " + text[candidate.end :]).split()
+    return len(rest) <= 1 and not any(ch.isdigit() for word in rest for ch in word)
+
+
+class Seen:
+    """What was shown so far. Shown things are only read when a value is looked up (most episodes never need it):
+    `pending` holds them until then."""
+
+    def __init__(self) -> None:
+        self.values: set[Value] = set()
+        self.texts: set[str] = set()  # whole texts shown (a result's strings and keys), casefolded
+        self.prose: list[str] = []  # every text shown, for phrases
+        self.pending: list[tuple[bool, Any]] = []  # (is free text, what was shown), in order
+
+    def show(self, value: Any, text: bool = False) -> None:
+        """Record something shown: a result (any JSON value), or free text (`text`)."""
+        self.pending.append((text, value))
+
+    def copy(self) -> Seen:
+        self._read_pending()
+        other = Seen()
+        other.values, other.texts, other.prose = set(self.values), set(self.texts), list(self.prose)
+        return other
+
+    def _add_text(self, text: str) -> str:
+        folded, values = _read(text)
+        self.prose.append(folded)
+        if values:
+            self.values |= values
+        return folded
+
+    def _add_value(self, value: Any) -> None:
+        if isinstance(value, str):
+            self.texts.add(self._add_text(value))
+        elif isinstance(value, dict):
+            for key, item in value.items():
+                self._add_value(item)
+                if type(key) is str:
+                    self.texts.add(_fold(key))  # a key is seen as a whole name
+        elif isinstance(value, list):
+            for item in value:
+                self._add_value(item)
+        elif isinstance(value, bool) or value is None:
+            return
+        elif isinstance(value, int | float):
+            self.values.add(("number", round(float(value), 6)))
+        else:
+            self.texts.add(self._add_text(str(value)))
+
+    def _read_pending(self) -> None:
+        for is_text, shown in self.pending:
+            self._add_text(str(shown)) if is_text else self._add_value(shown)
+        self.pending.clear()
+
+    def holds(self, value: Any) -> bool:
+        """Whether `value` (an argument, or a value an answer names) was shown, whole."""
+        if isinstance(value, bool) or value is None:
+            return True  # flags and nulls carry no value to remember
+        self._read_pending()
+        if isinstance(value, int | float):
+            return ("number", round(float(value), 6)) in self.values
+        text, whole = _reading(str(value))
+        if not text or text in self.texts:
+            return True
+        if whole is not None:
+            kind, key = whole
+            if kind == "date" and str(key).startswith("--"):  # "March 14" is seen in 2026-03-14
+                return any(k == "date" and str(v).endswith(str(key)[1:]) for k, v in self.values)
+            return whole in self.values
+        pattern = _phrase(text)
+        return any(text in part and pattern.search(part) for part in self.prose)
+
+
+_LISTINGS: dict[tuple[int, str], tuple[Scenario, Seen]] = {}
+
+
+def listing(scenario: Scenario, task: Task) -> Seen:
+    """What every episode of a task is shown before its first call (the prompt and the tool listing), as a fresh
+    copy; built once per task."""
+    key = (id(scenario), task.id)
+    cached = _LISTINGS.get(key)
+    if cached is None or cached[0] is not scenario:
+        shown = Seen()
+        shown.show(task.prompt, text=True)
+        for tool in scenario.task_tools(task):
+            shown.show(tool.description, text=True)
+            shown.show(json.dumps(tool.input_schema, ensure_ascii=False), text=True)
+        if len(_LISTINGS) > 4096:
+            _LISTINGS.clear()
+        cached = _LISTINGS[key] = (scenario, shown)
+    return cached[1].copy()
+
+
+def show_call(seen: Seen, call: dict[str, Any]) -> None:
+    """What one call showed: its result when it succeeded, and any text or error it came back with."""
+    if call.get("outcome") == "ok":
+        seen.show(call.get("result"))
+    for key in ("text", "error"):
+        if isinstance(call.get(key), str):
+            seen.show(call[key], text=True)
