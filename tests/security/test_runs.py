@@ -17,7 +17,7 @@ from typing import Any
 
 import httpx
 import pytest
-from conftest import REPO_ROOT, TRAVEL, free_port
+from conftest import REPO_ROOT, TEST_TOKEN, TRAVEL, free_port
 
 from .disk import Preexec, both, bound_by_modes, full_disk, read_only, read_only_works
 
@@ -206,7 +206,7 @@ def _serve_http(trace_dir: Path, stderr: Path, preexec: Preexec | None) -> tuple
     with stderr.open("wb") as handle:
         process = subprocess.Popen(
             [sys.executable, "-m", "mcp_hazard", "serve", str(TRAVEL), "--http", f"127.0.0.1:{port}",
-             "--trace-dir", str(trace_dir)],
+             "--trace-dir", str(trace_dir), "--token", TEST_TOKEN],
             cwd=REPO_ROOT, stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=handle, preexec_fn=preexec,
         )  # fmt: skip
 
@@ -240,6 +240,7 @@ def test_serve_refuses_a_trace_folder_it_cannot_write_at_start(tmp_path: Path, t
 CLIENT = {"name": "raw", "version": "1"}
 INIT = {"jsonrpc": "2.0", "id": 0, "method": "initialize",
         "params": {"protocolVersion": "2025-11-25", "capabilities": {}, "clientInfo": CLIENT}}  # fmt: skip
+OPERATOR = {"authorization": f"Bearer {TEST_TOKEN}"}
 HEADERS = {"accept": "application/json, text/event-stream", "content-type": "application/json"}
 
 
@@ -253,7 +254,7 @@ class _Episode:
     """One episode of a running `serve --http`, spoken to with raw JSON-RPC."""
 
     def __init__(self, http: httpx.Client, base: str) -> None:
-        created = http.post(f"{base}/episodes", json={"task": "fare-class"})
+        created = http.post(f"{base}/episodes", json={"task": "fare-class"}, headers=OPERATOR)
         assert created.status_code == 201, created.text
         self.http, self.url = http, created.json()["mcp_url"]
         started = http.post(self.url, json=INIT, headers=HEADERS)
@@ -359,7 +360,7 @@ def test_serve_http_refuses_new_episodes_while_its_folder_is_read_only(tmp_path:
             a = _Episode(http, base)
             assert "get_fare" in json.dumps(a.ask(1, "tools/list")["result"])
             with read_only(traces):
-                refused = http.post(f"{base}/episodes", json={"task": "fare-class"})
+                refused = http.post(f"{base}/episodes", json={"task": "fare-class"}, headers=OPERATOR)
                 assert refused.status_code == 507, refused.text
                 assert refused.json() == {
                     "error": "the server cannot store traces (Permission denied); no episode was created"

@@ -240,7 +240,9 @@ async def test_an_upstream_schema_with_remote_refs_never_makes_the_proxy_fetch(t
                 async with httpx.AsyncClient(timeout=30) as http:
                     urls = []
                     for name in ("a", "b"):
-                        created = await http.post(f"{server.base_url}/episodes", json={"episode_id": name})
+                        created = await http.post(
+                            f"{server.base_url}/episodes", json={"episode_id": name}, headers=server.auth
+                        )
                         assert created.status_code == 201, created.text
                         urls.append(created.json()["mcp_url"])
                 async with Client(urls[0], mode="legacy") as a, Client(urls[1], mode="legacy") as b:
