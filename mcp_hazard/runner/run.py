@@ -11,6 +11,8 @@ line per episode with its status and the agent's notes.
 from __future__ import annotations
 
 import json
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import IO, TYPE_CHECKING, Literal
@@ -170,6 +172,16 @@ def _last_line(log: Path) -> str:
     return last if len(last) <= 200 else last[:199] + "…"
 
 
+@contextmanager
+def progress_bar(description: str, total: int, show: bool) -> Iterator[Callable[[], None]]:
+    """A progress bar on stderr over `total` episodes, every episode of the run: skipped ones and the first contact
+    of each external program count too, so the bar ends at the count the run's last line gives. Yields `advance`."""
+    columns = (TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn())
+    with Progress(*columns, console=Console(stderr=True), disable=not show, transient=False) as progress:
+        bar = progress.add_task(description, total=total)
+        yield lambda: progress.advance(bar)
+
+
 class Runner:
     def __init__(
         self,
@@ -198,6 +210,7 @@ class Runner:
         self.host: HttpHost | None = None
         self.results: list[CellResult] = []
         self._run_log: IO[str] | None = None
+        self._advance: Callable[[], None] = lambda: None  # moves the progress bar on by one episode
 
     async def run(self, cells: list[Cell]) -> list[CellResult]:
         self.traces.mkdir(parents=True, exist_ok=True)
@@ -212,18 +225,19 @@ class Runner:
         # A program that cannot start stops the run; the error leaves the HTTP host's block normally (raised
         # through it, the server would be torn down mid-shutdown and print a traceback).
         stopped: UserError | None = None
-        if self.transport == "http":
-            scenarios = list({id(c.scenario): c.scenario for c in cells}.values())
-            registry = EpisodeRegistry(scenarios, self.traces, transport="http", **episode_maker(self.proxy))
-            self.host = HttpHost(registry, self.proxy)
-            async with self.host.running():
+        with self._progress(len(cells)):
+            if self.transport == "http":
+                scenarios = list({id(c.scenario): c.scenario for c in cells}.values())
+                registry = EpisodeRegistry(scenarios, self.traces, transport="http", **episode_maker(self.proxy))
+                self.host = HttpHost(registry, self.proxy)
+                async with self.host.running():
+                    rest, stopped = await self._first_contact(cells)
+                    if stopped is None:
+                        await self._all(rest)
+            else:
                 rest, stopped = await self._first_contact(cells)
                 if stopped is None:
                     await self._all(rest)
-        else:
-            rest, stopped = await self._first_contact(cells)
-            if stopped is None:
-                await self._all(rest)
         if stopped is not None:
             raise stopped
         return self.results
@@ -257,31 +271,38 @@ class Runner:
                     f"--agent-cmd {command!r} ended ({how}) without connecting to its episode, so nothing else was "
                     f"run; its output is in {log}" + (f", last line: {said}" if said else "")
                 )
-            self.results.append(result)
-            self._log(result)
+            self._done(result)
             rest.remove(first)
         return rest, None
 
     def _trace(self, cell: Cell) -> Path:
         return self.traces / f"{cell.episode_id}.jsonl"
 
+    @contextmanager
+    def _progress(self, total: int) -> Iterator[None]:
+        with progress_bar(f"episodes ({self.transport})", total, self.show_progress) as advance:
+            self._advance = advance
+            try:
+                yield
+            finally:
+                self._advance = lambda: None
+
+    def _done(self, result: CellResult) -> None:
+        self.results.append(result)
+        self._log(result)
+        self._advance()
+
     async def _all(self, cells: list[Cell]) -> None:
         limiter = anyio.CapacityLimiter(self.concurrency)
-        columns = (TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn())
-        console = Console(stderr=True)
-        with Progress(*columns, console=console, disable=not self.show_progress, transient=False) as progress:
-            bar = progress.add_task(f"episodes ({self.transport})", total=len(cells))
 
-            async def one(cell: Cell) -> None:
-                async with limiter:
-                    result = await self._cell(cell)
-                self.results.append(result)
-                self._log(result)
-                progress.advance(bar)
+        async def one(cell: Cell) -> None:
+            async with limiter:
+                result = await self._cell(cell)
+            self._done(result)
 
-            async with anyio.create_task_group() as group:
-                for cell in cells:
-                    group.start_soon(one, cell)
+        async with anyio.create_task_group() as group:
+            for cell in cells:
+                group.start_soon(one, cell)
 
     def _log(self, result: CellResult) -> None:
         if self._run_log is None:
