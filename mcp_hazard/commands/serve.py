@@ -14,12 +14,14 @@ from mcp_hazard.errors import UserError
 
 def serve(args: argparse.Namespace) -> int:
     from mcp_hazard.condition import Condition
+    from mcp_hazard.hazards.fit import check_fit_in_task
     from mcp_hazard.load import load_scenarios
     from mcp_hazard.server.heap import freeze_start_up
 
     scenarios = load_scenarios([args.path], allow_python=args.allow_python)
     trace_dir = Path(args.trace_dir)
     if args.http:
+        _refuse_episode_flags(args)
         import uvicorn
 
         from mcp_hazard.logs import log
@@ -55,8 +57,12 @@ def serve(args: argparse.Namespace) -> int:
     if "all" in interventions:
         raise UserError("--intervention all is for `run` (one condition per intervention); name them for serve")
     condition = Condition(
-        seed=args.seed, profile=args.profile, hazards=hazard_options(args.hazard), interventions=interventions
-    )
+        seed=args.seed or 0, profile=args.profile or "strict", hazards=hazard_options(args.hazard),
+        interventions=interventions,
+    )  # fmt: skip
+    chosen = [s for s in scenarios if args.scenario in (None, s.id)]
+    if chosen:  # else the registry says which scenarios there are
+        check_fit_in_task(condition.hazards, chosen[0].model, args.task)
     from mcp_hazard.server.episodes import EpisodeRegistry  # the SDK, once the options are known to be good
     from mcp_hazard.server.stdio import serve_stdio
 
@@ -65,3 +71,16 @@ def serve(args: argparse.Namespace) -> int:
     freeze_start_up()
     anyio.run(serve_stdio, episode)
     return 0
+
+
+EPISODE_FLAGS = ("scenario", "task", "seed", "episode_id", "agent", "hazard", "profile", "intervention")
+
+
+def _refuse_episode_flags(args: argparse.Namespace) -> None:
+    """Over HTTP every episode names its own scenario, task and condition (POST /episodes, or the query string of
+    its URL): a flag for the one stdio episode would be dropped without a word, so it is refused."""
+    given = [name for name in EPISODE_FLAGS if getattr(args, name, None) not in (None, [])]
+    if given:
+        flag = "--" + given[0].replace("_", "-")
+        raise UserError(f"{flag} is for the one episode of `serve` over stdio; over HTTP each episode names its own "
+                        "(POST /episodes, or the query string of its URL: docs/http-api.md)")  # fmt: skip

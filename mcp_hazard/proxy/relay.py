@@ -35,6 +35,7 @@ from mcp.shared.exceptions import MCPError
 from mcp_types.version import MODERN_PROTOCOL_VERSIONS
 
 from mcp_hazard.condition import Condition
+from mcp_hazard.hazards.fit import check_fit_in_task
 from mcp_hazard.logs import log
 from mcp_hazard.proxy import task
 from mcp_hazard.proxy.episode import ProxyEpisode
@@ -370,6 +371,7 @@ async def serve_relay(service: ProxyService, trace_dir: Any, task: str | None, c
     """Check the proxy file and the condition against the server's tools (a short first connection), then relay."""
     async with service.running():
         env = await service.discover()
+    check_fit_in_task(condition.hazards, env.scenario.model, task)  # a named kind with nothing to act on, as `run`
     registry = EpisodeRegistry([env.scenario], trace_dir, transport="stdio", make_episode=service.make_episode)
     registry.create(env.scenario.id, task, condition, episode_id, agent)  # every problem, before serving
     relay = Relay(service, trace_dir, task, condition, episode_id, agent, _stdin(), sys.stdout.buffer)

@@ -314,10 +314,12 @@ def aggregate(
     warnings: list[str] | None = None,
     unscorable: list[dict[str, str]] | None = None,
     scenarios: dict[str, Scenario] | None = None,
+    plan: list[dict[str, Any]] | None = None,
 ) -> dict[str, Any]:
     """The whole report as JSON-ready data (schema: docs/scoring.md, `report_schema_version`). `unscorable`: the
     traces found but not scored (`Scored.unscorable`), listed so that they are not silently missing. `scenarios`
-    (`Scored.scenarios`): to say which hazard kinds were left out of which tasks, and why."""
+    (`Scored.scenarios`) and `plan` (`Scored.plan`, or the run's own): to say which hazard kinds were left out of
+    which tasks, and why."""
     from mcp_hazard.scoring.skipped import skipped_hazards
 
     every = list(scores)
@@ -361,7 +363,7 @@ def aggregate(
         "recovery_by_agent": by_agent.recovery_by_agent(every),
         "success_by_agent": by_agent.success_by_agent(scores),
         "compounding_by_agent": by_agent.compounding_by_agent(scores),
-        "skipped_hazards": skipped_hazards(every, scenarios or {}),
+        "skipped_hazards": skipped_hazards(every, scenarios or {}, plan),
         **_research(scores, trials),
         "per_episode": episode_rows(every, trials),
         "unscorable": unscorable or [],

@@ -197,7 +197,8 @@ def skipped(report: dict[str, Any]) -> Section:
     return Section(
         "skipped-hazards", "Hazard kinds left out of some tasks",
         "A kind runs only on tasks it can act on (so that each instance is recoverable): these were left out of the "
-        "tasks listed, for the reason given; their rates are over the other tasks.",
+        "tasks listed, for the reason given, or not run yet (a run stopped before it reached them: the same command "
+        "again finishes it); their rates are over the other tasks.",
         ["hazard kind", "tasks left out", "why", "tasks"], rows,
         "Every hazard kind run was run on every task.", numeric={1}, scorecard=True, brief=[0, 1, 2],
         links=[{"hazard_kinds": str(e.get("kind"))} for e in entries],
