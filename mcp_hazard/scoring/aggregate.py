@@ -35,7 +35,7 @@ REPORT_SCHEMA_VERSION = 4
 #    (docs/scoring.md, "Research quantities"); `not_judged`.
 #    Added within 4 (new fields need no new version): `groups_by_agent`, `failures_by_agent`, `efficiency_by_agent`,
 #    `premature` in `agents`, `paths` and `mean_calls_to_recover` in `recovery_by_agent`; per-episode `expected`,
-#    `match` and `notes`.
+#    `match` and `notes`; `unfinished`.
 AGENT_OUTCOMES = ("finished", "agent_crashed", "endpoint_error", "timeout")
 DIMENSIONS: dict[str, Callable[[EpisodeScore], str]] = {
     "agent": lambda s: s.agent,
@@ -323,9 +323,10 @@ def aggregate(
     from mcp_hazard.scoring.skipped import skipped_hazards
 
     every = list(scores)
-    # Success needs an answer to judge: a proxied server's episode without an expected answer counts for recovery,
-    # premature answers and the taxonomy, never in a success rate.
-    scores = [s for s in every if s.judged]
+    # Success needs an answer to judge: a proxied server's episode without an expected answer, and an unfinished one
+    # (no episode_ended: the agent may still act), count for recovery, premature answers and the taxonomy, never in
+    # a success rate.
+    scores = [s for s in every if s.judged and not s.unfinished]
     failures = Counter(f.failure for s in every for f in s.failures)
     episode_failures = Counter(s.episode_failure or "solved" for s in scores)
     calls = sum(s.calls for s in every)
@@ -335,7 +336,8 @@ def aggregate(
         "report_schema_version": REPORT_SCHEMA_VERSION,
         "generated_by": f"mcp-hazard {__version__}",
         "episodes": len(every),
-        "not_judged": len(every) - len(scores),
+        "not_judged": sum(not s.judged for s in every),
+        "unfinished": sum(s.unfinished for s in every),
         "overall": rate(sum(s.correct for s in scores), len(scores)),
         "premature": rate(sum(s.premature for s in every), len(every)),
         "groups": _groups(scores),
