@@ -14,6 +14,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from conftest import WAIT_S
 
 from mcp_hazard.agents.llm import ALL_ENV, ENV_BASE_URL, ENV_MODEL, ENV_RETRIES
 from mcp_hazard.runner.transports import free_port
@@ -26,7 +27,7 @@ pytestmark = pytest.mark.e2e
 
 PROMPT_KEY = "AU-426 sold in"  # in fare-class's prompt, and in no other task's
 EPISODE = "llm.travel.fare-class.clean.strict.s0"
-CLI_TIMEOUT_S = 60.0  # a hang guard, not a speed assertion
+CLI_TIMEOUT_S = WAIT_S  # a hang guard, not a speed assertion
 FARE = call("get_fare", {"flight_id": "AU-426"})  # no id: the agent makes one
 SUBMIT = tool_calls(call(SUBMIT_TOOL, {"answer": "Standard"}))
 

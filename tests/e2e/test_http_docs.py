@@ -15,6 +15,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from conftest import WAIT_S
 
 from .support import ROOT, console_script, free_port_server
 
@@ -76,7 +77,7 @@ def test_every_curl_example_of_the_http_doc_works_as_written(tmp_path: Path) -> 
         for curl, expected in found:
             port = token_port if f"Bearer {TOKEN}" in curl or "secret-1" in curl else open_port
             done = subprocess.run(["bash", "-c", curl.replace(":8765", f":{port}")], cwd=tmp_path,
-                                  capture_output=True, text=True, timeout=30)  # fmt: skip
+                                  capture_output=True, text=True, timeout=WAIT_S)  # fmt: skip
             assert done.returncode == 0, f"{curl}\n{done.stderr}"
             answer = json.loads(done.stdout)
             assert matches(json.loads(expected.replace(":8765", f":{port}")), answer) == [], curl

@@ -8,11 +8,10 @@ import shlex
 import subprocess
 
 import pytest
-from conftest import REPO_ROOT, hazard_command
+from conftest import REPO_ROOT, WAIT_S, hazard_command
 
 DOC = REPO_ROOT / "docs" / "hazards.md"
 INTRO = "Every bad declaration is a one-line error"
-WAIT_S = 60.0  # a bound against a hang, not a speed check (docs/decisions.md, "Bounds on waits in tests")
 
 
 def _examples() -> list[tuple[str, str]]:

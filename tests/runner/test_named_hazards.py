@@ -10,7 +10,7 @@ import sys
 from pathlib import Path
 
 import pytest
-from conftest import in_ci
+from conftest import WAIT_S, in_ci
 
 from .support import REPO_ROOT, SCENARIOS_DIR, Ran, no_traceback, run_cli
 
@@ -92,7 +92,7 @@ def test_serve_over_http_refuses_the_flags_of_a_stdio_episode_instead_of_droppin
 def test_a_proxy_says_it_for_its_file_tasks(how: list[str], time_server: str, tmp_path: Path) -> None:
     where = ["--out", str(tmp_path / "out")] if how[0] == "run" else ["--trace-dir", str(tmp_path / "out")]
     ran = run_cli(how[0], TIME, "--upstream-cmd", time_server, "--hazard", "pagination", *how[1:], *where,
-                  timeout=120)  # fmt: skip
+                  timeout=WAIT_S)  # fmt: skip
     line = one_error(ran)
     if how[0] == "run" or "--http" in how:  # every task of the file may run
         where_text, tasks = "can act in none of the 2 selected tasks", "time/tokyo-offset, time/tokyo-time"

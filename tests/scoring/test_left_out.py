@@ -18,7 +18,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from conftest import in_ci
+from conftest import WAIT_S, in_ci
 
 from mcp_hazard.hazards import REGISTRY
 from tests.runner.support import REPO_ROOT, SCENARIOS_DIR, cli_env, jsonl, no_traceback, run_cli
@@ -26,7 +26,6 @@ from tests.runner.support import REPO_ROOT, SCENARIOS_DIR, cli_env, jsonl, no_tr
 pytestmark = pytest.mark.e2e
 
 NOT_RUN_YET = "not run yet"
-WAIT_S = 120.0  # a bound against a hang, not a speed check (docs/decisions.md, "Bounds on waits in tests")
 
 
 def _left_out(report: dict[str, Any]) -> dict[tuple[str, str], str]:

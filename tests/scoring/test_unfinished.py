@@ -18,13 +18,12 @@ from pathlib import Path
 from typing import IO, Any
 
 import pytest
-from conftest import in_ci
+from conftest import WAIT_S, in_ci
 
 from tests.runner.support import REPO_ROOT, cli_env, no_traceback, run_cli
 
 pytestmark = pytest.mark.e2e
 
-WAIT_S = 120.0  # a bound against a hang, not a speed check (docs/decisions.md, "Bounds on waits in tests")
 CALL = {"source_timezone": "Etc/UTC", "time": "12:00", "target_timezone": "Asia/Tokyo"}
 UNFINISHED = "1 unfinished (no episode_ended: still served, or its server was stopped first)"
 

@@ -12,6 +12,7 @@ from pathlib import Path
 
 import anyio
 import uvicorn
+from conftest import WAIT_S
 
 from mcp_hazard.load import load_scenario
 from mcp_hazard.runner.transports import free_port
@@ -49,7 +50,7 @@ async def serving(registry: EpisodeRegistry, *, token: str | None = None) -> Asy
     server = uvicorn.Server(config)
     async with anyio.create_task_group() as group:
         group.start_soon(server.serve)
-        with anyio.fail_after(20):
+        with anyio.fail_after(WAIT_S):
             while not server.started:
                 await anyio.sleep(0.01)
         try:

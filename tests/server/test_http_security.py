@@ -32,7 +32,7 @@ pytestmark = pytest.mark.anyio
 REPO_ROOT = Path(__file__).resolve().parents[2]
 SCENARIOS_DIR = REPO_ROOT / "scenarios"
 TOKEN = "s3cret-token-for-tests"
-DEADLINE = 60.0
+DEADLINE = 120.0
 INITIALIZE = {
     "jsonrpc": "2.0",
     "id": 1,
@@ -103,7 +103,7 @@ async def test_every_route_refuses_a_foreign_host_or_origin(
     http_server: HttpServer, header: str, value: str, status: int
 ) -> None:
     base = http_server.base_url
-    async with httpx.AsyncClient(timeout=30) as http:
+    async with httpx.AsyncClient(timeout=120) as http:
         before = await _episode_count(http, base)
         for method, url, body in _routes(base):
             headers = {**MCP_HEADERS, header: value}
@@ -118,7 +118,7 @@ async def test_the_mcp_endpoint_refuses_other_methods_and_a_host_without_its_por
     """MCP requests skip the router, so what the router used to decide is checked here: a PUT or PATCH is still a
     one-line 405, and the Host rule still wants the port (`127.0.0.1:*`), as the SDK's own check does."""
     base = http_server.base_url
-    async with httpx.AsyncClient(timeout=30) as http:
+    async with httpx.AsyncClient(timeout=120) as http:
         created = await http.post(f"{base}/episodes", json=CREATE)
         url = created.json()["mcp_url"]
         for method in ("PUT", "PATCH"):
@@ -134,7 +134,7 @@ async def test_the_mcp_endpoint_refuses_other_methods_and_a_host_without_its_por
 async def test_a_cross_site_form_post_cannot_create_an_episode(http_server: HttpServer) -> None:
     """A browser sends text/plain or form bodies cross-site without a preflight; only JSON creates an episode."""
     base = http_server.base_url
-    async with httpx.AsyncClient(timeout=30) as http:
+    async with httpx.AsyncClient(timeout=120) as http:
         before = await _episode_count(http, base)
         for content_type in ("text/plain", "application/x-www-form-urlencoded", "multipart/form-data; boundary=x"):
             response = await http.post(
@@ -147,7 +147,7 @@ async def test_a_cross_site_form_post_cannot_create_an_episode(http_server: Http
 
 async def test_mcp_url_is_built_from_the_bound_address_not_the_host_header(http_server: HttpServer) -> None:
     """`localhost:1` passes the Host rule, but the URL handed back must still be the address the server listens on."""
-    async with httpx.AsyncClient(timeout=30) as http:
+    async with httpx.AsyncClient(timeout=120) as http:
         response = await http.post(f"{http_server.base_url}/episodes", json=CREATE, headers={"host": "localhost:1"})
         assert response.status_code == 201, response.text
         created = response.json()
@@ -170,7 +170,7 @@ async def test_mcp_url_is_built_from_the_bound_address_not_the_host_header(http_
 async def test_with_a_token_every_route_needs_it(token_server: HttpServer, authorization: str | None) -> None:
     base = token_server.base_url
     good = {"authorization": f"Bearer {TOKEN}"}
-    async with httpx.AsyncClient(timeout=30) as http:
+    async with httpx.AsyncClient(timeout=120) as http:
         for method, url, body in _routes(base):
             headers = dict(MCP_HEADERS)
             if authorization is not None:
@@ -191,7 +191,7 @@ async def test_with_a_token_the_sdk_client_plays_an_episode_and_without_it_canno
     task = scenario.model.task("fare-class")
     assert task is not None
     good = {"authorization": f"Bearer {TOKEN}"}
-    async with httpx.AsyncClient(timeout=30) as http:
+    async with httpx.AsyncClient(timeout=120) as http:
         created = (await http.post(f"{token_server.base_url}/episodes", json=CREATE, headers=good)).json()
     with anyio.fail_after(DEADLINE):
         for mode in ("legacy", "2026-07-28"):
@@ -199,12 +199,12 @@ async def test_with_a_token_the_sdk_client_plays_an_episode_and_without_it_canno
                 async with Client(created["mcp_url"], mode=mode) as client:
                     await client.list_tools()
         async with (
-            httpx2.AsyncClient(headers=good, timeout=30) as http2,
+            httpx2.AsyncClient(headers=good, timeout=120) as http2,
             Client(streamable_http_client(created["mcp_url"], http_client=http2), mode="legacy") as client,
         ):
             report = await run_golden_agent(client, task)
     assert report.answer is not None
-    async with httpx.AsyncClient(timeout=30) as http:
+    async with httpx.AsyncClient(timeout=120) as http:
         url = f"{token_server.base_url}/episodes/{created['episode_id']}?detail=operator"
         shown = await http.get(url, headers=good)
     detail = shown.json()
@@ -220,7 +220,7 @@ async def test_the_token_can_come_from_the_environment(tmp_path: Path) -> None:
     env = {**os.environ, "MCP_HAZARD_TOKEN": TOKEN}
     server = start_http_server(tmp_path / "traces", tmp_path / "logs", env=env)
     try:
-        async with httpx.AsyncClient(timeout=30) as http:
+        async with httpx.AsyncClient(timeout=120) as http:
             refused = await http.get(f"{server.base_url}/scenarios")
             allowed = await http.get(f"{server.base_url}/scenarios", headers={"authorization": f"Bearer {TOKEN}"})
         assert (refused.status_code, allowed.status_code) == (401, 200)
@@ -231,7 +231,7 @@ async def test_the_token_can_come_from_the_environment(tmp_path: Path) -> None:
 
 async def test_operator_detail_needs_a_configured_token(http_server: HttpServer) -> None:
     base = http_server.base_url
-    async with httpx.AsyncClient(timeout=30) as http:
+    async with httpx.AsyncClient(timeout=120) as http:
         created = (await http.post(f"{base}/episodes", json=CREATE)).json()
         for method, url in [
             ("GET", f"{base}/episodes?detail=operator"),
@@ -283,7 +283,7 @@ async def test_no_route_reveals_answer_golden_path_hazards_or_trace_paths(http_s
             data = response.text
         bodies.append((label, json.dumps(data, ensure_ascii=False)))
 
-    async with httpx.AsyncClient(timeout=30) as http:
+    async with httpx.AsyncClient(timeout=120) as http:
         plays = counter = 0
         for scenario in scenarios:
             for task in scenario.model.tasks:
