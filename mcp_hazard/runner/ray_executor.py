@@ -25,6 +25,7 @@ from typing import Any
 
 from mcp_hazard.errors import UserError
 from mcp_hazard.runner.matrix import Cell
+from mcp_hazard.runner.progress import progress_bar
 from mcp_hazard.runner.ray_worker import CellFields, Shipped, WorkerSettings, run_episode
 from mcp_hazard.runner.run import (
     CellResult,
@@ -33,7 +34,6 @@ from mcp_hazard.runner.run import (
     exception_line,
     log_result,
     never_connected,
-    progress_bar,
     trace_complete,
 )
 from mcp_hazard.runner.transports import Transport

@@ -18,14 +18,13 @@ from pathlib import Path
 from typing import IO, TYPE_CHECKING, Literal
 
 import anyio
-from rich.console import Console
-from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 
 from mcp_hazard.agents import make_agent
 from mcp_hazard.agents.base import AgentReport, Brief, signatures_of
 from mcp_hazard.errors import UserError
 from mcp_hazard.runner.external import http_env, run_external, stdio_env
 from mcp_hazard.runner.matrix import Cell
+from mcp_hazard.runner.progress import progress_bar
 from mcp_hazard.runner.transports import HttpHost, Transport, episode_maker, open_episode, serve_command
 from mcp_hazard.server.episode import SUBMIT_TOOL, Episode
 from mcp_hazard.server.episodes import EpisodeRegistry
@@ -170,16 +169,6 @@ def _last_line(log: Path) -> str:
         return ""
     last = next((line for line in reversed(lines) if line), "")
     return last if len(last) <= 200 else last[:199] + "…"
-
-
-@contextmanager
-def progress_bar(description: str, total: int, show: bool) -> Iterator[Callable[[], None]]:
-    """A progress bar on stderr over `total` episodes, every episode of the run: skipped ones and the first contact
-    of each external program count too, so the bar ends at the count the run's last line gives. Yields `advance`."""
-    columns = (TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn())
-    with Progress(*columns, console=Console(stderr=True), disable=not show, transient=False) as progress:
-        bar = progress.add_task(description, total=total)
-        yield lambda: progress.advance(bar)
 
 
 class Runner:
