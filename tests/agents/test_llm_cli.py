@@ -71,7 +71,7 @@ def run_llm(tmp_path: Path, script: list[Turn], transport: str, **extra: str) ->
     out = tmp_path / "out"
     with FakeLlm(scripts={PROMPT_KEY: script}).in_thread() as fake:
         ran = run_cli(
-            "run", str(TRAVEL), "--task", "fare-class", "--hazard", "pagination", "--agent", "llm",
+            "run", str(TRAVEL), "--task", "fare-class", "--hazard", "declared", "--agent", "llm",  # none: clean only
             "--transport", transport, "--out", str(out), "--no-progress", "--timeout", "30",
             env=llm_env(fake.base_url, **extra), timeout=CLI_TIMEOUT_S,
         )  # fmt: skip
