@@ -120,11 +120,12 @@ def build_parser(only: str | None = None) -> argparse.ArgumentParser:
     serve.add_argument("path", help="a scenario file, or a directory of them")
     serve.add_argument("--scenario", help="scenario id, when PATH holds several (stdio)")
     serve.add_argument("--task", help="task id (stdio; default: the scenario's first task)")
-    serve.add_argument("--seed", type=seed, default=0, help="seed of the condition (stdio; default 0)")
+    serve.add_argument("--seed", type=seed, default=None, help="seed of the condition (stdio; default 0)")
     serve.add_argument("--trace-dir", default="runs", help="where trace files go (default: ./runs)")
     serve.add_argument("--episode-id", help="name of the episode and its trace file (stdio)")
     serve.add_argument("--agent", help="name of the agent under test, recorded in the trace (stdio)")
     _condition_options(serve)
+    serve.set_defaults(profile=None)  # strict, for the stdio episode; over HTTP each episode names its own
     serve.add_argument("--http", type=host_port, metavar="HOST:PORT", help="serve Streamable HTTP instead of stdio")
     serve.add_argument("--allow-python", action="store_true", help="allow `python` behaviours (runs their code)")
     _http_access_options(serve)

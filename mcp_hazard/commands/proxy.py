@@ -58,6 +58,7 @@ def _condition(args: argparse.Namespace, file: LoadedProxyFile | None) -> Condit
 
 
 async def _serve_stdio(args: argparse.Namespace, service: ProxyService, condition: Condition, trace_dir: Path) -> None:
+    from mcp_hazard.hazards.fit import check_fit_in_task
     from mcp_hazard.proxy.app import build_proxy_server
     from mcp_hazard.proxy.episode import ProxyEpisode
     from mcp_hazard.server.episodes import EpisodeRegistry
@@ -65,6 +66,7 @@ async def _serve_stdio(args: argparse.Namespace, service: ProxyService, conditio
 
     async with service.running():
         env = await service.discover(keep=True)
+        check_fit_in_task(condition.hazards, env.scenario.model, args.task)
         registry = EpisodeRegistry([env.scenario], trace_dir, transport="stdio", make_episode=service.make_episode)
         episode = registry.create(env.scenario.id, args.task, condition, args.episode_id, args.agent)
         assert isinstance(episode, ProxyEpisode)
@@ -74,6 +76,7 @@ async def _serve_stdio(args: argparse.Namespace, service: ProxyService, conditio
 
 def _serve_http(args: argparse.Namespace, service: ProxyService, condition: Condition, trace_dir: Path) -> int:
     from mcp_hazard.commands.http_access import announce, choose_token, needs, run_server, shown_url
+    from mcp_hazard.hazards.fit import check_fits
     from mcp_hazard.proxy.app import build_proxy_server
     from mcp_hazard.server.episodes import EpisodeRegistry
     from mcp_hazard.server.heap import freeze_start_up
@@ -89,6 +92,8 @@ def _serve_http(args: argparse.Namespace, service: ProxyService, condition: Cond
     run_async(discover)
     env = service.env
     assert env is not None
+    # The default condition of every episode: a named kind must fit some task (a request may name its own).
+    check_fits(condition.hazards, [(env.scenario.model, task) for task in env.scenario.model.tasks])
     host, port = args.http
     sock = listen(host, port)  # a busy port is one error line, exit 2, before any "proxying" line
     base_url = shown_url(host, sock.getsockname()[1])

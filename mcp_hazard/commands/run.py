@@ -20,8 +20,9 @@ from mcp_hazard.commands import EXIT_FINDING, run_async
 from mcp_hazard.errors import UserError
 from mcp_hazard.load import load_scenarios
 from mcp_hazard.runner.external import agent_name
-from mcp_hazard.runner.matrix import agent_labels, plan, select_tasks
+from mcp_hazard.runner.matrix import agent_labels, kinds_planned, plan, select_tasks
 from mcp_hazard.scenario.files import LoadedScenario
+from mcp_hazard.scoring.run_plan import record_plan
 from mcp_hazard.suggest import did_you_mean
 from mcp_hazard.trace.storage import check_writable, storage_error, write_file
 
@@ -83,14 +84,15 @@ def keep_scenarios(scenarios: list[LoadedScenario], out: Path) -> None:
 
 
 @contextmanager
-def claimed(out: Path, scenarios: list[LoadedScenario]) -> Iterator[None]:
+def claimed(out: Path, scenarios: list[LoadedScenario], kinds: list[dict[str, Any]]) -> Iterator[None]:
     """The run folder for this run alone: writable (a probe, one line if not), locked against a second run
-    (runner/lock.py), with the scenarios kept in it."""
+    (runner/lock.py), with the scenarios and the plan of hazard kinds (scoring/run_plan.py) kept in it."""
     from mcp_hazard.runner.lock import run_folder_lock
 
     check_writable(out, "the run folder")
     with run_folder_lock(out):
         keep_scenarios(scenarios, out)
+        record_plan(out, kinds)
         yield
 
 
@@ -132,10 +134,10 @@ def run_command(args: argparse.Namespace) -> int:
         return int(run_async(_run_proxied, args))
     scenarios = load_scenarios(args.paths, allow_python=args.allow_python)
     ray = _ray_settings(args)
-    cells, out, commands = _plan(args, scenarios, ray)
-    with claimed(out, scenarios):
+    cells, out, commands, kinds = _plan(args, scenarios, ray)
+    with claimed(out, scenarios, kinds):
         results = _execute(args, ray, out, commands, cells)
-        return _report(args, cells, results)
+        return _report(args, cells, results, kinds)
 
 
 def _proxied(args: argparse.Namespace) -> bool:
@@ -166,16 +168,19 @@ async def _run_proxied(args: argparse.Namespace) -> int:
     service = ProxyService(source=source, file=file, record=args.record)
     async with service.running():
         env = await service.discover()
-        cells, out, commands = _plan(args, [env.scenario], None)
-        with claimed(out, [env.scenario]):
+        cells, out, commands, kinds = _plan(args, [env.scenario], None)
+        with claimed(out, [env.scenario], kinds):
             runner = Runner(out, proxy=service, labels=agent_labels(args.agent_label),
                             **_runner_options(args, commands))  # fmt: skip
             results = await runner.run(cells)
-            return _report(args, cells, results)
+            return _report(args, cells, results, kinds)
 
 
-def _plan(args: argparse.Namespace, loaded: list[LoadedScenario], ray: Any) -> tuple[list[Any], Path, dict[str, str]]:
-    """The cells of the matrix, every option checked first (one line each); the scenarios kept in the run folder."""
+def _plan(
+    args: argparse.Namespace, loaded: list[LoadedScenario], ray: Any
+) -> tuple[list[Any], Path, dict[str, str], list[dict[str, Any]]]:
+    """The cells of the matrix, every option checked first (one line each), and what the plan does with each hazard
+    kind per task; both the scenarios and that plan are kept in the run folder (the report reads the plan)."""
     scenarios, tasks = select_tasks(loaded, args.scenario or [], args.task or [])
     defaults = INTERVENTION_AGENTS if args.intervention else DEFAULT_AGENTS
     agents = list(args.agent) if args.agent else ([] if args.agent_cmd else list(defaults))
@@ -215,10 +220,11 @@ def _plan(args: argparse.Namespace, loaded: list[LoadedScenario], ray: Any) -> t
     cells = plan(scenarios, [*agents, *commands], hazards, profiles, args.seeds, interventions, tasks, args.repeats)
     if not cells:
         raise UserError("nothing to run: the selected scenarios have no tasks")
-    return cells, Path(args.out), commands
+    kinds = kinds_planned(scenarios, hazards, tasks)
+    return cells, Path(args.out), commands, kinds
 
 
-def _report(args: argparse.Namespace, cells: list[Any], results: list[Any]) -> int:
+def _report(args: argparse.Namespace, cells: list[Any], results: list[Any], kinds: list[dict[str, Any]]) -> int:
     from mcp_hazard.scoring.aggregate import aggregate
     from mcp_hazard.scoring.collect import score_traces
     from mcp_hazard.scoring.report import render
@@ -230,7 +236,7 @@ def _report(args: argparse.Namespace, cells: list[Any], results: list[Any]) -> i
     mine = {cell.episode_id for cell in cells}
     scores = [s for s in scored.scores if s.episode_id in mine]
     unscorable = [u for u in scored.unscorable if u.get("episode_id") in mine]
-    report = aggregate(scores, scored.warnings, unscorable, scored.scenarios)
+    report = aggregate(scores, scored.warnings, unscorable, scored.scenarios, kinds)  # this run's plan alone
     for fmt, name in (("json", "report.json"), ("markdown", "report.md"), ("html", "report.html")):
         write_file(out / name, render(report, fmt, timelines=scored.timelines).encode("utf-8"))
     print(render(report, "table", verbose=args.verbose))

@@ -15,18 +15,19 @@ is ever left half-written.
 
 from __future__ import annotations
 
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
 from pathlib import Path
 from typing import IO, TYPE_CHECKING
 
 import anyio
-from rich.console import Console
-from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 
 from mcp_hazard.agents import make_agent
 from mcp_hazard.agents.base import AgentReport, Brief, signatures_of
 from mcp_hazard.errors import UserError
 from mcp_hazard.runner.external import http_env, run_external, stdio_env
 from mcp_hazard.runner.matrix import Cell
+from mcp_hazard.runner.progress import progress_bar
 from mcp_hazard.runner.records import (
     STATUS_OF,
     CellResult,
@@ -134,6 +135,7 @@ class Runner:
         self.results: list[CellResult] = []
         self._run_log: IO[bytes] | None = None
         self.stopped: StorageError | None = None  # the first line the disk refused: it stops the run
+        self._advance: Callable[[], None] = lambda: None  # moves the progress bar on by one episode
 
     async def run(self, cells: list[Cell]) -> list[CellResult]:
         try:
@@ -150,19 +152,20 @@ class Runner:
         # A program that cannot start stops the run; the error leaves the HTTP host's block normally (raised
         # through it, the server would be torn down mid-shutdown and print a traceback).
         stopped: UserError | None = None
-        if self.transport == "http":
-            scenarios = list({id(c.scenario): c.scenario for c in cells}.values())
-            registry = EpisodeRegistry(scenarios, self.traces, transport="http", report_trace_failures=False,
-                                       **episode_maker(self.proxy))  # fmt: skip
-            self.host = HttpHost(registry, self.proxy)
-            async with self.host.running():
+        with self._progress(len(cells)):
+            if self.transport == "http":
+                scenarios = list({id(c.scenario): c.scenario for c in cells}.values())
+                registry = EpisodeRegistry(scenarios, self.traces, transport="http", report_trace_failures=False,
+                                           **episode_maker(self.proxy))  # fmt: skip
+                self.host = HttpHost(registry, self.proxy)
+                async with self.host.running():
+                    rest, stopped = await self._first_contact(cells)
+                    if stopped is None:
+                        await self._all(rest)
+            else:
                 rest, stopped = await self._first_contact(cells)
                 if stopped is None:
                     await self._all(rest)
-        else:
-            rest, stopped = await self._first_contact(cells)
-            if stopped is None:
-                await self._all(rest)
         if stopped is not None:
             raise stopped
         if self.stopped is not None:
@@ -215,9 +218,8 @@ class Runner:
                     f"--agent-cmd {command!r} ended ({how}) without connecting to its episode, so nothing else was "
                     f"run; its output is in {log}" + (f", last line: {said}" if said else "")
                 )
-            self.results.append(result)
             try:
-                self._log(result)
+                self._done(result)
             except StorageError as exc:
                 return rest, exc
             rest.remove(first)
@@ -226,29 +228,36 @@ class Runner:
     def _trace(self, cell: Cell) -> Path:
         return self.traces / f"{cell.episode_id}.jsonl"
 
+    @contextmanager
+    def _progress(self, total: int) -> Iterator[None]:
+        with progress_bar(f"episodes ({self.transport})", total, self.show_progress) as advance:
+            self._advance = advance
+            try:
+                yield
+            finally:
+                self._advance = lambda: None
+
+    def _done(self, result: CellResult) -> None:
+        self.results.append(result)
+        self._log(result)
+        self._advance()
+
     async def _all(self, cells: list[Cell]) -> None:
         limiter = anyio.CapacityLimiter(self.concurrency)
-        columns = (TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn())
-        console = Console(stderr=True)
-        with Progress(*columns, console=console, disable=not self.show_progress, transient=False) as progress:
-            bar = progress.add_task(f"episodes ({self.transport})", total=len(cells))
 
-            async def one(cell: Cell) -> None:
-                try:
-                    async with limiter:
-                        if self.stopped is not None:
-                            return
-                        result = await self._cell(cell)
-                    self.results.append(result)
-                    self._log(result)
-                except StorageError as exc:
-                    self._stop(exc, group.cancel_scope)
-                    return
-                progress.advance(bar)
+        async def one(cell: Cell) -> None:
+            try:
+                async with limiter:
+                    if self.stopped is not None:
+                        return
+                    result = await self._cell(cell)
+                self._done(result)
+            except StorageError as exc:
+                self._stop(exc, group.cancel_scope)
 
-            async with anyio.create_task_group() as group:
-                for cell in cells:
-                    group.start_soon(one, cell)
+        async with anyio.create_task_group() as group:
+            for cell in cells:
+                group.start_soon(one, cell)
 
     def _log(self, result: CellResult) -> None:
         if self._run_log is None:

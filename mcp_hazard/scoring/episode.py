@@ -19,6 +19,13 @@ from mcp_hazard.scoring.rules import AGENT_STOPS
 from mcp_hazard.scoring.verdicts import HazardVerdict, hazard_verdict
 from mcp_hazard.trace.reader import Trace
 
+NO_AGENT = "(no agent recorded)"
+"""The agent of a trace that names none: `serve` or `proxy` without `--agent`, a `POST /episodes` without `agent`."""
+UNFINISHED = (
+    "no episode_ended event: unfinished (the server is still serving the episode, or was stopped before it could "
+    "record its end); no verdict, in no success rate"
+)
+
 
 @dataclass
 class EpisodeScore:
@@ -50,6 +57,9 @@ class EpisodeScore:
     agent_outcome: str = "unknown"
     answer_rule: str = ""  # which answer rule decided `correct`, in words (docs/scoring.md)
     judged: bool = True  # False: the task has no expected answer (a proxied server's), so `correct` means nothing
+    # True: the trace has no `episode_ended` nor `agent_ended` (UNFINISHED): the agent may still act, so the episode
+    # has no verdict.
+    unfinished: bool = False
     duration_s: float | None = None  # first to last trace timestamp; set by scoring.collect (volatile)
     warnings: list[str] = field(default_factory=list)
     # Research quantities (docs/scoring.md, "Research quantities"): the dependency depth of the golden path; the
@@ -122,12 +132,16 @@ def score_episode(trace: Trace, scenario: Scenario) -> EpisodeScore:
     run = started.get("run", {})
     kinds = [interned(h.get("kind", "?")) for h in started.get("hazards", [])]
     warnings = list(trace.warnings)
-    if not ended:
+    unfinished = not ended and not agent_ended  # an agent_ended means the runner ended it: an outcome, not a gap
+    if unfinished:
+        warnings.append(f"{trace.path}: {UNFINISHED}")
+        episode_failure, correct = None, False
+    elif not ended:
         warnings.append(f"{trace.path}: no episode_ended event (the server stopped mid-episode)")
     return EpisodeScore(
         trace=trace.path,
         episode_id=str(run.get("episode_id", "")),
-        agent=interned(str(run.get("agent") or "unknown")),
+        agent=interned(str(run.get("agent") or NO_AGENT)),
         scenario=scenario.id,
         task=task.id,
         workflow=task.workflow,
@@ -149,12 +163,15 @@ def score_episode(trace: Trace, scenario: Scenario) -> EpisodeScore:
         redundant_calls=redundant,
         ended=interned(ended[0].get("reason")) if ended else None,
         agent_outcome=interned(outcome),
-        answer_rule=interned(judged.rule if not placeholder(answer) or judged.correct else "placeholder")
+        answer_rule="unfinished"
+        if unfinished
+        else interned(judged.rule if not placeholder(answer) or judged.correct else "placeholder")
         if judged is not None
         else "no_answer"
         if has_answer
         else "no_expected_answer",
         judged=has_answer,
+        unfinished=unfinished,
         warnings=warnings,
         refused_answers=len(by_type.get("answer_refused", ())),
         **research,

@@ -12,6 +12,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from conftest import WAIT_S
 
 from mcp_hazard.hazards.build import parse_hazard_option
 from mcp_hazard.load import load_scenarios
@@ -25,7 +26,7 @@ HAZARD = "latency:seconds=1"
 ARGS = ["scenarios/", "--agent", "recovering", "--hazard", HAZARD, "--call-timeout", "0.3", "--concurrency", "2",
         "--transport", "http", "--no-progress"]  # fmt: skip
 KILL_AFTER_DONE = 4  # episodes logged as done before the first run is killed (with another one under way)
-FIRST_RUN_DEADLINE = 90.0
+FIRST_RUN_DEADLINE = WAIT_S
 
 
 def matrix_ids() -> list[str]:
@@ -93,7 +94,7 @@ def test_a_killed_run_resumes_where_it_stopped(tmp_path: Path) -> None:
     finally:
         if process.poll() is None:
             process.send_signal(signal.SIGKILL)
-        process.wait(timeout=15)
+        process.wait(timeout=WAIT_S)
     assert process.returncode == -signal.SIGKILL
 
     # 2. What the killed run left: finished traces are whole; a trace cut mid-episode may lack its end.
@@ -114,7 +115,7 @@ def test_a_killed_run_resumes_where_it_stopped(tmp_path: Path) -> None:
 
     # 3. The same command again: it completes, skipping what finished and redoing what was cut.
     began = time.monotonic()
-    ran = run_cli("run", *ARGS, "--out", str(out), timeout=120)
+    ran = run_cli("run", *ARGS, "--out", str(out), timeout=WAIT_S)
     assert ran.code == 0, ran.explain()
     assert no_traceback(ran.stderr), ran.explain()
     second_log = log_records((out / "run.jsonl").read_text(encoding="utf-8")[len(first_log_text) :], "second run")

@@ -27,7 +27,9 @@ def headline(report: dict[str, Any]) -> Section:
     """What was run, in counts: no rate here, since a rate pooled over agents describes none of them."""
     groups = as_dict(report.get("groups"))
     agents = sorted(as_dict(report.get("agent_outcomes")) or as_dict(groups.get("agent")))  # judged or not
-    conditions = sorted(as_dict(groups.get("condition")))
+    conditions = {str(r.get("condition")) for r in dict_rows(report.get("per_episode"))} or set(
+        as_dict(groups.get("condition"))
+    )  # every episode's, with a verdict or not
     firings = sum(int(as_dict(entry).get("n") or 0) for entry in as_dict(report.get("recovery")).values())
     rows = [
         ["episodes", f.count(report.get("episodes"))],
@@ -43,6 +45,11 @@ def headline(report: dict[str, Any]) -> Section:
     if isinstance(crashed, int) and crashed:
         shown = f"{crashed} (the server died under the agent: in no rate, not the agent's doing; a rerun retries them)"
         rows.insert(1, ["server crashes", shown])
+    unfinished = report.get("unfinished")
+    if isinstance(unfinished, int) and unfinished:
+        shown = (f"{unfinished} (no episode_ended: still served, or its server was stopped first; no verdict, in no "
+                 "success rate; recovery and failures so far count)")  # fmt: skip
+        rows.insert(1, ["unfinished", shown])
     unscorable = report.get("unscorable")
     if isinstance(unscorable, list) and unscorable:
         rows.append(["unscorable traces", f"{len(unscorable)} (not in any number of this report; listed below)"])
