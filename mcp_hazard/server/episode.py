@@ -244,6 +244,18 @@ class Episode(Calls):
         self.trace.close()
         log.info("episode ended", episode=self.id, reason=reason)
 
+    def close(self, reason: str) -> None:
+        """End the episode from the control side (`DELETE`, the TTL, the server's shutdown). Unlike a transport's
+        `end`, an episode no client ever joined still leaves its trace: `episode_started` (protocol version
+        "none", as for an agent that never connected) and `episode_ended` with `reason`, so that every episode a
+        server created is on disk, as docs/http-api.md says."""
+        if not self.started and not self.trace.closed:
+            try:
+                self.start("none")
+            except StorageError:  # the trace has said so once; the episode ends all the same
+                pass
+        self.end(reason)
+
     # -- what the agent sees ---------------------------------------------------------------------------------------
 
     def prompt_text(self) -> str:

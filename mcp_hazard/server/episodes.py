@@ -185,7 +185,8 @@ class EpisodeRegistry:
 
     def release(self, episode_id: str) -> None:
         """Forget an episode (its trace stays on disk). An open one is ended first as `disconnected`: its agent went
-        quiet for the whole TTL, which is what a client that left looks like; its file handle is closed either way."""
+        quiet for the whole TTL, which is what a client that left looks like; one no client ever joined as
+        `never_connected`, with a trace of its own (Episode.close); its file handle is closed either way."""
         episode = self.episodes.pop(episode_id, None)
         self.last_seen.pop(episode_id, None)
         self.order.pop(episode_id, None)
@@ -193,7 +194,7 @@ class EpisodeRegistry:
             return
         for session in self.sessions_of.pop(episode_id, set()):
             self.sessions.pop(session, None)
-        episode.end("disconnected")
+        episode.close("disconnected" if episode.started else "never_connected")
         self.released += 1
 
     def session_episode(self, session: str) -> str | None:
@@ -244,6 +245,8 @@ class EpisodeRegistry:
         return found, None
 
     def close_all(self, reason: str) -> None:
+        """End every episode (the server stops). One no client joined leaves no trace: nothing happened to it, and
+        its id may be created again after a restart."""
         for episode in self.episodes.values():
             episode.end(reason)
 
