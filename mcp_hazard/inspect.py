@@ -190,7 +190,7 @@ def hazard_agent(cells: dict[str, Cell], traces: Path, max_turns: int = 20) -> A
         cell, episode_id = episode_of(cells[str(state.sample_id)], state.model, state.epoch)
         path = traces / f"{episode_id}.jsonl"
         state.store.set(TRACE_KEY, str(path))
-        command = serve_command(cell.scenario, cell.task, cell.condition, traces, episode_id, cell.agent)
+        command = serve_command(cell.scenario, cell.task, cell.condition, traces, episode_id, cell.agent, runner=True)
         report = AgentReport()
         turns = _Turns()
         outcome: AgentOutcome = "finished"

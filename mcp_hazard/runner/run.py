@@ -15,6 +15,8 @@ is ever left half-written.
 
 from __future__ import annotations
 
+import socket
+import sys
 from pathlib import Path
 from typing import IO, TYPE_CHECKING
 
@@ -38,6 +40,7 @@ from mcp_hazard.runner.records import (
     server_gone,
     trace_complete,
 )
+from mcp_hazard.runner.stopping import interrupted, stop_on_signals
 from mcp_hazard.runner.transports import HttpHost, Transport, episode_maker, open_episode, serve_command
 from mcp_hazard.server.episode import SUBMIT_TOOL, Episode
 from mcp_hazard.server.episodes import EpisodeRegistry
@@ -118,9 +121,12 @@ class Runner:
         show_progress: bool = True,
         proxy: ProxyService | None = None,
         labels: dict[str, str] | None = None,
+        sock: socket.socket | None = None,
     ) -> None:
-        """`proxy`: the cells' scenario is a real server's tools, reached through this running ProxyService."""
+        """`proxy`: the cells' scenario is a real server's tools, reached through this running ProxyService.
+        `sock`: the HTTP server's listening socket (`run --port`), bound before the run."""
         self.proxy = proxy
+        self.sock = sock
         self.out = out
         self.traces = out / "traces"
         self.transport = transport
@@ -134,11 +140,26 @@ class Runner:
         self.results: list[CellResult] = []
         self._run_log: IO[bytes] | None = None
         self.stopped: StorageError | None = None  # the first line the disk refused: it stops the run
+        self.signal: int | None = None  # SIGINT or SIGTERM received: the run is being stopped (stopping.py)
+        self.console: Console | None = None  # the progress bar's, while it shows
+
+    def say(self, text: str) -> None:
+        """One line on stderr, above the progress bar when it shows."""
+        if self.console is not None and self.show_progress:
+            self.console.print(text, markup=False, highlight=False)
+        else:
+            print(text, file=sys.stderr, flush=True)
 
     async def run(self, cells: list[Cell]) -> list[CellResult]:
+        """Run the cells; SIGINT or SIGTERM stops the run (`Interrupted`): the episodes under way are cancelled and
+        get no `agent_ended`, so the scorer calls them interrupted and the same command runs them again."""
         try:
             self.traces.mkdir(parents=True, exist_ok=True)
-            return await self._run(cells)
+            with stop_on_signals(self) as scope:
+                results = await self._run(cells)
+            if scope.cancelled_caught or self.signal is not None:
+                raise interrupted(self.signal, self.results, cells, self.out)
+            return results
         except StorageError as exc:
             raise self._stopping(exc, len(cells)) from None
         finally:
@@ -153,8 +174,8 @@ class Runner:
         if self.transport == "http":
             scenarios = list({id(c.scenario): c.scenario for c in cells}.values())
             registry = EpisodeRegistry(scenarios, self.traces, transport="http", report_trace_failures=False,
-                                       **episode_maker(self.proxy))  # fmt: skip
-            self.host = HttpHost(registry, self.proxy)
+                                       runner=True, **episode_maker(self.proxy))  # fmt: skip
+            self.host = HttpHost(registry, self.proxy, self.sock)
             async with self.host.running():
                 rest, stopped = await self._first_contact(cells)
                 if stopped is None:
@@ -187,11 +208,15 @@ class Runner:
         (runner/ray_worker.py). The episode runs exactly as in `run`, so its trace is the same."""
         self.traces.mkdir(parents=True, exist_ok=True)
         if self.transport != "http":
-            return await self._cell(cell)
-        registry = EpisodeRegistry([cell.scenario], self.traces, transport="http", report_trace_failures=False)
-        self.host = HttpHost(registry)
-        async with self.host.running():
-            return await self._cell(cell)
+            result = await self._cell(cell)
+        else:
+            registry = EpisodeRegistry([cell.scenario], self.traces, transport="http", report_trace_failures=False,
+                                       runner=True)  # fmt: skip
+            self.host = HttpHost(registry)
+            async with self.host.running():
+                result = await self._cell(cell)
+        assert result is not None  # no signal handler here: a worker is stopped by its executor
+        return result
 
     async def _first_contact(self, cells: list[Cell]) -> tuple[list[Cell], UserError | None]:
         """Run one episode of each external program alone before the others, so a program that cannot start (or
@@ -206,6 +231,8 @@ class Runner:
                 result = await self._cell(first)
             except StorageError as exc:
                 return rest, exc
+            if result is None:  # the run is being stopped
+                return rest, None
             if never_connected(self._trace(first)):
                 self._trace(first).unlink(missing_ok=True)
                 log = self.out / "agent-logs" / f"{first.episode_id}.log"
@@ -229,16 +256,18 @@ class Runner:
     async def _all(self, cells: list[Cell]) -> None:
         limiter = anyio.CapacityLimiter(self.concurrency)
         columns = (TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn())
-        console = Console(stderr=True)
+        console = self.console = Console(stderr=True)
         with Progress(*columns, console=console, disable=not self.show_progress, transient=False) as progress:
             bar = progress.add_task(f"episodes ({self.transport})", total=len(cells))
 
             async def one(cell: Cell) -> None:
                 try:
                     async with limiter:
-                        if self.stopped is not None:
+                        if self.stopped is not None or self.signal is not None:
                             return
                         result = await self._cell(cell)
+                    if result is None:  # the run is being stopped: the episode is not done
+                        return
                     self.results.append(result)
                     self._log(result)
                 except StorageError as exc:
@@ -258,7 +287,10 @@ class Runner:
                 raise storage_error(self.out / "run.jsonl", exc) from None
         log_result(self.out, result, self._run_log)
 
-    async def _cell(self, cell: Cell) -> CellResult:
+    async def _cell(self, cell: Cell) -> CellResult | None:
+        """Run one episode and record how it ended; None when a signal is stopping the run meanwhile: then it
+        ended because of the signal (a server stopped by the same Ctrl-C, a cancelled call), which is no outcome
+        of the agent's, and its trace keeps no `agent_ended` (interrupted)."""
         path = self._trace(cell)
         if trace_complete(path):
             return CellResult(cell, "skipped", "finished in an earlier run")
@@ -279,6 +311,8 @@ class Runner:
             outcome, detail = _outcome_of(exc)
         if served and served[0].trace.failure is not None:  # the episode's trace could not be written
             raise served[0].trace.failure
+        if self.signal is not None:
+            return None
         if self.transport == "stdio" and cell.agent not in self.agent_cmds and outcome != "timeout":
             outcome, detail = _server_side(path, outcome, detail)
         await self._finish(cell, outcome, detail, report, served[0] if served else None)
@@ -308,7 +342,7 @@ class Runner:
                       signatures=signatures_of(cell.scenario.model), report=report)  # fmt: skip
         async with open_episode(
             self.transport, cell.scenario, cell.task, cell.condition, self.traces, http_host=self.host,
-            agent=cell.agent, episode_id=cell.episode_id, proxy=self.proxy,
+            agent=cell.agent, episode_id=cell.episode_id, proxy=self.proxy, runner=True,
         ) as connected:  # fmt: skip
             if connected.episode is not None:
                 served.append(connected.episode)
@@ -340,7 +374,7 @@ class Runner:
             env.update(http_env(created["mcp_url"]))
         else:
             server = serve_command(cell.scenario, cell.task, cell.condition, self.traces, cell.episode_id, cell.agent,
-                                   self.proxy)  # fmt: skip
+                                   self.proxy, runner=True)  # fmt: skip
             env.update(stdio_env(server))
         log = self.out / "agent-logs" / f"{cell.episode_id}.log"
         try:
