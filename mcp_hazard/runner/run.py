@@ -10,7 +10,8 @@ agent's notes (records.py).
 
 A trace or run-log line that cannot be written (a full disk, a folder made read-only) stops the whole run at once
 with one line: the episodes under way are dropped (their traces are cut short, so a rerun redoes them), and no line
-is ever left half-written.
+is ever left half-written. SIGINT and SIGTERM stop it the same way, with no `agent_ended` for the episodes under way
+(stopping.py), which the scorer then counts as `interrupted`.
 """
 
 from __future__ import annotations

@@ -109,6 +109,14 @@ def serve_command(
     return command
 
 
+def free_port() -> int:
+    """A port on 127.0.0.1 that was free a moment ago, to hand to another process (which must cope with losing it);
+    this process binds its own servers with `listen(..., 0)` instead."""
+    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as sock:
+        sock.bind(("127.0.0.1", 0))
+        return int(sock.getsockname()[1])
+
+
 class HttpHost:
     """A uvicorn server on 127.0.0.1 running inside the caller's event loop, for the span of a `with` block.
 

@@ -104,6 +104,8 @@ def test_a_stopped_run_leaves_interrupted_episodes_that_score_apart_and_run_agai
     shown = [w for w in report["warnings"] if "interrupted" in w]
     assert len(shown) == 1 and str(out / "traces" / f"{SLOW}.jsonl") in shown[0], report["warnings"]
     assert shown[0] in warnings
+    overall = run_cli("score", str(out), "--format", "markdown", timeout=DEADLINE)
+    assert "| interrupted | 1 (the run was stopped before they ended: in no rate" in overall.stdout, overall.explain()
 
     # The same command again: the interrupted episode runs from the start and ends finished; the other is kept.
     again = run_cli(*command, timeout=DEADLINE * 2)
