@@ -1,0 +1,170 @@
+"""How each command the docs show is proved to work. Every command (tests/docs/shown.py finds them) is exactly one of:
+
+1. a *synopsis or a mention*: it has placeholders (`[optional]`, `...`, `RUNDIR`, `a|b`) or, inline, names a command
+   and its flags without a file to act on (`mcp-hazard validate --hazard all`). It cannot run as written; its command
+   and every flag it names must exist (checked against the real parser).
+2. *registered*: an existing test runs it; REGISTERED names the test, which must exist and hold every word of the
+   command as a string literal (words that cannot be literal are listed with what the test uses instead), or
+   READ_FROM_DOC says the test reads the doc's commands itself.
+3. *cannot run in CI* by nature, in CANNOT_RUN with its reason: installing packages, a model server, a cluster, a
+   research run of hundreds of episodes, a benchmark.
+4. *run here*: every other command of a doc is run as written, in doc order, by the session test RUN_HERE names for
+   the doc's section (tests/docs/session.py says what a session substitutes).
+A doc that gains a command falls into 4 if its section has a session test (which then runs it), and otherwise fails
+tests/docs/test_doc_commands.py until it is covered.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass, field
+
+from .shown import ROOT, Shown, every_command, shown_in
+
+PLACEHOLDER = re.compile(r"\[|\.\.\.|(?:^|(?<=[\s/=|:]))[A-Z][A-Z_]+(?=$|[\s./|\]])|\w\|[\w.]")
+QUOTED = re.compile(r"'[^']*'|\"[^\"]*\"")
+PATHLIKE = re.compile(r"[/.]")
+
+
+@dataclass(frozen=True)
+class Registered:
+    """An existing test that runs `command`; `instead` maps each word it cannot hold literally to what it uses."""
+
+    command: str
+    test: str  # "tests/path.py::test_name"
+    instead: dict[str, str] = field(default_factory=dict)
+
+
+REGISTERED = [
+    Registered("inspect eval mcp_hazard/inspect.py --model mockllm/model -T scenario=travel -T task=fare-class",
+               "tests/test_inspect.py::test_inspect_eval_cli_with_the_mock_model"),
+    Registered("inspect eval mcp_hazard/inspect.py --model mockllm/model",
+               "tests/test_inspect.py::test_inspect_eval_cli_with_the_mock_model"),
+    Registered("inspect eval mcp_hazard/inspect.py", "tests/test_inspect.py::test_inspect_eval_cli_with_the_mock_model"),
+    Registered("mcp-hazard proxy --upstream-url http://127.0.0.1:3001/mcp --http 127.0.0.1:8766 --hazard output_drift",
+               "tests/proxy/test_everything_server.py::test_a_streamable_http_upstream_behind_an_http_proxy_in_both_eras",
+               {"mcp-hazard": "the console script", "http://127.0.0.1:3001/mcp": "the everything server over HTTP",
+                "127.0.0.1:8766": "a free port", "output_drift": "the hazards the test checks"}),
+]  # fmt: skip
+
+# doc -> the test that reads and runs every command of it (it names the doc and extracts the commands itself)
+READ_FROM_DOC = {
+    "docs/http-api.md": "tests/e2e/test_http_docs.py::test_every_curl_example_of_the_http_doc_works_as_written",
+}
+# commands of README's "Many episodes over HTTP" section, read and run by the test of the same name
+READ_FROM_README = {
+    "## Many episodes over HTTP": "tests/e2e/test_http_docs.py::test_the_readme_http_section_works_as_written",
+}
+
+CANNOT_RUN = {
+    r"^python3 -m venv \.venv && .*pip install -e": "installs the package: .ci/run runs exactly these two commands on "
+    "a clean clone",
+    r"^pip install |^python -m venv \.cache/llm|^CMAKE_ARGS=": "installs packages from the package index",
+    r"^python -m llama_cpp\.server": "starts a llama.cpp model server (docs/agents.md's recipe, measured by hand)",
+    r"^MCP_HAZARD_LLM_BASE_URL=": "needs a model server (Ollama, llama.cpp); tests/agents/test_llm_cli.py runs "
+    "`run --agent llm` against a fake OpenAI-compatible endpoint",
+    r"^mcp-hazard score runs/smollm2": "scores the run of the llama.cpp recipe above",
+    r"--ray-address 10\.0\.0\.5|--agent llm --executor ray": "needs a Ray cluster or a model server",
+    r"^mcp-hazard run scenarios/ --executor ray$": "starts a local Ray instance and runs the whole main job on it "
+    "(minutes on 2 cores); tests/runner/test_ray.py runs `run --executor ray` on a small matrix",
+    r"--model openai/": "needs an OpenAI API key",
+    r"proxies/filesystem\.yaml --allow-upstream-command": "`npx -y` fetches the server from the npm registry; "
+    "tests/proxy/test_filesystem_server.py runs this matrix with the server installed in .cache (--upstream-cmd)",
+    r"^mcp-hazard run (gen/|scenarios/ --intervention all --seeds 0-1|scenarios/ --profile strict,guided,guarded)":
+    "a research run of 240 to 960 episodes (minutes on 2 cores): docs/research.md reports what it measured; "
+    "tests/runner/test_research_cli.py computes the same quantities on a small matrix",
+    r"^(\.venv/bin/)?python -m bench\.": "a benchmark (bench/): docs/performance.md records its measurements",
+    r"^mcp-hazard score /tmp/big ": "scores the benchmark's 10,000-episode folder (bench.report_load --keep)",
+}  # fmt: skip
+
+# (doc, command) -> the doc whose session runs the same command, with the files it needs
+SAME_AS = {
+    ("docs/research.md", "mcp-hazard replay slip.yaml"): "docs/generator.md",
+    ("README.md", "mcp-hazard run proxies/time.yaml --replay time.cassette.jsonl --out runs/replayed"): "docs/proxy.md",
+}
+
+# inline spans that start like a command but are not one
+NOT_COMMANDS = {"mcp-hazard scenario": "the title of the scenario schema (docs/scenario-format.md, section 7)"}
+
+# doc -> [(session test, headings its share starts with; () for the rest of the doc)]
+RUN_HERE: dict[str, list[tuple[str, tuple[str, ...]]]] = {
+    "README.md": [("tests/docs/test_readme_doc.py::test_readme_commands_work_as_written", ())],
+    "docs/agents.md": [
+        ("tests/docs/test_agents_doc.py::test_running_the_reference_agents_and_replaying_their_traces",
+         ("## 1.", "## 5.")),
+        ("tests/docs/test_agents_doc.py::test_your_own_agent_a_desktop_assistant_and_pytest", ()),
+    ],
+    "docs/generator.md": [("tests/docs/test_small_docs.py::test_generator_doc", ())],
+    "docs/hazards.md": [("tests/docs/test_small_docs.py::test_hazards_doc", ())],
+    "docs/scenario-format.md": [("tests/docs/test_small_docs.py::test_scenario_format_doc", ())],
+    "docs/security.md": [("tests/docs/test_small_docs.py::test_security_doc", ())],
+    "docs/proxy.md": [("tests/docs/test_small_docs.py::test_proxy_doc", ())],
+    "docs/research.md": [("tests/docs/test_small_docs.py::test_research_doc", ())],
+    "docs/performance.md": [("tests/docs/test_small_docs.py::test_performance_doc", ())],
+    "docs/interventions.md": [
+        ("tests/docs/test_interventions_doc.py::test_interventions_through_the_inspector", ("## Serving",)),
+        ("tests/docs/test_interventions_doc.py::test_interventions_doc", ()),
+    ],
+}  # fmt: skip
+
+
+def is_synopsis(shown: Shown) -> bool:
+    unquoted = QUOTED.sub("''", shown.command)
+    if PLACEHOLDER.search(unquoted):
+        return True
+    rest = unquoted.split()[1:]
+    return shown.inline and shown.command.startswith("mcp-hazard ") and not any(PATHLIKE.search(w) for w in rest)
+
+
+def cannot_run(shown: Shown) -> str | None:
+    return next((why for pattern, why in CANNOT_RUN.items() if re.search(pattern, shown.command)), None)
+
+
+def registered(shown: Shown) -> str | None:
+    if shown.doc in READ_FROM_DOC:
+        return READ_FROM_DOC[shown.doc]
+    if shown.doc == "README.md":
+        for heading, test in READ_FROM_README.items():
+            if heading_of(shown) == heading:
+                return test
+    return next((entry.test for entry in REGISTERED if entry.command == shown.command), None)
+
+
+def heading_of(shown: Shown) -> str:
+    """The `## ` heading the command is under ("" before the first)."""
+    lines = (ROOT / shown.doc).read_text(encoding="utf-8").splitlines()[: shown.line]
+    return next((line for line in reversed(lines) if line.startswith("## ")), "")
+
+
+def how_covered(shown: Shown) -> str:
+    """One line: how this command is proved (or "" when nothing covers it)."""
+    if shown.command in NOT_COMMANDS:
+        return "not a command: " + NOT_COMMANDS[shown.command]
+    if (why := cannot_run(shown)) is not None:
+        return "cannot run in CI: " + why
+    if (test := registered(shown)) is not None:
+        return "run by " + test
+    if (other := SAME_AS.get((shown.doc, shown.command))) is not None:
+        return f"run as written where {other} shows it"
+    if is_synopsis(shown):
+        return "synopsis: its command and flags exist (tests/docs/test_doc_commands.py)"
+    return "run as written by " + session_test(shown) if session_test(shown) else ""
+
+
+def session_test(shown: Shown) -> str:
+    heading = heading_of(shown)
+    for test, starts in RUN_HERE.get(shown.doc, []):
+        if not starts or heading.startswith(starts):
+            return test
+    return ""
+
+
+def to_run(doc: str, test: str) -> list[Shown]:
+    """The commands of `doc` that `test` (a name in RUN_HERE) runs, in the order a reader meets them."""
+    commands = sorted(shown_in(ROOT / doc), key=lambda shown: shown.line)
+    mine = [shown for shown in commands if how_covered(shown) == "run as written by " + session_test(shown)]
+    return [shown for shown in mine if session_test(shown).endswith("::" + test)]
+
+
+def table() -> list[tuple[Shown, str]]:
+    return [(shown, how_covered(shown)) for shown in every_command()]
