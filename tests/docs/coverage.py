@@ -17,11 +17,15 @@ tests/docs/test_doc_commands.py until it is covered.
 from __future__ import annotations
 
 import re
+from collections.abc import Callable
 from dataclasses import dataclass, field
 
 from .shown import ROOT, Shown, every_command, shown_in
 
-PLACEHOLDER = re.compile(r"\[|\.\.\.|(?:^|(?<=[\s/=|:]))[A-Z][A-Z_]+(?=$|[\s./|\]])|\w\|[\w.]")
+PLACEHOLDER = re.compile(
+    r"\[|\.\.\.|(?:^|(?<=[\s/=|:]))(?!(?:GET|POST|PUT|DELETE)\b)[A-Z][A-Z_]+(?=$|[\s./|\]])"
+    r"|\w\|[\w.]"
+)  # `[optional]`, `...`, `RUNDIR` (not an HTTP method), `a|b`
 QUOTED = re.compile(r"'[^']*'|\"[^\"]*\"")
 PATHLIKE = re.compile(r"[/.]")
 
@@ -41,10 +45,6 @@ REGISTERED = [
     Registered("inspect eval mcp_hazard/inspect.py --model mockllm/model",
                "tests/test_inspect.py::test_inspect_eval_cli_with_the_mock_model"),
     Registered("inspect eval mcp_hazard/inspect.py", "tests/test_inspect.py::test_inspect_eval_cli_with_the_mock_model"),
-    Registered("mcp-hazard proxy --upstream-url http://127.0.0.1:3001/mcp --http 127.0.0.1:8766 --hazard output_drift",
-               "tests/proxy/test_everything_server.py::test_a_streamable_http_upstream_behind_an_http_proxy_in_both_eras",
-               {"mcp-hazard": "the console script", "http://127.0.0.1:3001/mcp": "the everything server over HTTP",
-                "127.0.0.1:8766": "a free port", "output_drift": "the hazards the test checks"}),
 ]  # fmt: skip
 
 # doc -> the test that reads and runs every command of it (it names the doc and extracts the commands itself)
@@ -86,8 +86,15 @@ SAME_AS = {
 # inline spans that start like a command but are not one
 NOT_COMMANDS = {"mcp-hazard scenario": "the title of the scenario schema (docs/scenario-format.md, section 7)"}
 
-# doc -> [(session test, headings its share starts with; () for the rest of the doc)]
-RUN_HERE: dict[str, list[tuple[str, tuple[str, ...]]]] = {
+
+def _with_the_inspector(shown: Shown) -> bool:
+    """A command of a block that uses the MCP Inspector CLI (the server and the variables it needs included)."""
+    return any(other.block == shown.block and other.command.startswith("mcp-inspector ")
+               for other in shown_in(ROOT / shown.doc)) and shown.block > 0  # fmt: skip
+
+
+# doc -> [(session test, its share: the headings it starts with, or a test of the command; () for the rest)]
+RUN_HERE: dict[str, list[tuple[str, tuple[str, ...] | Callable[[Shown], bool]]]] = {
     "README.md": [("tests/docs/test_readme_doc.py::test_readme_commands_work_as_written", ())],
     "docs/agents.md": [
         ("tests/docs/test_agents_doc.py::test_running_the_reference_agents_and_replaying_their_traces",
@@ -98,11 +105,11 @@ RUN_HERE: dict[str, list[tuple[str, tuple[str, ...]]]] = {
     "docs/hazards.md": [("tests/docs/test_small_docs.py::test_hazards_doc", ())],
     "docs/scenario-format.md": [("tests/docs/test_small_docs.py::test_scenario_format_doc", ())],
     "docs/security.md": [("tests/docs/test_small_docs.py::test_security_doc", ())],
-    "docs/proxy.md": [("tests/docs/test_small_docs.py::test_proxy_doc", ())],
+    "docs/proxy.md": [("tests/proxy/test_docs.py::test_the_proxy_doc_runs_as_written", ())],
     "docs/research.md": [("tests/docs/test_small_docs.py::test_research_doc", ())],
     "docs/performance.md": [("tests/docs/test_small_docs.py::test_performance_doc", ())],
     "docs/interventions.md": [
-        ("tests/docs/test_interventions_doc.py::test_interventions_through_the_inspector", ("## Serving",)),
+        ("tests/docs/test_interventions_doc.py::test_interventions_through_the_inspector", _with_the_inspector),
         ("tests/docs/test_interventions_doc.py::test_interventions_doc", ()),
     ],
 }  # fmt: skip
@@ -153,8 +160,8 @@ def how_covered(shown: Shown) -> str:
 
 def session_test(shown: Shown) -> str:
     heading = heading_of(shown)
-    for test, starts in RUN_HERE.get(shown.doc, []):
-        if not starts or heading.startswith(starts):
+    for test, share in RUN_HERE.get(shown.doc, []):
+        if share(shown) if callable(share) else not share or heading.startswith(share):
             return test
     return ""
 

@@ -10,8 +10,8 @@ session's folder, with the virtualenv's `bin` first on PATH (so `mcp-hazard` and
 - each session may replace fixed paths of the doc (`/tmp/`, `/home/you/mcp-hazard`) by its own folder: the test
   says which.
 
-How output is compared (`matches`): the lines shown must be the lines printed (stdout and stderr together, as a
-terminal shows them), trailing spaces aside; a line `...` stands for any number of lines, and `...` inside a line
+How output is compared (`matches`): the lines shown must be the lines printed (stdout and stderr together, as an
+80-column terminal shows them), trailing spaces and blank lines at the end aside; a line `...` stands for any number of lines, and `...` inside a line
 for any text. A command exits 0 unless the session says otherwise, and nothing prints a Python traceback.
 """
 
@@ -31,6 +31,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 import anyio
+import httpx
 from mcp import Client, StdioServerParameters
 
 from .shown import ROOT, Shown, shown_in
@@ -39,7 +40,7 @@ SERVER = re.compile(r"^mcp-hazard (serve|proxy) .*--http (127\.0\.0\.1|localhost
 STDIO_SERVER = re.compile(r"^mcp-hazard (serve|proxy) (?!.*--http)")
 ERROR = re.compile(r"^mcp-hazard( [a-z-]+)*: error: |^\S+\.ya?ml:\d+:\d+: ")
 FINDING = re.compile(r": unsolvable: |\bproblem\(s\)|: not correct \(")
-SERVING = re.compile(r"serving .* on http://127\.0\.0\.1:(\d+)")
+SERVING = re.compile(r"(?:serving|proxying) .* on http://127\.0\.0\.1:(\d+)")
 ASSIGNMENT = re.compile(r"^(export )?[A-Za-z_][A-Za-z0-9_]*=\S*$")
 START_TIMEOUT_S = 60.0  # a server on a busy 2-core machine says where it listens within a few seconds
 COMMAND_TIMEOUT_S = 120.0
@@ -52,12 +53,13 @@ def pattern(shown: tuple[str, ...] | list[str]) -> re.Pattern[str]:
         if line.strip() == "...":
             parts.append(r"(?:[^\n]*\n)*?")
         else:
-            parts.append(".*?".join(re.escape(piece) for piece in line.rstrip().split("...")) + r"[ \t]*\n")
+            pieces = re.split(r"\.\.\.(?!\.)", line.rstrip())  # `seed3....jsonl`: `seed3.`, any text, `jsonl`
+            parts.append(".*?".join(re.escape(piece) for piece in pieces) + r"[ \t]*\n")
     return re.compile("".join(parts), re.S)
 
 
 def matches(shown: tuple[str, ...] | list[str], printed: str) -> bool:
-    text = "".join(line.rstrip() + "\n" for line in printed.splitlines())
+    text = "".join(line.rstrip() + "\n" for line in printed.rstrip().splitlines())  # blank lines at the end aside
     return pattern(shown).fullmatch(text) is not None
 
 
@@ -70,6 +72,7 @@ class Session:
     codes: dict[str, int] = field(default_factory=dict)  # command -> its exit code, where not 0
     timeouts: dict[str, float] = field(default_factory=dict)  # command -> seconds, where a command takes long
     extra_path: list[Path] = field(default_factory=list)
+    extra_env: dict[str, str] = field(default_factory=dict)
     prelude: list[str] = field(default_factory=list)
     ports: dict[str, str] = field(default_factory=dict)
     servers: list[tuple[subprocess.Popen[bytes], Path]] = field(default_factory=list)
@@ -80,7 +83,15 @@ class Session:
         home = self.cwd / ".home"
         home.mkdir(exist_ok=True)
         path = os.pathsep.join([str(Path(sys.executable).parent), *map(str, self.extra_path), os.environ["PATH"]])
-        return {**os.environ, "PATH": path, "HOME": str(home), "NO_COLOR": "1", "PYTHONDONTWRITEBYTECODE": "1"}
+        return {
+            **os.environ,
+            "PATH": path,
+            "HOME": str(home),
+            "NO_COLOR": "1",
+            "PYTHONDONTWRITEBYTECODE": "1",
+            "COLUMNS": "80",
+            **self.extra_env,
+        }
 
     def substitute(self, text: str) -> str:
         for fixed, own in [*self.paths.items(), *self.ports.items()]:
@@ -168,6 +179,8 @@ class Session:
             said = SERVING.search(log.read_text(encoding="utf-8", errors="replace"))
             if said:
                 self.ports[f":{doc_port}"] = f":{said.group(1)}"
+                routes = httpx.get(f"http://127.0.0.1:{said.group(1)}/", timeout=30)  # it serves, and says how
+                assert routes.status_code == 200 and "routes" in routes.json(), routes.text
                 return
             if process.poll() is not None:
                 break
@@ -219,7 +232,7 @@ def block_text(doc: str, first_line: str) -> str:
     text = (ROOT / doc).read_text(encoding="utf-8")
     for match in re.finditer(r"^```\w*\n(.*?)^```", text, re.S | re.M):
         body = match.group(1)
-        before = text[: match.start()].rstrip().rsplit("\n", 1)[-1]
+        before = text[: match.start()].rstrip().rsplit("\n\n", 1)[-1]  # the paragraph above the block
         if body.startswith(first_line) or before.startswith(f"`{first_line}`"):
             return body
     raise AssertionError(f"{doc} has no block for {first_line!r}")

@@ -35,6 +35,7 @@ class Shown:
     command: str  # continuation lines joined with a space, without the prompt and a trailing comment
     output: tuple[str, ...] = ()
     inline: bool = False
+    block: int = 0  # the line of the fenced block's first line (0 inline)
 
     def __str__(self) -> str:
         return f"{self.doc}:{self.line}: {self.command}"
@@ -77,7 +78,7 @@ def _block(doc: str, first_line: int, language: str, body: str) -> list[Shown]:
         if language in SHELL and line.strip() and not line.lstrip().startswith("#"):
             at = index
             command, index = _joined(lines, index, shell=True)
-            found.append(Shown(doc, first_line + at, command))
+            found.append(Shown(doc, first_line + at, command, block=first_line))
             continue
         prompted = line.startswith("$ ")
         bare = language == "" and line.startswith("mcp-hazard ") and not MESSAGE.match(line)
@@ -89,7 +90,7 @@ def _block(doc: str, first_line: int, language: str, body: str) -> list[Shown]:
             while index < len(lines) and not lines[index].startswith("$ "):
                 output.append(lines[index].rstrip())
                 index += 1
-            found.append(Shown(doc, first_line + at, command, tuple(output)))
+            found.append(Shown(doc, first_line + at, command, tuple(output), block=first_line))
             continue
         index += 1
     return found

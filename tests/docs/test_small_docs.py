@@ -1,6 +1,7 @@
-"""The commands of docs/generator.md, hazards.md, scenario-format.md, security.md, proxy.md, research.md and
-performance.md, run as written in a fresh folder, each doc as one shell session in the order a reader meets them
-(tests/docs/session.py: what is substituted; tests/docs/coverage.py: which commands are left to other tests)."""
+"""The commands of docs/generator.md, hazards.md, scenario-format.md, security.md, research.md and performance.md,
+run as written in a fresh folder, each doc as one shell session in the order a reader meets them
+(tests/docs/session.py: what is substituted; tests/docs/coverage.py: which commands are left to other tests;
+docs/proxy.md's session is in tests/proxy/test_docs.py, beside the real servers it needs)."""
 
 from __future__ import annotations
 
@@ -89,17 +90,6 @@ def test_security_doc(tmp_path: Path) -> None:
     doc = "docs/security.md"
     with session(tmp_path, prelude=["export TOKEN=s3cret"]) as shell:
         play(shell, to_run(doc, "test_security_doc"))
-
-
-def test_proxy_doc(tmp_path: Path) -> None:
-    """`python` is the virtualenv's, which has mcp-server-time (a test dependency); the replayed run gives the traces
-    of the recorded one."""
-    doc = "docs/proxy.md"
-    with session(tmp_path) as shell:
-        play(shell, to_run(doc, "test_proxy_doc"))
-    recorded = sorted(path.name for path in (tmp_path / "runs" / "recorded" / "traces").glob("*.jsonl"))
-    replayed = sorted(path.name for path in (tmp_path / "runs" / "replayed" / "traces").glob("*.jsonl"))
-    assert recorded and recorded == replayed
 
 
 def test_research_doc(tmp_path: Path) -> None:
