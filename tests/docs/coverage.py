@@ -44,7 +44,8 @@ REGISTERED = [
                "tests/test_inspect.py::test_inspect_eval_cli_with_the_mock_model"),
     Registered("inspect eval mcp_hazard/inspect.py --model mockllm/model",
                "tests/test_inspect.py::test_inspect_eval_cli_with_the_mock_model"),
-    Registered("inspect eval mcp_hazard/inspect.py", "tests/test_inspect.py::test_inspect_eval_cli_with_the_mock_model"),
+    Registered("inspect eval mcp_hazard/inspect.py",
+               "tests/test_inspect.py::test_inspect_eval_cli_with_the_mock_model"),
 ]  # fmt: skip
 
 # doc -> the test that reads and runs every command of it (it names the doc and extracts the commands itself)

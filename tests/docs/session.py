@@ -11,8 +11,9 @@ session's folder, with the virtualenv's `bin` first on PATH (so `mcp-hazard` and
   says which.
 
 How output is compared (`matches`): the lines shown must be the lines printed (stdout and stderr together, as an
-80-column terminal shows them), trailing spaces and blank lines at the end aside; a line `...` stands for any number of lines, and `...` inside a line
-for any text. A command exits 0 unless the session says otherwise, and nothing prints a Python traceback.
+80-column terminal shows them), trailing spaces and blank lines at the end aside; a line `...` stands for any number
+of lines, and `...` inside a line for any text. A command exits as README's table of exit codes says for what the doc
+shows (`code`) unless the session says otherwise, and nothing prints a Python traceback.
 """
 
 from __future__ import annotations

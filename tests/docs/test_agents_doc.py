@@ -46,13 +46,20 @@ def test_running_the_reference_agents_and_replaying_their_traces(tmp_path: Path)
                 json.loads((tmp_path / "runs" / "matrix" / "report.json").read_text(encoding="utf-8"))),
             "mcp-hazard replay replays/fare-class.yaml": write_script,
         })  # fmt: skip
-    # research.md reports naive's failure types over the main job: its figures are this run's
+    # what README, research.md and scoring.md say of the main job is this run's
     (report,) = reports
     (naive,) = [row for row in report["value_taxonomy"] if row["agent"] == "naive"]
-    research = (ROOT / "docs" / "research.md").read_text(encoding="utf-8")
-    shown = re.search(r"naive: (\d+) classified calls in (\d+) failed episodes", research)
-    assert shown is not None
-    assert (int(shown[1]), int(shown[2])) == (naive["classified_calls"], naive["failed_episodes"]), naive
+    said = {
+        "README.md": (r"About (\d+) episodes in well under a minute", (round(report["episodes"], -1),)),
+        "docs/research.md": (r"naive: (\d+) classified calls in (\d+) failed episodes",
+                             (naive["classified_calls"], naive["failed_episodes"])),
+        "docs/scoring.md": (r'\("100\.0% of (\d+)", beside the agent\'s failed episodes, (\d+)\)',
+                            (naive["classified_episodes"], naive["failed_episodes"])),
+    }  # fmt: skip
+    for doc, (sentence, figures) in said.items():
+        found = re.search(sentence, (ROOT / doc).read_text(encoding="utf-8"))
+        assert found is not None, (doc, sentence)
+        assert tuple(int(figure) for figure in found.groups()) == figures, (doc, found[0], figures)
 
 
 def _desktop_episode(shell: Session) -> None:

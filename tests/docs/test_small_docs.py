@@ -47,8 +47,10 @@ def test_hazards_doc(tmp_path: Path) -> None:
     travel, copy = tmp_path / "scenarios" / "travel.yaml", tmp_path / "travel.yaml"
     on_task = ("    answer: {value: Standard, match: case_insensitive}",
                "    hazards:\n      - {kind: latency, params: {seconds: -2}}")  # fmt: skip
-    on_tool = ("    serves: {flight_fare: price_eur, fare_class: fare_class}  # the archive has the fare, not the class",
-               "    hazards:\n      - {kind: conflict, params: {factor: 0}}")  # fmt: skip
+    on_tool = (
+        "    serves: {flight_fare: price_eur, fare_class: fare_class}  # the archive has the fare, not the class",
+        "    hazards:\n      - {kind: conflict, params: {factor: 0}}",
+    )
     with session(tmp_path) as shell:
         play(shell, to_run(doc, "test_hazards_doc"), before={"mcp-hazard validate travel.yaml": [
             lambda: _insert_after(travel, copy, *on_task), lambda: _insert_after(travel, copy, *on_tool)]})  # fmt: skip
@@ -72,15 +74,18 @@ def test_scenario_format_doc(tmp_path: Path) -> None:
         assert not old or old in example, old
         (tmp_path / name).write_text(example.replace(old, new, 1), encoding="utf-8")
 
+    files = {
+        "example.yaml": [("example.yaml", "", "")],
+        "a.yaml b.yaml --allow-python": [("a.yaml", "", ""), ("b.yaml", "id: library ", "id: library-b")],
+        "typo.yaml": [("typo.yaml", "    behaviour:", "    behavior:")],
+        "func.yaml": [("func.yaml", "round(min(raw, 10), 2)", "rnd(min(raw, 10), 2)")],
+        "answer.yaml": [("answer.yaml", "answer: {value: 2.0,", "answer: {value: 2.5,")],
+    }
+    before = {
+        f"mcp-hazard validate {args}": lambda made=made: [copy(*one) for one in made] for args, made in files.items()
+    }
     with session(tmp_path) as shell:
-        play(shell, to_run(doc, "test_scenario_format_doc"), before={
-            "mcp-hazard validate example.yaml": lambda: copy("example.yaml"),
-            "mcp-hazard validate a.yaml b.yaml --allow-python": lambda: [copy("a.yaml"), copy("b.yaml", "id: library ",
-                                                                                              "id: library-b")],
-            "mcp-hazard validate typo.yaml": lambda: copy("typo.yaml", "    behaviour:", "    behavior:"),
-            "mcp-hazard validate func.yaml": lambda: copy("func.yaml", "round(min(raw, 10), 2)", "rnd(min(raw, 10), 2)"),
-            "mcp-hazard validate answer.yaml": lambda: copy("answer.yaml", "answer: {value: 2.0,", "answer: {value: 2.5,"),
-        })  # fmt: skip
+        play(shell, to_run(doc, "test_scenario_format_doc"), before=before)
     schema = json.loads((tmp_path / "scenario.schema.json").read_text(encoding="utf-8"))
     assert schema["title"] == "mcp-hazard scenario"
 

@@ -96,9 +96,11 @@ def test_the_proxy_doc_runs_as_written(tmp_path: Path, time_server: str, npm_ser
     virtualenv's, which has mcp-server-time; the doc's Streamable HTTP server (127.0.0.1:3001) is server-everything
     over HTTP on a free port. The replayed run gives the recorded run's traces."""
     doc = "docs/proxy.md"
-    with _everything_over_http(npm_servers, tmp_path / "everything.log") as upstream:
-        with session(tmp_path, paths={"http://127.0.0.1:3001/mcp": upstream}) as shell:
-            play(shell, to_run(doc, "test_the_proxy_doc_runs_as_written"))
+    with (
+        _everything_over_http(npm_servers, tmp_path / "everything.log") as upstream,
+        session(tmp_path, paths={"http://127.0.0.1:3001/mcp": upstream}) as shell,
+    ):
+        play(shell, to_run(doc, "test_the_proxy_doc_runs_as_written"))
     recorded = sorted(path.name for path in (tmp_path / "runs" / "matrix" / "traces").glob("*.jsonl"))
     replayed = sorted(path.name for path in (tmp_path / "runs" / "replayed" / "traces").glob("*.jsonl"))
     assert recorded and recorded == replayed
