@@ -81,7 +81,10 @@ CANNOT_RUN = {
 # (doc, command) -> the doc whose session runs the same command, with the files it needs
 SAME_AS = {
     ("docs/research.md", "mcp-hazard replay slip.yaml"): "docs/generator.md",
-    ("README.md", "mcp-hazard run proxies/time.yaml --replay time.cassette.jsonl --out runs/replayed"): "docs/proxy.md",
+    (
+        "README.md",
+        "mcp-hazard run proxies/time.yaml --replay time.cassette.jsonl --hazard transient_error --out runs/replayed",
+    ): "docs/proxy.md",
 }
 
 # inline spans that start like a command but are not one
@@ -98,6 +101,8 @@ def _with_the_inspector(shown: Shown) -> bool:
 RUN_HERE: dict[str, list[tuple[str, tuple[str, ...] | Callable[[Shown], bool]]]] = {
     "README.md": [("tests/docs/test_readme_doc.py::test_readme_commands_work_as_written", ())],
     "docs/agents.md": [
+        ("tests/docs/test_agents_doc.py::test_verify_in_the_agents_doc", lambda shown: shown.command.startswith(
+            "mcp-hazard verify scenarios/")),
         ("tests/docs/test_agents_doc.py::test_running_the_reference_agents_and_replaying_their_traces",
          ("## 1.", "## 5.")),
         ("tests/docs/test_agents_doc.py::test_your_own_agent_a_desktop_assistant_and_pytest", ()),

@@ -21,6 +21,7 @@ from __future__ import annotations
 import json
 import os
 import re
+import resource
 import shlex
 import signal
 import subprocess
@@ -64,6 +65,11 @@ def matches(shown: tuple[str, ...] | list[str], printed: str) -> bool:
     return pattern(shown).fullmatch(text) is not None
 
 
+def _children_cpu() -> float:
+    used = resource.getrusage(resource.RUSAGE_CHILDREN)
+    return used.ru_utime + used.ru_stime
+
+
 @dataclass
 class Session:
     """One folder, one environment, the servers started in it; `run` each command in turn."""
@@ -101,11 +107,11 @@ class Session:
 
     def run(self, shown: Shown) -> str:
         """Run one command as the doc shows it; returns what it printed (stdout and stderr in one stream)."""
-        started = time.monotonic()
+        started, cpu = time.monotonic(), _children_cpu()
         try:
             return self._run(shown)
-        finally:
-            print(f"{time.monotonic() - started:6.1f} s  {shown}"[:160])  # shown by pytest -s, or on a failure
+        finally:  # shown by pytest -s, or on a failure
+            print(f"{time.monotonic() - started:6.1f} s {_children_cpu() - cpu:5.1f} cpu  {shown}"[:160])
 
     def _run(self, shown: Shown) -> str:
         command = self.substitute(shown.command)

@@ -29,9 +29,16 @@ DOC = "docs/agents.md"
 HOME = "/home/you/mcp-hazard"
 
 
+def test_verify_in_the_agents_doc(tmp_path: Path) -> None:
+    """`verify` on the travel scenario, alone and under interventions (apart from the main job: it needs none of it,
+    and the two can run side by side)."""
+    with session(tmp_path) as shell:
+        play(shell, to_run(DOC, "test_verify_in_the_agents_doc"))
+
+
 def test_running_the_reference_agents_and_replaying_their_traces(tmp_path: Path) -> None:
-    """The main job (naive and recovering on every shipped task, clean and under each hazard that applies), verify,
-    the LLM agent's refusal without an endpoint, and replay of the main job's traces and of a script."""
+    """The main job (naive and recovering on every shipped task, clean and under each hazard that applies), the LLM
+    agent's refusal without an endpoint, and replay of the main job's traces and of a script."""
     script = block_text(DOC, "# replays/fare-class.yaml:")
 
     def write_script() -> None:
