@@ -60,11 +60,9 @@ READ_FROM_README = {
 CANNOT_RUN = {
     r"^python3 -m venv \.venv && .*pip install -e": "installs the package: .ci/run runs exactly these two commands on "
     "a clean clone",
-    r"^pip install |^python -m venv \.cache/llm|^CMAKE_ARGS=": "installs packages from the package index",
-    r"^python -m llama_cpp\.server": "starts a llama.cpp model server (docs/agents.md's recipe, measured by hand)",
+    r"^pip install ": "installs packages from the package index",
     r"^MCP_HAZARD_LLM_BASE_URL=": "needs a model server (Ollama, llama.cpp); tests/agents/test_llm_cli.py runs "
     "`run --agent llm` against a fake OpenAI-compatible endpoint",
-    r"^mcp-hazard score runs/smollm2": "scores the run of the llama.cpp recipe above",
     r"--ray-address 10\.0\.0\.5|--agent llm --executor ray": "needs a Ray cluster or a model server",
     r"^mcp-hazard run scenarios/ --executor ray$": "starts a local Ray instance and runs the whole main job on it "
     "(minutes on 2 cores); tests/runner/test_ray.py runs `run --executor ray` on a small matrix",
@@ -74,9 +72,16 @@ CANNOT_RUN = {
     r"^mcp-hazard run (gen/|scenarios/ --intervention all --seeds 0-1|scenarios/ --profile strict,guided,guarded)":
     "a research run of 240 to 960 episodes (minutes on 2 cores): docs/research.md reports what it measured; "
     "tests/runner/test_research_cli.py computes the same quantities on a small matrix",
-    r"^(\.venv/bin/)?python -m bench\.": "a benchmark (bench/): docs/performance.md records its measurements",
+    r"^(\.venv/bin/)?python -m bench\.": "a benchmark or a tool of bench/ (minutes of load, or a browser for "
+    "screenshots): docs/performance.md records the benchmarks' measurements; tests use only bench's helpers",
     r"^mcp-hazard score /tmp/big ": "scores the benchmark's 10,000-episode folder (bench.report_load --keep)",
 }  # fmt: skip
+
+# (doc, heading) -> why no command under that heading (of any level) can run in CI
+CANNOT_RUN_SECTIONS = {
+    ("docs/agents.md", "### A real small model on a laptop CPU"): "the llama.cpp recipe: builds llama-cpp-python "
+    "from source, installs a model and serves it (its figures are measured by hand)",
+}
 
 # (doc, command) -> the doc whose session runs the same command, with the files it needs
 SAME_AS = {
@@ -130,7 +135,9 @@ def is_synopsis(shown: Shown) -> bool:
 
 
 def cannot_run(shown: Shown) -> str | None:
-    return next((why for pattern, why in CANNOT_RUN.items() if re.search(pattern, shown.command)), None)
+    section = next((why for (doc, heading), why in CANNOT_RUN_SECTIONS.items()
+                    if doc == shown.doc and heading_of(shown, "#").startswith(heading)), None)  # fmt: skip
+    return section or next((why for pattern, why in CANNOT_RUN.items() if re.search(pattern, shown.command)), None)
 
 
 def registered(shown: Shown) -> str | None:
@@ -143,10 +150,10 @@ def registered(shown: Shown) -> str | None:
     return next((entry.test for entry in REGISTERED if entry.command == shown.command), None)
 
 
-def heading_of(shown: Shown) -> str:
-    """The `## ` heading the command is under ("" before the first)."""
+def heading_of(shown: Shown, level: str = "## ") -> str:
+    """The heading the command is under: the last `## ` one, or with `level="#"` the last of any level."""
     lines = (ROOT / shown.doc).read_text(encoding="utf-8").splitlines()[: shown.line]
-    return next((line for line in reversed(lines) if line.startswith("## ")), "")
+    return next((line for line in reversed(lines) if line.startswith(level)), "")
 
 
 def how_covered(shown: Shown) -> str:

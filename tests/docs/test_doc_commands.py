@@ -15,7 +15,16 @@ from pathlib import Path
 from mcp_hazard.cli import build_parser
 
 from . import coverage
-from .coverage import CANNOT_RUN, NOT_COMMANDS, READ_FROM_DOC, READ_FROM_README, REGISTERED, RUN_HERE, SAME_AS
+from .coverage import (
+    CANNOT_RUN,
+    CANNOT_RUN_SECTIONS,
+    NOT_COMMANDS,
+    READ_FROM_DOC,
+    READ_FROM_README,
+    REGISTERED,
+    RUN_HERE,
+    SAME_AS,
+)
 from .shown import ROOT, Shown, every_command
 
 
@@ -90,6 +99,8 @@ def test_every_table_entry_is_used() -> None:
     for pattern, why in CANNOT_RUN.items():
         assert any(re.search(pattern, s.command) for s in shown), f"no command matches {pattern!r} ({why})"
     assert all(any(s.command == c for s in shown) for c in NOT_COMMANDS)
+    for doc, heading in CANNOT_RUN_SECTIONS:
+        assert any(s.doc == doc and coverage.heading_of(s, "#").startswith(heading) for s in shown), (doc, heading)
     assert all(any((s.doc, s.command) == key for s in shown) for key in SAME_AS)
 
 
