@@ -149,3 +149,39 @@ def test_every_synopsis_names_a_real_command_and_its_flags() -> None:
     problems = [f"{shown}: {bad}" for shown, how in coverage.table() if how.startswith("synopsis")
                 for bad in _synopsis_problems(shown)]  # fmt: skip
     assert not problems, "\n".join(problems)
+
+
+# hazard options the docs show as refused, on purpose
+REFUSED = {
+    "conflict:factor=true",
+    'latency:seconds="3"',
+    "invocation_error:mode=new_required",
+    "transient_error:times=-1",
+}
+
+
+def test_every_hazard_option_shown_is_taken_unless_shown_refused() -> None:
+    """An option in the prose (`latency:seconds=3,slots=1`) is one a reader copies: it must parse, with parameters
+    its kind takes (`latency:delay_s=3` did not: the parameter is `seconds`)."""
+    from mcp_hazard.errors import UserError
+    from mcp_hazard.hazards import REGISTRY
+    from mcp_hazard.hazards.build import parse_hazard_option
+
+    option = re.compile(rf"(?<![\w.-])(?:{'|'.join(sorted(REGISTRY))}):(?:\"[^\"]*\"|,(?!\s)|[^\s`\"'),])+")
+    found: dict[str, str] = {}
+    for path in (ROOT / "README.md", *sorted((ROOT / "docs").glob("*.md"))):
+        prose = re.sub(r"^```.*?^```", "", path.read_text(encoding="utf-8"), flags=re.S | re.M)
+        for span in re.findall(r"`([^`\n]+)`", prose):
+            found |= {text: path.name for text in option.findall(span)}
+    assert len(found) > 20 and set(found) >= REFUSED, sorted(found)
+    wrong = []
+    for text, doc in sorted(found.items()):
+        try:
+            (spec,) = parse_hazard_option(text)  # type: ignore[misc]
+            REGISTRY[spec.kind].Params.model_validate(spec.params)
+            taken = True
+        except (UserError, ValueError):
+            taken = False
+        if taken == (text in REFUSED):
+            wrong.append(f"{doc}: {text} is {'taken' if taken else 'refused'}")
+    assert not wrong, wrong
