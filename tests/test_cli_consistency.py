@@ -10,12 +10,13 @@ import subprocess
 from pathlib import Path
 
 import pytest
+from conftest import WAIT_S
 
 from mcp_hazard.cli import build_parser
 from mcp_hazard.commands.examples import EXAMPLES
 from tests.e2e.support import ROOT, console_script, free_port_server
 
-TIMEOUT = 60
+TIMEOUT = WAIT_S
 
 
 def cli(*args: str, cwd: Path = ROOT) -> subprocess.CompletedProcess[str]:

@@ -12,6 +12,7 @@ from pathlib import Path
 import jsonschema
 import pytest
 import yaml
+from conftest import WAIT_S
 
 from mcp_hazard.errors import ScenarioError
 from mcp_hazard.load import parse_scenario
@@ -132,7 +133,7 @@ def hazard(*args: str, cwd: Path = REPO_ROOT) -> subprocess.CompletedProcess[str
         cwd=cwd,
         capture_output=True,
         text=True,
-        timeout=60,
+        timeout=WAIT_S,
         stdin=subprocess.DEVNULL,
     )
 
@@ -278,7 +279,7 @@ def test_validate_huge_file_is_refused_without_reading_it(tmp_path: Path) -> Non
         cwd=tmp_path,
         capture_output=True,
         text=True,
-        timeout=30,
+        timeout=WAIT_S,
         stdin=subprocess.DEVNULL,
         preexec_fn=limit_memory,
     )

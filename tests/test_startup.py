@@ -14,6 +14,7 @@ import sys
 from pathlib import Path
 
 import pytest
+from conftest import WAIT_S
 
 from mcp_hazard import logs
 from mcp_hazard.cli import COMMANDS, _command_word, _subparser, build_parser
@@ -60,7 +61,7 @@ def test_serve_over_stdio_imports_only_what_serving_needs(tmp_path: Path) -> Non
                     answer = json.loads(server.stdout.readline())
                     answers[answer["id"]] = answer
             server.stdin.close()
-            assert server.wait(timeout=60) == 0
+            assert server.wait(timeout=WAIT_S) == 0
         finally:
             if server.poll() is None:
                 server.kill()
@@ -129,7 +130,7 @@ def test_a_bad_hazard_option_is_refused_before_the_sdk_is_imported(command: str,
     done = subprocess.run(
         [sys.executable, "-X", "importtime", "-m", "mcp_hazard", command, "scenarios/travel.yaml", *where[command],
          "--hazard", "transient_error:times=-1"],
-        cwd=ROOT, stdin=subprocess.DEVNULL, capture_output=True, text=True, timeout=60,
+        cwd=ROOT, stdin=subprocess.DEVNULL, capture_output=True, text=True, timeout=WAIT_S,
     )  # fmt: skip
     lines = [line for line in done.stderr.splitlines() if not line.startswith("import time:")]
     assert done.returncode == 2 and lines == [
@@ -155,7 +156,7 @@ def test_a_bad_hazard_option_is_refused_before_the_sdk_is_imported(command: str,
 def test_a_missing_file_is_refused_before_the_sdk_is_imported(argv: list[str], message: str, tmp_path: Path) -> None:
     """What `replay` replays and what `verify` runs are read before the runner, the server and the SDK load."""
     done = subprocess.run([sys.executable, "-X", "importtime", "-m", "mcp_hazard", *argv], cwd=tmp_path,
-                          stdin=subprocess.DEVNULL, capture_output=True, text=True, timeout=60,
+                          stdin=subprocess.DEVNULL, capture_output=True, text=True, timeout=WAIT_S,
                           env={**os.environ, "PYTHONPATH": str(ROOT)})  # fmt: skip
     lines = [line for line in done.stderr.splitlines() if not line.startswith("import time:")]
     assert done.returncode == 2 and len(lines) == 1 and lines[0].startswith(message)

@@ -22,8 +22,11 @@ def proxy(args: argparse.Namespace) -> int:
 
     file = load_proxy_file(args.path) if args.path else None
     source = upstream_source(file, args.upstream_cmd, args.upstream_url, args.replay, timeout=args.upstream_timeout,
-                             allow_command=args.allow_upstream_command)  # fmt: skip
-    service = ProxyService(source=source, file=file, record=args.record)
+                             allow_command=args.allow_upstream_command, stderr_log=args.upstream_log)  # fmt: skip
+    if args.upstream_log is not None and not source.argv:
+        raise UserError("--upstream-log keeps the stderr of a server the proxy starts; a server reached by "
+                        "--upstream-url or a --replay cassette has none here")  # fmt: skip
+    service = ProxyService(source=source, file=file, record=args.record, runner=args.runner)
     condition = _condition(args, file)
     trace_dir = Path(args.trace_dir)
     if args.http:
@@ -58,6 +61,7 @@ def _condition(args: argparse.Namespace, file: LoadedProxyFile | None) -> Condit
 
 
 async def _serve_stdio(args: argparse.Namespace, service: ProxyService, condition: Condition, trace_dir: Path) -> None:
+    from mcp_hazard.hazards.fit import check_fit_in_task
     from mcp_hazard.proxy.app import build_proxy_server
     from mcp_hazard.proxy.episode import ProxyEpisode
     from mcp_hazard.server.episodes import EpisodeRegistry
@@ -65,7 +69,9 @@ async def _serve_stdio(args: argparse.Namespace, service: ProxyService, conditio
 
     async with service.running():
         env = await service.discover(keep=True)
-        registry = EpisodeRegistry([env.scenario], trace_dir, transport="stdio", make_episode=service.make_episode)
+        check_fit_in_task(condition.hazards, env.scenario.model, args.task)
+        registry = EpisodeRegistry([env.scenario], trace_dir, transport="stdio", make_episode=service.make_episode,
+                                   runner=service.runner)  # fmt: skip
         episode = registry.create(env.scenario.id, args.task, condition, args.episode_id, args.agent)
         assert isinstance(episode, ProxyEpisode)
         server = build_proxy_server(lambda ctx: episode, env.info, with_task=episode.takes_answer)
@@ -74,6 +80,7 @@ async def _serve_stdio(args: argparse.Namespace, service: ProxyService, conditio
 
 def _serve_http(args: argparse.Namespace, service: ProxyService, condition: Condition, trace_dir: Path) -> int:
     from mcp_hazard.commands.http_access import announce, choose_token, needs, run_server, shown_url
+    from mcp_hazard.hazards.fit import check_fits
     from mcp_hazard.proxy.app import build_proxy_server
     from mcp_hazard.server.episodes import EpisodeRegistry
     from mcp_hazard.server.heap import freeze_start_up
@@ -89,6 +96,8 @@ def _serve_http(args: argparse.Namespace, service: ProxyService, condition: Cond
     run_async(discover)
     env = service.env
     assert env is not None
+    # The default condition of every episode: a named kind must fit some task (a request may name its own).
+    check_fits(condition.hazards, [(env.scenario.model, task) for task in env.scenario.model.tasks])
     host, port = args.http
     sock = listen(host, port)  # a busy port is one error line, exit 2, before any "proxying" line
     base_url = shown_url(host, sock.getsockname()[1])

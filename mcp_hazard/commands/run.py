@@ -6,6 +6,7 @@ import argparse
 import os
 import shlex
 import shutil
+import socket
 import sys
 from collections import Counter
 from collections.abc import Iterator
@@ -20,8 +21,10 @@ from mcp_hazard.commands import EXIT_FINDING, run_async
 from mcp_hazard.errors import UserError
 from mcp_hazard.load import load_scenarios
 from mcp_hazard.runner.external import agent_name
-from mcp_hazard.runner.matrix import agent_labels, plan, select_tasks
+from mcp_hazard.runner.matrix import agent_labels, kinds_planned, plan, select_tasks
+from mcp_hazard.runner.upstream_log import UPSTREAM_LOG, UpstreamLog
 from mcp_hazard.scenario.files import LoadedScenario
+from mcp_hazard.scoring.run_plan import record_plan
 from mcp_hazard.suggest import did_you_mean
 from mcp_hazard.trace.storage import check_writable, storage_error, write_file
 
@@ -83,14 +86,34 @@ def keep_scenarios(scenarios: list[LoadedScenario], out: Path) -> None:
 
 
 @contextmanager
-def claimed(out: Path, scenarios: list[LoadedScenario]) -> Iterator[None]:
+def _closing(sock: socket.socket | None) -> Iterator[socket.socket | None]:
+    """The socket for the block, closed after it (the server closes it too; closing twice is harmless)."""
+    try:
+        yield sock
+    finally:
+        if sock is not None:
+            sock.close()
+
+
+@contextmanager
+def locked(out: Path) -> Iterator[None]:
     """The run folder for this run alone: writable (a probe, one line if not), locked against a second run
-    (runner/lock.py), with the scenarios kept in it."""
+    (runner/lock.py)."""
     from mcp_hazard.runner.lock import run_folder_lock
 
     check_writable(out, "the run folder")
     with run_folder_lock(out):
+        yield
+
+
+@contextmanager
+def claimed(out: Path, scenarios: list[LoadedScenario], kinds: list[dict[str, Any]]) -> Iterator[None]:
+    """The run folder for this run alone (`locked`), with the scenarios and the plan of hazard kinds
+    (scoring/run_plan.py) kept in it."""
+    with locked(out):
         keep_scenarios(scenarios, out)
+        record_plan(out, kinds)
+        record_plan(out, kinds)
         yield
 
 
@@ -115,13 +138,37 @@ def _runner_options(args: argparse.Namespace, commands: dict[str, str]) -> dict[
     }  # fmt: skip
 
 
-def _execute(args: argparse.Namespace, ray: Any, out: Path, commands: dict[str, str], cells: list[Any]) -> list[Any]:
+def _listening(args: argparse.Namespace) -> socket.socket | None:
+    """`--port`: the run's HTTP server's socket, bound now, before the run folder is touched, so that a busy port is
+    one line (exit 2) and nothing else happens; None without it (the server then takes any free port)."""
+    if args.port is None:
+        return None
+    from mcp_hazard.server.listen import listen
+
+    return listen("127.0.0.1", args.port, flag="--port")
+
+
+def _check_port(args: argparse.Namespace) -> None:
+    if args.port is None:
+        return
+    if args.transport != "http":
+        raise UserError(f"--port is the port of the run's HTTP server, and --transport {args.transport} has none; "
+                        "leave --port out, or use --transport http (the default)")  # fmt: skip
+    if args.executor == "ray":
+        raise UserError("--port runs with --executor local (the default): each Ray worker serves its own episode "
+                        "on a free port")  # fmt: skip
+
+
+def _execute(
+    args: argparse.Namespace, ray: Any, out: Path, commands: dict[str, str], cells: list[Any],
+    sock: socket.socket | None = None,
+) -> list[Any]:  # fmt: skip
     """Run the cells with the chosen executor; both write the same run folder."""
     options = _runner_options(args, commands)
     if ray is None:
         from mcp_hazard.runner.run import Runner  # the server and the SDK, once every option has been checked
 
-        return anyio.run(Runner(out, labels=agent_labels(args.agent_label), **options).run, cells)
+        return anyio.run(Runner(out, labels=agent_labels(args.agent_label), sock=sock, **options).run, cells)
     from mcp_hazard.runner.ray_executor import RayExecutor
 
     return RayExecutor(out, ray=ray, **options).run(cells)
@@ -132,10 +179,10 @@ def run_command(args: argparse.Namespace) -> int:
         return int(run_async(_run_proxied, args))
     scenarios = load_scenarios(args.paths, allow_python=args.allow_python)
     ray = _ray_settings(args)
-    cells, out, commands = _plan(args, scenarios, ray)
-    with claimed(out, scenarios):
-        results = _execute(args, ray, out, commands, cells)
-        return _report(args, cells, results)
+    cells, out, commands, kinds = _plan(args, scenarios, ray)
+    with _closing(_listening(args)) as sock, claimed(out, scenarios, kinds):
+        results = _execute(args, ray, out, commands, cells, sock)
+        return _report(args, cells, results, kinds)
 
 
 def _proxied(args: argparse.Namespace) -> bool:
@@ -161,21 +208,30 @@ async def _run_proxied(args: argparse.Namespace) -> int:
     file = load_proxy_file(files[0])
     if not file.model.tasks:
         raise UserError(f"{files[0]}: the proxy file has no tasks; a run needs tasks (prompt, expected answer)")
+    # The server's stderr goes to the run folder's log from its first start, so the folder is taken first.
+    log = Path(args.out) / UPSTREAM_LOG
     source = upstream_source(file, args.upstream_cmd, args.upstream_url, args.replay, timeout=args.upstream_timeout,
-                             allow_command=args.allow_upstream_command)  # fmt: skip
+                             allow_command=args.allow_upstream_command, stderr_log=str(log))  # fmt: skip
     service = ProxyService(source=source, file=file, record=args.record)
-    async with service.running():
-        env = await service.discover()
-        cells, out, commands = _plan(args, [env.scenario], None)
-        with claimed(out, [env.scenario]):
-            runner = Runner(out, proxy=service, labels=agent_labels(args.agent_label),
-                            **_runner_options(args, commands))  # fmt: skip
-            results = await runner.run(cells)
-            return _report(args, cells, results)
+    with locked(Path(args.out)):
+        kept = UpstreamLog(log) if source.argv else None
+        async with service.running():
+            env = await service.discover()
+            cells, out, commands, kinds = _plan(args, [env.scenario], None)
+            with _closing(_listening(args)) as sock:
+                keep_scenarios([env.scenario], out)
+                record_plan(out, kinds)
+                runner = Runner(out, proxy=service, labels=agent_labels(args.agent_label), sock=sock,
+                                **_runner_options(args, commands))  # fmt: skip
+                results = await runner.run(cells)
+                return _report(args, cells, results, kinds, kept)
 
 
-def _plan(args: argparse.Namespace, loaded: list[LoadedScenario], ray: Any) -> tuple[list[Any], Path, dict[str, str]]:
-    """The cells of the matrix, every option checked first (one line each); the scenarios kept in the run folder."""
+def _plan(
+    args: argparse.Namespace, loaded: list[LoadedScenario], ray: Any
+) -> tuple[list[Any], Path, dict[str, str], list[dict[str, Any]]]:
+    """The cells of the matrix, every option checked first (one line each), and what the plan does with each hazard
+    kind per task; both the scenarios and that plan are kept in the run folder (the report reads the plan)."""
     scenarios, tasks = select_tasks(loaded, args.scenario or [], args.task or [])
     defaults = INTERVENTION_AGENTS if args.intervention else DEFAULT_AGENTS
     agents = list(args.agent) if args.agent else ([] if args.agent_cmd else list(defaults))
@@ -193,6 +249,7 @@ def _plan(args: argparse.Namespace, loaded: list[LoadedScenario], ray: Any) -> t
                 f"--agent {scripted[0]} follows a task's golden path, and task {blind[0]!r} has none; give it a "
                 "golden_path in the proxy file, or run only --agent llm / --agent-cmd"
             )
+    _check_port(args)
     commands = {agent_name(command): command for command in args.agent_cmd}
     if args.transport == "memory" and commands:
         raise UserError("--agent-cmd needs --transport stdio or http: an external program cannot reach memory")
@@ -215,10 +272,14 @@ def _plan(args: argparse.Namespace, loaded: list[LoadedScenario], ray: Any) -> t
     cells = plan(scenarios, [*agents, *commands], hazards, profiles, args.seeds, interventions, tasks, args.repeats)
     if not cells:
         raise UserError("nothing to run: the selected scenarios have no tasks")
-    return cells, Path(args.out), commands
+    kinds = kinds_planned(scenarios, hazards, tasks)
+    return cells, Path(args.out), commands, kinds
 
 
-def _report(args: argparse.Namespace, cells: list[Any], results: list[Any]) -> int:
+def _report(
+    args: argparse.Namespace, cells: list[Any], results: list[Any], kinds: list[dict[str, Any]],
+    upstream: UpstreamLog | None = None,
+) -> int:  # fmt: skip
     from mcp_hazard.scoring.aggregate import aggregate
     from mcp_hazard.scoring.collect import score_traces
     from mcp_hazard.scoring.report import render
@@ -230,7 +291,7 @@ def _report(args: argparse.Namespace, cells: list[Any], results: list[Any]) -> i
     mine = {cell.episode_id for cell in cells}
     scores = [s for s in scored.scores if s.episode_id in mine]
     unscorable = [u for u in scored.unscorable if u.get("episode_id") in mine]
-    report = aggregate(scores, scored.warnings, unscorable, scored.scenarios)
+    report = aggregate(scores, scored.warnings, unscorable, scored.scenarios, kinds)  # this run's plan alone
     for fmt, name in (("json", "report.json"), ("markdown", "report.md"), ("html", "report.html")):
         write_file(out / name, render(report, fmt, timelines=scored.timelines).encode("utf-8"))
     print(render(report, "table", verbose=args.verbose))
@@ -242,6 +303,8 @@ def _report(args: argparse.Namespace, cells: list[Any], results: list[Any]) -> i
     )
     more = "" if args.verbose else "; --verbose: every table here"
     print(f"Full report: {out / 'report.html'} (in a browser), report.md, report.json{more}")
+    if upstream is not None:
+        upstream.summary(args.verbose)
     troubled = [r for r in results if r.status in ("timeout", "crashed", "endpoint_error", "server_crashed")]
     for result in troubled[:MAX_PROBLEM_LINES]:
         print(f"mcp-hazard: {result.status}: {result.cell.episode_id}: {result.note}", file=sys.stderr)

@@ -90,7 +90,7 @@ def _score(args: argparse.Namespace) -> int:
         raise _Refused(f"nothing to score: none of the {scored.traces} traces in {where} could be scored (see above)")
     for each in scored.scores:
         each.agent_label = labels.get(each.agent, each.agent_label)
-    report = aggregate(scored.scores, scored.warnings, scored.unscorable, scored.scenarios)
+    report = aggregate(scored.scores, scored.warnings, scored.unscorable, scored.scenarios, scored.plan)
     brief = fmt == "table" and not args.out and not args.verbose  # a file always holds everything
     text = render(report, fmt, verbose=not brief, timelines=scored.timelines)
     if args.out:

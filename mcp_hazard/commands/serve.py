@@ -14,6 +14,7 @@ from mcp_hazard.errors import UserError
 
 def serve(args: argparse.Namespace) -> int:
     from mcp_hazard.condition import Condition
+    from mcp_hazard.hazards.fit import check_fit_in_task
     from mcp_hazard.load import load_scenarios
     from mcp_hazard.server.heap import freeze_start_up
     from mcp_hazard.trace.storage import check_writable
@@ -22,6 +23,7 @@ def serve(args: argparse.Namespace) -> int:
     trace_dir = Path(args.trace_dir)
     check_writable(trace_dir, "the trace folder")  # a server that could record nothing stops here, in one line
     if args.http:
+        _refuse_episode_flags(args)
         from mcp_hazard.commands.http_access import announce, choose_token, needs, run_server, shown_url
         from mcp_hazard.server.episodes import EpisodeRegistry
         from mcp_hazard.server.http import build_http_app
@@ -49,13 +51,31 @@ def serve(args: argparse.Namespace) -> int:
     if "all" in interventions:
         raise UserError("--intervention all is for `run` (one condition per intervention); name them for serve")
     condition = Condition(
-        seed=args.seed, profile=args.profile, hazards=hazard_options(args.hazard), interventions=interventions
-    )
+        seed=args.seed or 0, profile=args.profile or "strict", hazards=hazard_options(args.hazard),
+        interventions=interventions,
+    )  # fmt: skip
+    chosen = [s for s in scenarios if args.scenario in (None, s.id)]
+    if chosen:  # else the registry says which scenarios there are
+        check_fit_in_task(condition.hazards, chosen[0].model, args.task)
     from mcp_hazard.server.episodes import EpisodeRegistry  # the SDK, once the options are known to be good
     from mcp_hazard.server.stdio import serve_stdio
 
-    registry = EpisodeRegistry(scenarios, trace_dir, transport="stdio", allow_python=args.allow_python)
+    registry = EpisodeRegistry(scenarios, trace_dir, transport="stdio", allow_python=args.allow_python,
+                               runner=args.runner)  # fmt: skip
     episode = registry.create(args.scenario, args.task, condition, args.episode_id, args.agent)
     freeze_start_up()
     anyio.run(serve_stdio, episode)
     return EXIT_USAGE if episode.trace.failure is not None else 0  # its trace is cut short: said once, on stderr
+
+
+EPISODE_FLAGS = ("scenario", "task", "seed", "episode_id", "agent", "hazard", "profile", "intervention")
+
+
+def _refuse_episode_flags(args: argparse.Namespace) -> None:
+    """Over HTTP every episode names its own scenario, task and condition (POST /episodes, or the query string of
+    its URL): a flag for the one stdio episode would be dropped without a word, so it is refused."""
+    given = [name for name in EPISODE_FLAGS if getattr(args, name, None) not in (None, [])]
+    if given:
+        flag = "--" + given[0].replace("_", "-")
+        raise UserError(f"{flag} is for the one episode of `serve` over stdio; over HTTP each episode names its own "
+                        "(POST /episodes, or the query string of its URL: docs/http-api.md)")  # fmt: skip

@@ -14,14 +14,18 @@ from mcp_hazard.errors import ScenarioError
 
 
 def validate(args: argparse.Namespace) -> int:
-    """Exit 2 when a file cannot be used (its problems are input errors), else 1 when a golden path or a hazard
-    instance is unsolvable (a finding about a valid file), else 0."""
+    """Exit 2 when a file cannot be used (its problems are input errors) or a named hazard can act in none of the
+    files' tasks, else 1 when a golden path or a hazard instance is unsolvable (a finding about a valid file), else
+    0. Every file is read before any golden path runs, so a hazard that fits nothing is said before any work."""
+    from mcp_hazard.hazards.fit import check_fits
     from mcp_hazard.load import load_scenario
     from mcp_hazard.scenario.files import scenario_files
 
-    options = ["declared", *hazard_options(args.hazard)]  # a bad --hazard is one line before any file is read
+    named = hazard_options(args.hazard)  # a bad --hazard is one line before any file is read
+    options = ["declared", *named]
     invalid = unsolvable_files = 0
     seen: dict[str, str] = {}
+    valid = []
     for file in scenario_files(args.paths):
         try:
             loaded = load_scenario(file, allow_python=args.allow_python)
@@ -35,6 +39,10 @@ def validate(args: argparse.Namespace) -> int:
             print(f"{file}: id: scenario id {loaded.id!r} is also used by {seen[loaded.id]}", file=sys.stderr)
             continue
         seen[loaded.id] = str(file)
+        valid.append((file, loaded))
+    check_fits(named, [(loaded.model, task) for _, loaded in valid for task in loaded.model.tasks],
+               "so no instance of it would be checked")  # fmt: skip
+    for file, loaded in valid:
         tasks = len(loaded.model.tasks)
         checked, unsolvable = anyio.run(_check_solvable, loaded, args, options)
         for line in unsolvable:
@@ -43,8 +51,19 @@ def validate(args: argparse.Namespace) -> int:
         hazards = f", {checked} hazard instances solvable" if checked and not unsolvable else ""
         if not unsolvable:
             print(f"{file}: ok ({loaded.id}: {len(loaded.model.tools)} tools, {tasks} tasks, "
-                  f"golden paths reach answers{hazards})")  # fmt: skip
+                  f"golden paths reach answers{hazards}{_unfit(named, loaded)})")  # fmt: skip
     return EXIT_USAGE if invalid else EXIT_FINDING if unsolvable_files else 0
+
+
+def _unfit(named: list[Any], loaded: Any) -> str:
+    """`; --hazard KIND fits none of its tasks` for each named hazard this file gave no instance (others did)."""
+    from mcp_hazard.hazards.build import unfit_reason
+    from mcp_hazard.hazards.fit import spec_label
+    from mcp_hazard.scenario.hazard_spec import HazardSpec
+
+    idle = [spec_label(spec) for spec in named if isinstance(spec, HazardSpec) and spec.tools is None
+            and all(unfit_reason(spec, loaded.model, task) for task in loaded.model.tasks)]  # fmt: skip
+    return "".join(f"; --hazard {label} can act in none of its tasks" for label in idle)
 
 
 async def _check_solvable(loaded: Any, args: argparse.Namespace, options: list[Any]) -> tuple[int, list[str]]:

@@ -139,6 +139,11 @@ class Hazard:
         """Tools this kind can act on in `task`; by default the golden path's tools, so the hazard bites."""
         return golden_tools(task)
 
+    @classmethod
+    def unfit(cls, scenario: Scenario, task: Task) -> str:
+        """Why this kind can act on no tool of `task` (`applicable_tools` found none): by default what it needs."""
+        return f"needs {cls.needs}"
+
     def usable(self, tool: str) -> str | None:
         """None when this hazard can act on `tool` with its parameters, else why not."""
         return None

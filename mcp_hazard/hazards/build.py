@@ -106,25 +106,6 @@ def all_hazards(scenario: Scenario, task: Task) -> list[HazardSpec]:
     return specs
 
 
-def skipped_kinds(scenario: Scenario, task: Task) -> dict[str, str]:
-    """The kinds `all` leaves out of `task`, each with why: what the task lacks, or that an interface change of
-    another kind took the only tools this one could change."""
-    chosen = {spec.kind: spec for spec in all_hazards(scenario, task)}
-    skipped = {}
-    for kind, cls in sorted(REGISTRY.items()):
-        if kind in chosen:
-            continue
-        tools = cls.applicable_tools(scenario, task)
-        takers = sorted(
-            k for k, spec in chosen.items() if REGISTRY[k].changes_interface and set(spec.tools or []) & set(tools)
-        )
-        if tools and takers:
-            skipped[kind] = f"its tools already carry {', '.join(takers)} (one tool cannot take two interface changes)"
-        else:
-            skipped[kind] = f"needs {cls.needs}"
-    return skipped
-
-
 def expand(options: list[HazardSpec | str], scenario: Scenario, task: Task) -> list[HazardSpec]:
     """The concrete hazard list of one episode, shorthands expanded (the trace records this list)."""
     specs: list[HazardSpec] = []
@@ -138,6 +119,24 @@ def expand(options: list[HazardSpec | str], scenario: Scenario, task: Task) -> l
     return specs
 
 
+class NoToolError(UserError):
+    """A hazard that can act on no tool of the task; `reason` says why, as the kind gives it."""
+
+    def __init__(self, message: str, reason: str) -> None:
+        super().__init__(message)
+        self.reason = reason
+
+
+def unfit_reason(spec: HazardSpec, scenario: Scenario, task: Task) -> str | None:
+    """None when `spec` can act in `task`; else why not, as its kind says it (what the task lacks, or what its
+    parameters rule out). Any other problem of the spec (a bad parameter, an unknown tool) is raised."""
+    try:
+        check_spec(spec, 0, scenario, task)
+    except NoToolError as exc:
+        return exc.reason
+    return None
+
+
 def applicable_options(options: list[HazardSpec | str], scenario: Scenario, task: Task) -> list[HazardSpec]:
     """The concrete hazards of `options` that can act in `task`: a kind given without tools that fits no tool of the
     task is dropped (a matrix crosses every kind with every task); any other problem is still an error."""
@@ -145,10 +144,10 @@ def applicable_options(options: list[HazardSpec | str], scenario: Scenario, task
     for index, spec in enumerate(expand(options, scenario, task)):
         try:
             check_spec(spec, index, scenario, task)
-        except UserError as exc:
+        except NoToolError:
             field = spec.params.get("field")
             known = any(field in (t.input_schema.get("properties") or {}) for t in scenario.tools)
-            if spec.tools is None and "applies to no tool" in str(exc) and (field is None or known):
+            if spec.tools is None and (field is None or known):
                 continue
             raise
         usable.append(spec)
@@ -190,8 +189,8 @@ def check_spec(spec: HazardSpec, index: int, scenario: Scenario, task: Task) -> 
     else:
         tools = [tool for tool in tools if reasons[tool] is None]
     if not tools:
-        why = next((why for why in reasons.values() if why), None)
-        raise UserError(f"{label}: applies to no tool of task {task.id!r}" + (f" ({why})" if why else ""))
+        why = next((why for why in reasons.values() if why), None) or cls.unfit(scenario, task)
+        raise NoToolError(f"{label}: applies to no tool of task {task.id!r} ({why})", why)
     return hazard, hazard.targets(tools)
 
 

@@ -56,6 +56,12 @@ class _Noted:
     def applicable_tools(cls, scenario: Scenario, task: Task) -> list[str]:
         return [spec.name for spec in _served(scenario, task) if cls.problem(spec) is None]
 
+    @classmethod
+    def unfit(cls, scenario: Scenario, task: Task) -> str:
+        """What the notes lack, for the first tool the kind could have taken (it says what to add to the file)."""
+        problems = [problem for spec in _served(scenario, task) if (problem := cls.problem(spec))]
+        return problems[0] if problems else super().unfit(scenario, task)  # type: ignore[misc]
+
     def usable(self, tool: str) -> str | None:
         spec = noted(self.scenario.tool(tool))  # type: ignore[attr-defined]
         return f"no tool {tool!r}" if spec is None else self.problem(spec)

@@ -9,29 +9,18 @@ from __future__ import annotations
 import hashlib
 import re
 from dataclasses import dataclass
+from itertools import product
 from typing import Any
 
 from mcp_hazard.condition import Condition
 from mcp_hazard.errors import UserError
-from mcp_hazard.hazards.build import all_hazards, applicable_options, declared_hazards
+from mcp_hazard.hazards.build import all_hazards, applicable_options, declared_hazards, unfit_reason
+from mcp_hazard.hazards.fit import check_fits, skipped_kinds, spec_label
 from mcp_hazard.scenario.files import LoadedScenario
 from mcp_hazard.scenario.hazard_spec import HazardSpec
 from mcp_hazard.suggest import did_you_mean
 
 CLEAN = "clean"
-
-
-def spec_label(spec: HazardSpec) -> str:
-    """`kind` or `kind:key=value,...` with the keys that were given, sorted: a readable, stable condition name."""
-    given: dict[str, Any] = dict(spec.params)
-    if spec.schedule is not None:
-        given.update(spec.schedule.model_dump(exclude_unset=True))
-    if spec.tools:
-        given["tools"] = "+".join(spec.tools)
-    if not given:
-        return spec.kind
-    parts = ",".join(f"{k}={'+'.join(map(str, v)) if isinstance(v, list) else v}" for k, v in sorted(given.items()))
-    return f"{spec.kind}:{parts}"
 
 
 def _slug(text: str) -> str:
@@ -118,23 +107,57 @@ def plan(
     variants: list[tuple[str, ...]] = [()]
     for option in interventions or []:
         variants += [(name,) for name in sorted(REGISTRY)] if option == ("all",) else [option]
+    selected = selected_tasks(scenarios, tasks)
+    check_fits(options, [(scenario.model, scenario.model.tasks[index]) for scenario, index in selected])
     cells = []
-    for scenario in scenarios:
-        for task in scenario.model.tasks:
-            if tasks is not None and (scenario.id, task.id) not in tasks:
-                continue
-            for label, specs in conditions_for(scenario, task.id, options):
-                for variant in dict.fromkeys(variants):
-                    for profile in profiles:
-                        for seed in seeds:
-                            for agent in agents:
-                                for repeat in range(repeats) if repeats > 1 else [None]:
-                                    cells.append(Cell(agent, scenario, task.id, label, tuple(specs), profile, seed,
-                                                      variant, repeat))  # fmt: skip
+    for scenario, index in selected:
+        task = scenario.model.tasks[index]
+        for label, specs in conditions_for(scenario, task.id, options):
+            for variant, profile, seed, agent, repeat in product(
+                dict.fromkeys(variants), profiles, seeds, agents, range(repeats) if repeats > 1 else [None]
+            ):
+                cells.append(Cell(agent, scenario, task.id, label, tuple(specs), profile, seed, variant, repeat))
     ids = [cell.episode_id for cell in cells]
     if len(ids) != len(set(ids)):
         raise UserError("two cells of the matrix have the same episode id; give hazards distinct parameters")
     return cells
+
+
+def selected_tasks(
+    scenarios: list[LoadedScenario], tasks: set[tuple[str, str]] | None
+) -> list[tuple[LoadedScenario, int]]:
+    """Each selected task as (its scenario, its index there), in file order; `tasks` as for `plan`."""
+    return [(scenario, index) for scenario in scenarios for index, task in enumerate(scenario.model.tasks)
+            if tasks is None or (scenario.id, task.id) in tasks]  # fmt: skip
+
+
+def kinds_planned(
+    scenarios: list[LoadedScenario], options: list[HazardSpec | str], tasks: set[tuple[str, str]] | None = None
+) -> list[dict[str, Any]]:
+    """What the plan does with each hazard kind it names, task by task: `planned`, the kinds that run as a condition
+    of their own (`all`'s and those named), and `left_out`, {kind: why} for the kinds that cannot act there (every
+    kind `all` leaves out; a named kind that fits other tasks). What a run records (scoring/run_plan.py), so that
+    its report lists every kind left out, and tells a kind it left out from one it has not reached yet."""
+    entries = []
+    for scenario, index in selected_tasks(scenarios, tasks):
+        task = scenario.model.tasks[index]
+        planned: set[str] = set()
+        left_out: dict[str, str] = {}
+        for option in options:
+            if option == "all":
+                planned.update(spec.kind for spec in all_hazards(scenario.model, task))
+                left_out.update(skipped_kinds(scenario.model, task))
+            elif isinstance(option, HazardSpec):
+                reason = unfit_reason(option, scenario.model, task)
+                if reason is None:
+                    planned.add(option.kind)
+                else:
+                    left_out.setdefault(option.kind, reason)
+        entries.append({
+            "scenario": scenario.id, "task": task.id, "planned": sorted(planned),
+            "left_out": {kind: why for kind, why in sorted(left_out.items()) if kind not in planned},
+        })  # fmt: skip
+    return entries
 
 
 def select_tasks(

@@ -17,23 +17,21 @@ import logging
 import os
 import socket
 import sys
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from rich.console import Console
-from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
-
 from mcp_hazard.errors import UserError
 from mcp_hazard.runner.matrix import Cell
+from mcp_hazard.runner.outcome import exception_line
+from mcp_hazard.runner.progress import progress_bar
 from mcp_hazard.runner.ray_worker import CellFields, Shipped, WorkerSettings, run_episode
 from mcp_hazard.runner.run import (
     CellResult,
     bounded_notes,
     empty_trace,
-    exception_line,
     log_result,
     never_connected,
     trace_complete,
@@ -200,6 +198,7 @@ class RayExecutor:
         self.ray_settings = ray or RaySettings()
         self.env = forwarded_env(self.ray_settings.env)
         self.results: list[CellResult] = []
+        self._advance: Callable[[], None] = lambda: None  # moves the progress bar on by one episode
 
     def run(self, cells: list[Cell]) -> list[CellResult]:
         with connected(self.ray_settings) as ray:
@@ -210,14 +209,16 @@ class RayExecutor:
                 num_cpus=self.ray_settings.num_cpus, max_retries=1, retry_exceptions=False, **extra
             )
             scenarios = {id(c.scenario): ray.put(c.scenario) for c in cells}
-            todo = []
-            for cell in cells:
-                if trace_complete(self._trace(cell)):
-                    self._done(CellResult(cell, "skipped", "finished in an earlier run"))
-                else:
-                    todo.append(cell)
-            todo = self._first_contact(ray, remote, scenarios, todo)
-            self._all(ray, remote, scenarios, todo)
+            with progress_bar(f"episodes (ray, {self.transport})", len(cells), self.show_progress) as bar:
+                self._advance = bar.advance
+                todo = []
+                for cell in cells:
+                    if trace_complete(self._trace(cell)):
+                        self._done(CellResult(cell, "skipped", "finished in an earlier run"))
+                    else:
+                        todo.append(cell)
+                todo = self._first_contact(ray, remote, scenarios, todo)
+                self._all(ray, remote, scenarios, todo)
         return self.results
 
     def _trace(self, cell: Cell) -> Path:
@@ -248,21 +249,16 @@ class RayExecutor:
         return rest
 
     def _all(self, ray: Any, remote: Any, scenarios: dict[int, Any], cells: list[Cell]) -> None:
-        columns = (TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn())
-        console = Console(stderr=True)
-        with Progress(*columns, console=console, disable=not self.show_progress, transient=False) as progress:
-            bar = progress.add_task(f"episodes (ray, {self.transport})", total=len(cells))
-            waiting = iter(cells)
-            flying: dict[Any, Cell] = {}
-            while True:
-                while len(flying) < self.concurrency and (cell := next(waiting, None)) is not None:
-                    flying[self._submit(remote, scenarios, cell)] = cell
-                if not flying:
-                    break
-                ready, _ = ray.wait(list(flying), num_returns=1)
-                for ref in ready:
-                    self._done(self._collect(ray, flying.pop(ref), ref))
-                    progress.advance(bar)
+        waiting = iter(cells)
+        flying: dict[Any, Cell] = {}
+        while True:
+            while len(flying) < self.concurrency and (cell := next(waiting, None)) is not None:
+                flying[self._submit(remote, scenarios, cell)] = cell
+            if not flying:
+                break
+            ready, _ = ray.wait(list(flying), num_returns=1)
+            for ref in ready:
+                self._done(self._collect(ray, flying.pop(ref), ref))
 
     def _collect(self, ray: Any, cell: Cell, ref: Any) -> CellResult:
         """The episode's result written into the run folder; a lost worker becomes a recorded crash."""
@@ -288,3 +284,4 @@ class RayExecutor:
     def _done(self, result: CellResult) -> None:
         self.results.append(result)
         log_result(self.out, result)
+        self._advance()

@@ -4,8 +4,9 @@ runs ended, and one row per episode. docs/scoring.md defines each number.
 
 Every scored episode is in every denominator, including those whose agent crashed, lost its model endpoint or timed
 out: those are failures of the agent under test, not missing data. An infrastructure outcome (`server_crashed`: the
-episode's server died under the agent) is neither a pass nor the agent's failure: it is in no rate and no count
-but `episodes`, the agent outcomes, the per-episode rows and `infrastructure`, which reports it apart. A hazard
+episode's server died under the agent; `interrupted`: the run was stopped before the episode ended) is neither a
+pass nor the agent's failure: it is in no rate and no count but `episodes`, the agent outcomes, the per-episode rows
+and `infrastructure`, which reports it apart. A hazard
 that fired in no episode of a group has no recovery rate (None, with `fired: 0`), never 0% or 100%.
 """
 
@@ -38,8 +39,8 @@ REPORT_SCHEMA_VERSION = 4
 #    (docs/scoring.md, "Research quantities"); `not_judged`.
 #    Added within 4 (new fields need no new version): `groups_by_agent`, `failures_by_agent`, `efficiency_by_agent`,
 #    `premature` in `agents`, `paths` and `mean_calls_to_recover` in `recovery_by_agent`; per-episode `expected`,
-#    `match` and `notes`.
-AGENT_OUTCOMES = ("finished", "agent_crashed", "endpoint_error", "timeout", "server_crashed")
+#    `match` and `notes`; `unfinished`; the agent outcome and `infrastructure` count `interrupted`.
+AGENT_OUTCOMES = ("finished", "agent_crashed", "endpoint_error", "timeout", "server_crashed", "interrupted")
 DIMENSIONS: dict[str, Callable[[EpisodeScore], str]] = {
     "agent": lambda s: s.agent,
     "scenario": lambda s: s.scenario,
@@ -317,18 +318,21 @@ def aggregate(
     warnings: list[str] | None = None,
     unscorable: list[dict[str, str]] | None = None,
     scenarios: dict[str, Scenario] | None = None,
+    plan: list[dict[str, Any]] | None = None,
 ) -> dict[str, Any]:
     """The whole report as JSON-ready data (schema: docs/scoring.md, `report_schema_version`). `unscorable`: the
     traces found but not scored (`Scored.unscorable`), listed so that they are not silently missing. `scenarios`
-    (`Scored.scenarios`): to say which hazard kinds were left out of which tasks, and why."""
+    (`Scored.scenarios`) and `plan` (`Scored.plan`, or the run's own): to say which hazard kinds were left out of
+    which tasks, and why."""
     from mcp_hazard.scoring.skipped import skipped_hazards
 
     every = list(scores)
     infrastructure = Counter(s.agent_outcome for s in every if s.agent_outcome in INFRASTRUCTURE)
     rated = [s for s in every if s.agent_outcome not in INFRASTRUCTURE]
-    # Success needs an answer to judge: a proxied server's episode without an expected answer counts for recovery,
-    # premature answers and the taxonomy, never in a success rate.
-    scores = [s for s in rated if s.judged]
+    # Success needs an answer to judge: a proxied server's episode without an expected answer, and an unfinished one
+    # (no episode_ended: the agent may still act), count for recovery, premature answers and the taxonomy, never in
+    # a success rate.
+    scores = [s for s in rated if s.judged and not s.unfinished]
     failures = Counter(f.failure for s in rated for f in s.failures)
     episode_failures = Counter(s.episode_failure or "solved" for s in scores)
     calls = sum(s.calls for s in rated)
@@ -338,7 +342,8 @@ def aggregate(
         "report_schema_version": REPORT_SCHEMA_VERSION,
         "generated_by": f"mcp-hazard {__version__}",
         "episodes": len(every),
-        "not_judged": len(rated) - len(scores),
+        "not_judged": sum(not s.judged for s in rated),
+        "unfinished": sum(s.unfinished for s in rated),
         "infrastructure": {outcome: infrastructure[outcome] for outcome in INFRASTRUCTURE},
         "overall": rate(sum(s.correct for s in scores), len(scores)),
         "premature": rate(sum(s.premature for s in rated), len(rated)),
@@ -367,7 +372,7 @@ def aggregate(
         "recovery_by_agent": by_agent.recovery_by_agent(rated),
         "success_by_agent": by_agent.success_by_agent(scores),
         "compounding_by_agent": by_agent.compounding_by_agent(scores),
-        "skipped_hazards": skipped_hazards(every, scenarios or {}),
+        "skipped_hazards": skipped_hazards(every, scenarios or {}, plan),
         **_research(scores, trials),
         "per_episode": episode_rows(every, trials),
         "unscorable": unscorable or [],

@@ -35,6 +35,7 @@ from mcp_hazard.scenario.files import SCENARIO_SUFFIXES, LoadedScenario
 from mcp_hazard.scenario.models import AnswerSpec, Scenario
 from mcp_hazard.scoring.episode import EpisodeScore, score_episode
 from mcp_hazard.scoring.run_log import RunNotes
+from mcp_hazard.scoring.run_plan import plans_beside
 from mcp_hazard.scoring.timeline import timeline
 from mcp_hazard.trace.reader import read_trace
 
@@ -50,6 +51,8 @@ class Scored:
     scenarios: dict[str, Scenario] = field(default_factory=dict)
     # With `timelines=True`: each scored trace's readable timeline (scoring.timeline), by trace path.
     timelines: dict[str, list[list[Any]]] = field(default_factory=dict)
+    # What the runs that made these traces planned for each task (scoring/run_plan.py); empty without a plan.
+    plan: list[dict[str, Any]] = field(default_factory=list)
 
 
 def trace_files(paths: list[str]) -> list[Path]:
@@ -372,4 +375,5 @@ def _score_traces(paths: list[str], *, folders: list[str], allow_python: bool, t
         scored.scores.append(score)
     for note, (index, count) in missing.items():
         scored.warnings[index] = f"{note}; {count} trace{'' if count == 1 else 's'} not scored"
+    scored.plan = plans_beside([Path(score.trace) for score in scored.scores])
     return scored

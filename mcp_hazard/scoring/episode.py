@@ -19,6 +19,13 @@ from mcp_hazard.scoring.rules import AGENT_STOPS
 from mcp_hazard.scoring.verdicts import HazardVerdict, hazard_verdict
 from mcp_hazard.trace.reader import Trace
 
+NO_AGENT = "(no agent recorded)"
+"""The agent of a trace that names none: `serve` or `proxy` without `--agent`, a `POST /episodes` without `agent`."""
+UNFINISHED = (
+    "no episode_ended event: unfinished (the server is still serving the episode, or was stopped before it could "
+    "record its end); no verdict, in no success rate"
+)
+
 
 @dataclass
 class EpisodeScore:
@@ -45,11 +52,15 @@ class EpisodeScore:
     calls: int
     redundant_calls: int
     ended: str | None
-    # How the agent's run ended (the trace's agent_ended event): finished, agent_crashed, endpoint_error, timeout;
-    # "unknown" for a trace without one (an episode served to a client that `run` did not drive).
+    # How the agent's run ended (the trace's agent_ended event): finished, agent_crashed, endpoint_error, timeout,
+    # server_crashed; "interrupted" for a trace of `run`'s without one (the run was stopped before the episode
+    # ended); "unknown" for a trace without one of a client that `run` did not drive.
     agent_outcome: str = "unknown"
     answer_rule: str = ""  # which answer rule decided `correct`, in words (docs/scoring.md)
     judged: bool = True  # False: the task has no expected answer (a proxied server's), so `correct` means nothing
+    # True: the trace has no `episode_ended` nor `agent_ended` (UNFINISHED): the agent may still act, so the episode
+    # has no verdict.
+    unfinished: bool = False
     duration_s: float | None = None  # first to last trace timestamp; set by scoring.collect (volatile)
     warnings: list[str] = field(default_factory=list)
     # Research quantities (docs/scoring.md, "Research quantities"): the dependency depth of the golden path; the
@@ -100,7 +111,8 @@ def score_episode(trace: Trace, scenario: Scenario) -> EpisodeScore:
         if c["outcome"] != "ok"
     ]
     agent_ended = by_type.get("agent_ended", [])
-    outcome = str(agent_ended[-1].get("outcome", "unknown")) if agent_ended else "unknown"
+    run = started.get("run", {})
+    outcome = str(agent_ended[-1].get("outcome", "unknown")) if agent_ended else _without_end(run)
     research = _research(calls, scenario, task, condition, correct, agent_ended[-1] if agent_ended else {})
     failures += malformed_calls(agent_ended[-1] if agent_ended else {})
     reasons: list[str] = []
@@ -119,15 +131,23 @@ def score_episode(trace: Trace, scenario: Scenario) -> EpisodeScore:
         episode_failure = answer_failure(calls, judged, answer)
     redundant = redundant_calls([c for c in calls.calls if c["outcome"] == "ok"], calls.key)
     ended = by_type.get("episode_ended", [])
-    run = started.get("run", {})
     kinds = [interned(h.get("kind", "?")) for h in started.get("hazards", [])]
     warnings = list(trace.warnings)
-    if not ended:
+    # An agent_ended means the runner ended it: an outcome, not a gap; a runner's trace without one is interrupted.
+    unfinished = not ended and not agent_ended and outcome != "interrupted"
+    if outcome == "interrupted":
+        cut = "" if ended else " (its server recorded no end either)"
+        warnings.append(f"{trace.path}: interrupted: the run was stopped before this episode ended{cut}; it is in no "
+                        "rate, and running the same `mcp-hazard run` command again runs it again")  # fmt: skip
+    elif unfinished:
+        warnings.append(f"{trace.path}: {UNFINISHED}")
+        episode_failure, correct = None, False
+    elif not ended:
         warnings.append(f"{trace.path}: no episode_ended event (the server stopped mid-episode)")
     return EpisodeScore(
         trace=trace.path,
         episode_id=str(run.get("episode_id", "")),
-        agent=interned(str(run.get("agent") or "unknown")),
+        agent=interned(str(run.get("agent") or NO_AGENT)),
         scenario=scenario.id,
         task=task.id,
         workflow=task.workflow,
@@ -149,16 +169,25 @@ def score_episode(trace: Trace, scenario: Scenario) -> EpisodeScore:
         redundant_calls=redundant,
         ended=interned(ended[0].get("reason")) if ended else None,
         agent_outcome=interned(outcome),
-        answer_rule=interned(judged.rule if not placeholder(answer) or judged.correct else "placeholder")
+        answer_rule="unfinished"
+        if unfinished
+        else interned(judged.rule if not placeholder(answer) or judged.correct else "placeholder")
         if judged is not None
         else "no_answer"
         if has_answer
         else "no_expected_answer",
         judged=has_answer,
+        unfinished=unfinished,
         warnings=warnings,
         refused_answers=len(by_type.get("answer_refused", ())),
         **research,
     )
+
+
+def _without_end(run: Any) -> str:
+    """The outcome of a trace without `agent_ended`: `interrupted` when `mcp-hazard run` drove it (it appends one to
+    every episode it sees end, so the run was stopped first), else `unknown` (any other client has none)."""
+    return "interrupted" if isinstance(run, dict) and run.get("runner") is True else "unknown"
 
 
 def _research(

@@ -31,7 +31,7 @@ def episode_row(s: EpisodeScore, repeat: int) -> dict[str, Any]:
         "agent_outcome": s.agent_outcome, "hazards_fired": [v.kind for v in s.verdicts],
         "hazards_recovered": [v.kind for v in s.verdicts if v.recovered], "calls": s.calls,
         "duration_s": s.duration_s, "trace": s.trace, "notes": s.notes,
-        "item": f"{s.scenario}/{s.task}", "class": s.episode_failure or "solved",
+        "item": f"{s.scenario}/{s.task}", "class": "unfinished" if s.unfinished else s.episode_failure or "solved",
         "hazard_kinds": sorted(set(s.hazard_kinds)) or ["clean"], "setting": by_agent.setting(s),
         "workflow": s.workflow, "golden_length": s.golden_length,
         "call_failures": sorted({f.failure for f in s.failures}),

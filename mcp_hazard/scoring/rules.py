@@ -18,7 +18,10 @@ FAILURE_CLASSES = (
 EPISODE_FAILURES = ("agent_crashed", "endpoint_error", "timeout", "no_answer", "gave_up", "invented", "wrong_answer")
 """Why an episode failed. The first three come from the trace's `agent_ended` event and apply when no answer was
 submitted: the agent's run stopped (it crashed, its model endpoint failed for good, or it hit the time limit)."""
-INFRASTRUCTURE = ("server_crashed",)
-"""Outcomes that say nothing about the agent: its episode's server died under it. Such an episode's class is the
-outcome, and it is reported apart (`infrastructure`), in no rate: never a pass, never the agent's failure."""
+INFRASTRUCTURE = ("server_crashed", "interrupted")
+"""Outcomes that say nothing about the agent: its episode's server died under it (`server_crashed`), or the run was
+stopped before the episode ended (`interrupted`: a trace of `mcp-hazard run`'s, `run.runner` in `episode_started`,
+without the `agent_ended` the runner always appends). Such an episode's class is the outcome, and it is reported
+apart (`infrastructure`), in no rate: never a pass, never the agent's failure; the same `run` command runs it
+again."""
 AGENT_STOPS = ("agent_crashed", "endpoint_error", "timeout", *INFRASTRUCTURE)

@@ -32,12 +32,13 @@ from typing import Any
 
 import anyio
 import uvicorn
+from conftest import WAIT_S
 from starlette.applications import Starlette
 from starlette.requests import Request
 from starlette.responses import JSONResponse, Response
 from starlette.routing import Route
 
-START_DEADLINE_S = 20.0
+START_DEADLINE_S = WAIT_S
 TOP_LEVEL = {"model", "messages", "tools", "tool_choice", "temperature", "max_tokens", "seed"}
 MESSAGE_KEYS = {
     "system": {"role", "content", "name"}, "user": {"role", "content", "name"},

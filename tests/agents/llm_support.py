@@ -8,6 +8,7 @@ from pathlib import Path
 from typing import Any
 
 import anyio
+from conftest import WAIT_S
 
 from mcp_hazard.agents.base import AgentReport, Brief
 from mcp_hazard.agents.llm import LlmAgent, LlmEndpointError
@@ -23,7 +24,7 @@ from .fake_llm import FakeLlm, Turn
 TRAVEL = Path(__file__).resolve().parents[2] / "scenarios" / "travel.yaml"
 TASK = "fare-class"  # "Which fare class is flight AU-426 sold in?" -> Standard (get_fare)
 MODEL = "fake-model"
-DEADLINE_S = 30.0  # a hang guard, not a speed assertion
+DEADLINE_S = WAIT_S  # a hang guard, not a speed assertion
 
 
 def condition(*hazards: str) -> Condition:

@@ -10,6 +10,7 @@ from typing import Any
 
 import httpx
 import pytest
+from conftest import WAIT_S
 
 from .fake_llm import FakeLlm, call, flaky, http_reply, reply, tool_calls
 
@@ -53,7 +54,7 @@ def fake() -> Any:
 
 
 def post(fake: FakeLlm, body: dict[str, Any]) -> httpx.Response:
-    return httpx.post(f"{fake.base_url}/chat/completions", json=body, timeout=10)
+    return httpx.post(f"{fake.base_url}/chat/completions", json=body, timeout=WAIT_S)
 
 
 @pytest.mark.parametrize(

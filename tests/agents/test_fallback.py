@@ -19,6 +19,7 @@ from typing import Any
 import anyio
 import mcp_types as types
 import pytest
+from conftest import WAIT_S
 
 from mcp_hazard.agents import make_agent
 from mcp_hazard.agents.base import Brief
@@ -310,7 +311,7 @@ async def test_fallback_and_cross_check_recover_under_interventions(
         for seed in (0, 1, 2):
             condition = Condition(seed=seed, hazards=[HazardSpec(kind=kind)], interventions=interventions)
             brief = Brief(prompt=task.prompt, plan=task.golden_path, call_timeout_s=1.0)
-            with anyio.fail_after(60):
+            with anyio.fail_after(WAIT_S):
                 async with open_episode("memory", loaded, task.id, condition, tmp_path, agent="recovering") as ep:
                     await make_agent("recovering").run(ep.client, brief)
             trace = read_trace(ep.trace_path)

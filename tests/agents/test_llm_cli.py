@@ -14,6 +14,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from conftest import WAIT_S
 
 from mcp_hazard.agents.llm import ALL_ENV, ENV_BASE_URL, ENV_MODEL, ENV_RETRIES
 from mcp_hazard.runner.transports import free_port
@@ -26,7 +27,7 @@ pytestmark = pytest.mark.e2e
 
 PROMPT_KEY = "AU-426 sold in"  # in fare-class's prompt, and in no other task's
 EPISODE = "llm.travel.fare-class.clean.strict.s0"
-CLI_TIMEOUT_S = 60.0  # a hang guard, not a speed assertion
+CLI_TIMEOUT_S = WAIT_S  # a hang guard, not a speed assertion
 FARE = call("get_fare", {"flight_id": "AU-426"})  # no id: the agent makes one
 SUBMIT = tool_calls(call(SUBMIT_TOOL, {"answer": "Standard"}))
 
@@ -70,7 +71,7 @@ def run_llm(tmp_path: Path, script: list[Turn], transport: str, **extra: str) ->
     out = tmp_path / "out"
     with FakeLlm(scripts={PROMPT_KEY: script}).in_thread() as fake:
         ran = run_cli(
-            "run", str(TRAVEL), "--task", "fare-class", "--hazard", "pagination", "--agent", "llm",
+            "run", str(TRAVEL), "--task", "fare-class", "--hazard", "declared", "--agent", "llm",  # none: clean only
             "--transport", transport, "--out", str(out), "--no-progress", "--timeout", "30",
             env=llm_env(fake.base_url, **extra), timeout=CLI_TIMEOUT_S,
         )  # fmt: skip

@@ -17,6 +17,7 @@ from typing import Any
 import anyio
 import mcp_types as types
 import pytest
+from conftest import WAIT_S
 
 from mcp_hazard.agents import make_agent
 from mcp_hazard.agents.argument_fit import argument_fit, best_assignment, value_fit
@@ -313,7 +314,7 @@ def test_the_agent_reads_only_the_listing() -> None:
 async def _planned_calls(loaded: LoadedScenario, task: Task, trace_dir: Path) -> list[dict[str, Any]]:
     """The arguments of every plan step with real earlier results: the golden agent's calls, clean."""
     brief = Brief(prompt=task.prompt, plan=task.golden_path, call_timeout_s=2.0)
-    with anyio.fail_after(30):
+    with anyio.fail_after(WAIT_S):
         async with open_episode("memory", loaded, task.id, Condition(seed=0), trace_dir, agent="golden") as ep:
             await make_agent("golden").run(ep.client, brief)
     calls = [c for c in read_trace(ep.trace_path).of_type("tool_called") if c["tool"] != "submit_answer"]

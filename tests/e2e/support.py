@@ -13,6 +13,7 @@ from pathlib import Path
 from typing import Any
 
 import mcp_types as types
+from conftest import WAIT_S
 
 from mcp_hazard.scenario.files import LoadedScenario
 from mcp_hazard.scenario.golden import run_golden_path
@@ -41,7 +42,7 @@ def strict_events(path: Path) -> list[dict[str, Any]]:
     return events
 
 
-def wait_for_trace_end(path: Path, timeout: float = 15.0) -> list[dict[str, Any]]:
+def wait_for_trace_end(path: Path, timeout: float = WAIT_S) -> list[dict[str, Any]]:
     """The trace's events once it holds `episode_ended` and only refusals follow it (a subprocess may still flush)."""
     deadline = time.monotonic() + timeout
     events: list[dict[str, Any]] = []
@@ -81,7 +82,7 @@ SERVING = re.compile(r"serving .* on http://127\.0\.0\.1:(\d+)")
 
 
 @contextmanager
-def free_port_server(command: list[str], cwd: Path, timeout: float = 30.0) -> Iterator[int]:
+def free_port_server(command: list[str], cwd: Path, timeout: float = WAIT_S) -> Iterator[int]:
     """`command --http 127.0.0.1:0` as a subprocess; yields the port it printed (binding port 0 cannot lose a race for
     a port); stopped with SIGTERM at the end."""
     process = subprocess.Popen([*command, "--http", "127.0.0.1:0"], cwd=cwd, stdin=subprocess.DEVNULL,
@@ -103,7 +104,7 @@ def free_port_server(command: list[str], cwd: Path, timeout: float = 30.0) -> It
     finally:
         process.terminate()
         try:
-            process.wait(timeout=10)
+            process.wait(timeout=WAIT_S)
         except subprocess.TimeoutExpired:
             process.kill()
-            process.wait(timeout=10)
+            process.wait(timeout=WAIT_S)

@@ -15,6 +15,7 @@ from typing import TYPE_CHECKING, Any
 import anyio
 import httpx
 import pytest
+from conftest import WAIT_S
 from mcp import Client
 
 from mcp_hazard.agents.golden import run_golden_agent
@@ -35,7 +36,7 @@ if TYPE_CHECKING:
 
 pytestmark = [pytest.mark.e2e, pytest.mark.anyio]
 
-DEADLINE = 90.0
+DEADLINE = WAIT_S
 SEED = 424242
 
 # The fixed extra actions: before the golden path (real calls that take slots, including an invalid one and an
@@ -81,7 +82,7 @@ async def _episode(
 
 async def _served_episode(server: HttpServer, scenario: LoadedScenario, task: Task, mode: str) -> Trace:
     """The same, against the `mcp-hazard serve DIR --http` subprocess (which loaded the same file)."""
-    async with httpx.AsyncClient(timeout=30, headers=server.auth) as http:
+    async with httpx.AsyncClient(timeout=WAIT_S, headers=server.auth) as http:
         response = await http.post(
             f"{server.base_url}/episodes", json={"scenario": scenario.id, "task": task.id, "seed": SEED}
         )

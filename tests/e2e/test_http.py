@@ -16,6 +16,7 @@ from typing import TYPE_CHECKING, Any
 import anyio
 import httpx
 import pytest
+from conftest import WAIT_S
 from mcp import Client
 
 from mcp_hazard.agents.golden import AgentReport, run_golden_agent
@@ -41,7 +42,7 @@ if TYPE_CHECKING:
 
 pytestmark = [pytest.mark.e2e, pytest.mark.anyio]
 
-DEADLINE = 120.0
+DEADLINE = WAIT_S
 PROTOCOL_OF_MODE = {"legacy": LEGACY_PROTOCOL, "2026-07-28": MODERN_PROTOCOL, "auto": MODERN_PROTOCOL}
 EPISODE_EVENTS = {"episode_started", "tools_listed", "task_read", "tool_called", "answer_submitted", "episode_ended"}
 
@@ -54,7 +55,7 @@ def scenarios() -> list[LoadedScenario]:
 
 async def create_episode(server: HttpServer, **payload: Any) -> dict[str, Any]:
     """POST /episodes; the answer is agent-facing (no trace path), so the trace path is added from the trace dir."""
-    async with httpx.AsyncClient(timeout=30, headers=server.auth) as http:
+    async with httpx.AsyncClient(timeout=WAIT_S, headers=server.auth) as http:
         response = await http.post(f"{server.base_url}/episodes", json=payload)
     assert response.status_code == 201, response.text
     created = dict(response.json())
@@ -159,7 +160,7 @@ async def test_one_megabyte_argument_over_http_is_answered_and_the_episode_goes_
 async def test_post_episodes_rejects_bad_requests_with_a_json_message(
     http_server: HttpServer, body: Any, needle: str
 ) -> None:
-    async with httpx.AsyncClient(timeout=30, headers=http_server.auth) as http:
+    async with httpx.AsyncClient(timeout=WAIT_S, headers=http_server.auth) as http:
         response = await http.post(f"{http_server.base_url}/episodes", json=body)
         listed = await http.get(f"{http_server.base_url}/episodes")
     assert response.status_code == 400, response.text
@@ -175,7 +176,7 @@ async def test_post_episodes_rejects_bad_requests_with_a_json_message(
     "body", [b"{not json", b"\xff\xfe", b'{"scenario": "travel",'], ids=["garbage", "binary", "cut"]
 )
 async def test_post_episodes_rejects_a_body_that_is_not_json(http_server: HttpServer, body: bytes) -> None:
-    async with httpx.AsyncClient(timeout=30, headers=http_server.auth) as http:
+    async with httpx.AsyncClient(timeout=WAIT_S, headers=http_server.auth) as http:
         response = await http.post(
             f"{http_server.base_url}/episodes", content=body, headers={"content-type": "application/json"}
         )
@@ -186,7 +187,7 @@ async def test_post_episodes_rejects_a_body_that_is_not_json(http_server: HttpSe
 
 async def test_post_episodes_rejects_a_duplicate_episode_id(http_server: HttpServer) -> None:
     await create_episode(http_server, scenario="travel", task="fare-class", episode_id="dup-1")
-    async with httpx.AsyncClient(timeout=30, headers=http_server.auth) as http:
+    async with httpx.AsyncClient(timeout=WAIT_S, headers=http_server.auth) as http:
         response = await http.post(
             f"{http_server.base_url}/episodes", json={"scenario": "travel", "task": "fare-class", "episode_id": "dup-1"}
         )
@@ -206,7 +207,7 @@ MCP_HEADERS = {"accept": "application/json, text/event-stream", "content-type": 
 @pytest.mark.parametrize("method", ["POST", "GET", "DELETE"])
 async def test_unknown_episode_path_is_404(http_server: HttpServer, method: str) -> None:
     """To the operator (the control token), a 404 that names the id; docs/security.md covers what others get."""
-    async with httpx.AsyncClient(timeout=30, headers=http_server.auth) as http:
+    async with httpx.AsyncClient(timeout=WAIT_S, headers=http_server.auth) as http:
         response = await http.request(
             method,
             f"{http_server.base_url}/episodes/never-created/mcp",
@@ -233,7 +234,7 @@ async def test_episode_is_created_lazily_from_the_query_string(
         async with Client(url, mode=mode) as client:
             report = await run_golden_agent(client, task)
     assert answer_matches(task.answer, report.answer)
-    async with httpx.AsyncClient(timeout=30, headers=http_server.auth) as http:
+    async with httpx.AsyncClient(timeout=WAIT_S, headers=http_server.auth) as http:
         shown = (await http.get(f"{http_server.base_url}/episodes/{episode_id}")).json()
     assert shown["episode_id"] == episode_id
     assert (shown["scenario"], shown["task"]) == ("travel", "two-nights")
@@ -258,7 +259,7 @@ async def test_episode_is_created_lazily_from_the_query_string(
 async def test_lazy_creation_with_a_bad_query_is_400(
     http_server: HttpServer, query: str, status: int, needle: str
 ) -> None:
-    async with httpx.AsyncClient(timeout=30, headers=http_server.auth) as http:
+    async with httpx.AsyncClient(timeout=WAIT_S, headers=http_server.auth) as http:
         response = await http.post(http_server.lazy_url("lazy-bad", query), headers=MCP_HEADERS, json=INITIALIZE)
         shown = await http.get(f"{http_server.base_url}/episodes/lazy-bad")
     assert response.status_code == status, response.text
@@ -271,7 +272,7 @@ async def test_get_episodes_lists_created_episodes(http_server: HttpServer) -> N
     second = await create_episode(http_server, scenario="travel", task="cheapest-trip", seed=4)
     async with Client(first["mcp_url"], mode="legacy") as client:
         await client.call_tool(SUBMIT_TOOL, {"answer": "Standard"})
-    async with httpx.AsyncClient(timeout=30, headers=http_server.auth) as http:
+    async with httpx.AsyncClient(timeout=WAIT_S, headers=http_server.auth) as http:
         response = await http.get(f"{http_server.base_url}/episodes")
         scenarios = await http.get(f"{http_server.base_url}/scenarios")
     assert response.status_code == 200
@@ -297,6 +298,7 @@ async def test_stopping_the_server_ends_open_episodes_as_server_stopped(
     legacy = await create_episode(server, scenario="travel", task="fare-class", seed=1)
     modern = await create_episode(server, scenario="travel", task="cheapest-trip", seed=2)
     answered = await create_episode(server, scenario="travel", task="fare-class", seed=3)
+    unjoined = await create_episode(server, scenario="travel", task="fare-class", seed=4)
     async with Client(answered["mcp_url"], mode="legacy") as client:
         await client.call_tool(SUBMIT_TOOL, {"answer": "Standard"})
 
@@ -321,6 +323,7 @@ async def test_stopping_the_server_ends_open_episodes_as_server_stopped(
         assert len(calls(events)) == 1
     events = strict_events(Path(answered["trace"]))
     assert [e.get("reason") for e in events if e["type"] == "episode_ended"] == ["answered"]
+    assert not Path(unjoined["trace"]).exists()  # nothing happened to it: its id may be created again later
     for trace in server.trace_dir.glob("*.jsonl"):
         strict_events(trace)  # every line of every trace is valid JSON
 
@@ -337,7 +340,7 @@ async def test_a_legacy_session_cannot_be_used_on_another_episode(http_server: H
         "method": "tools/call",
         "params": {"name": "get_fare", "arguments": {"flight_id": "AU-412"}},
     }
-    async with httpx.AsyncClient(timeout=30) as http:
+    async with httpx.AsyncClient(timeout=WAIT_S) as http:
         initialized = await http.post(first["mcp_url"], headers=MCP_HEADERS, json=INITIALIZE)
         assert initialized.status_code == 200, initialized.text
         session = initialized.headers["mcp-session-id"]
@@ -359,7 +362,7 @@ async def test_delete_closes_an_episode_and_later_calls_are_refused(http_server:
     with anyio.fail_after(DEADLINE):
         async with Client(created["mcp_url"], mode="legacy") as client:
             before = await client.call_tool("get_fare", {"flight_id": "AU-426"})
-            async with httpx.AsyncClient(timeout=30, headers=http_server.auth) as http:
+            async with httpx.AsyncClient(timeout=WAIT_S, headers=http_server.auth) as http:
                 deleted = await http.delete(f"{http_server.base_url}/episodes/{created['episode_id']}")
             after = await client.call_tool("get_fare", {"flight_id": "AU-426"})
     assert before.is_error is not True
@@ -371,12 +374,57 @@ async def test_delete_closes_an_episode_and_later_calls_are_refused(http_server:
     assert len(calls(events)) == 1
 
 
+async def test_delete_of_an_episode_no_client_joined_leaves_its_trace(http_server: HttpServer) -> None:
+    """docs/http-api.md: DELETE records `episode_ended` with reason `closed`, whether or not a client ever came."""
+    created = await create_episode(http_server, scenario="travel", task="fare-class", seed=43, agent="nobody")
+    assert not Path(created["trace"]).exists()  # nothing to record before a client comes or the episode ends
+    with anyio.fail_after(DEADLINE):
+        async with httpx.AsyncClient(timeout=30, headers=http_server.auth) as http:
+            deleted = await http.delete(f"{http_server.base_url}/episodes/{created['episode_id']}")
+            again = await http.delete(f"{http_server.base_url}/episodes/{created['episode_id']}")
+        events = strict_events(Path(created["trace"]))
+        async with Client(created["mcp_url"], mode="legacy") as client:
+            late = await client.call_tool("get_fare", {"flight_id": "AU-426"})
+    assert deleted.status_code == 200 and deleted.json()["ended"] is True, deleted.text
+    assert again.status_code == 200, again.text
+    assert [(e["type"], e.get("reason")) for e in events] == [("episode_started", None), ("episode_ended", "closed")]
+    started = events[0]
+    assert (started["protocol_version"], started["task"], started["condition"]["seed"]) == ("none", "fare-class", 43)
+    assert started["run"] == {"episode_id": created["episode_id"], "transport": "http", "agent": "nobody"}
+    assert late.is_error is True  # the episode is over: a late client's call is refused, not served
+    after = strict_events(Path(created["trace"]))
+    assert after[: len(events)] == events and {e["type"] for e in after[len(events) :]} <= {"call_refused"}
+
+
+async def test_an_episode_no_client_joined_is_released_by_the_ttl_with_its_trace(tmp_path: Path) -> None:
+    """`--episode-ttl`: an episode created and never joined is released as `never_connected`, on disk."""
+    from conftest import SERVER_STOP_TIMEOUT, start_http_server
+
+    server = start_http_server(tmp_path / "traces", tmp_path / "logs", extra=("--episode-ttl", "1"))
+    try:
+        created = await create_episode(server, scenario="travel", task="fare-class", seed=44)
+        trace = Path(created["trace"])
+        with anyio.fail_after(DEADLINE):
+            async with httpx.AsyncClient(timeout=30, headers=server.auth) as http:
+                while (await http.get(f"{server.base_url}/episodes/{created['episode_id']}")).status_code == 200:
+                    await anyio.sleep(0.2)
+                gone = await http.get(f"{server.base_url}/episodes/{created['episode_id']}")
+    finally:
+        server.process.kill()
+        server.process.wait(timeout=SERVER_STOP_TIMEOUT)
+    assert gone.status_code == 410, gone.text  # released, and its trace is on disk
+    events = strict_events(trace)
+    assert [(e["type"], e.get("reason")) for e in events] == [("episode_started", None),
+                                                              ("episode_ended", "never_connected")]  # fmt: skip
+    assert "Traceback" not in server.stderr(), server.stderr()
+
+
 async def test_refusal_after_delete_does_not_claim_an_answer_was_submitted(http_server: HttpServer) -> None:
     """The agent is told why its call is refused; no answer was submitted here, so it must not be told one was."""
     created = await create_episode(http_server, scenario="travel", task="fare-class", seed=42)
     with anyio.fail_after(DEADLINE):
         async with Client(created["mcp_url"], mode="legacy") as client:
-            async with httpx.AsyncClient(timeout=30, headers=http_server.auth) as http:
+            async with httpx.AsyncClient(timeout=WAIT_S, headers=http_server.auth) as http:
                 await http.delete(f"{http_server.base_url}/episodes/{created['episode_id']}")
             refused = await client.call_tool("get_fare", {"flight_id": "AU-426"})
     assert refused.is_error is True

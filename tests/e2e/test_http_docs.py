@@ -18,6 +18,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from conftest import WAIT_S
 
 from .support import ROOT, console_script, free_port_server
 
@@ -53,7 +54,7 @@ def run_examples(found: list[tuple[str, str, str, bool]], ports: tuple[int, int]
     for setup, curl, expected, open_plane in found:
         port = ports[1] if open_plane else ports[0]
         script = f"{setup}\n{curl}".replace(":8765", f":{port}")
-        done = subprocess.run(["bash", "-c", script], cwd=cwd, capture_output=True, text=True, timeout=30)
+        done = subprocess.run(["bash", "-c", script], cwd=cwd, capture_output=True, text=True, timeout=WAIT_S)
         assert done.returncode == 0, f"{curl}\n{done.stderr}"
         answer = json.loads(done.stdout)
         assert matches(json.loads(expected.replace(":8765", f":{port}")), answer) == [], (curl, answer)

@@ -24,6 +24,7 @@ from typing import TYPE_CHECKING, Any
 
 import httpx
 import pytest
+from conftest import WAIT_S
 
 from mcp_hazard.load import load_scenario
 
@@ -34,7 +35,7 @@ if TYPE_CHECKING:
 
 pytestmark = pytest.mark.e2e
 
-TIMEOUT = 90.0
+TIMEOUT = WAIT_S
 EXIT_OK, EXIT_RPC_ERROR, EXIT_TOOL_ERROR = 0, 1, 5
 ERA_PROTOCOL = {"legacy": LEGACY_PROTOCOL, "modern": MODERN_PROTOCOL}
 
@@ -55,7 +56,18 @@ class Run:
 
 
 def inspect(inspector: Path, env: dict[str, str], target: list[str], *options: str) -> Run:
-    command = [str(inspector), "--cli", *options, "--format", "json", "-q", "--", *target]
+    command = [
+        str(inspector),
+        "--cli",
+        *options,
+        "--connect-timeout",
+        f"{TIMEOUT * 1000:.0f}",
+        "--format",
+        "json",
+        "-q",
+        "--",
+        *target,
+    ]
     done = subprocess.run(
         command, env=env, cwd=REPO_ROOT, stdin=subprocess.DEVNULL, capture_output=True, text=True, timeout=TIMEOUT
     )

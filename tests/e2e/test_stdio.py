@@ -14,6 +14,7 @@ from typing import Any
 import anyio
 import pytest
 from anyio.streams.buffered import BufferedByteReceiveStream
+from conftest import WAIT_S
 from mcp import Client, StdioServerParameters
 
 from mcp_hazard.agents.golden import run_golden_agent
@@ -37,7 +38,7 @@ from .support import (
 
 pytestmark = [pytest.mark.e2e, pytest.mark.anyio]
 
-DEADLINE = 60.0
+DEADLINE = WAIT_S
 PROTOCOL_OF_MODE = {"legacy": LEGACY_PROTOCOL, "2026-07-28": MODERN_PROTOCOL}
 
 
@@ -215,7 +216,7 @@ def test_replies_to_a_file_are_written_too(tmp_path: Path) -> None:
 
 # -- stopping a stdio server with a signal ----------------------------------------------------------------------------
 
-STOP_DEADLINE = 8.0
+STOP_DEADLINE = WAIT_S
 
 
 @pytest.mark.parametrize("sig", [signal.SIGTERM, signal.SIGINT], ids=["SIGTERM", "SIGINT"])

@@ -10,6 +10,7 @@ from pathlib import Path
 
 import anyio
 import pytest
+from conftest import WAIT_S
 
 from mcp_hazard.agents.golden import run_golden_agent
 from mcp_hazard.commands.generate import add_generate_parser, generate_command
@@ -133,7 +134,7 @@ async def test_served_over_stdio_tools_fail_silently_and_the_golden_agent_solves
     first = task.golden_path.steps[0]
     out = file_graph(loaded.model).output[first.tool]
     right = run_golden_path(loaded.model, task).steps[0][2]
-    with anyio.fail_after(60):
+    with anyio.fail_after(WAIT_S):
         async with open_episode("stdio", loaded, task.id, Condition(seed=0), tmp_path / "traces") as connected:
             wrong = {k: v + 1 for k, v in first.arguments.items()}
             result = await connected.client.call_tool(first.tool, wrong)

@@ -15,6 +15,7 @@ from pathlib import Path
 from typing import Any
 
 import mcp_types as types
+from conftest import WAIT_S
 from mcp import Client
 
 from mcp_hazard.condition import Condition
@@ -31,7 +32,7 @@ SCENARIOS_DIR = REPO_ROOT / "scenarios"
 TRAVEL = SCENARIOS_DIR / "travel.yaml"
 LEGACY = "legacy"
 MODERN = "2026-07-28"
-DEADLINE = 30.0  # a hang guard for one episode, not a speed assertion
+DEADLINE = WAIT_S  # a hang guard for one episode, not a speed assertion
 
 
 # -- conditions and episodes ----------------------------------------------------------------------------------------

@@ -23,6 +23,7 @@ from typing import Any
 
 import anyio
 import pytest
+from conftest import WAIT_S
 from mcp.shared.exceptions import MCPError
 
 from mcp_hazard.agents.golden import run_golden_agent
@@ -482,7 +483,7 @@ async def test_latency_trips_the_client_timeout_then_a_retry_succeeds(
             answer = await retry(Agent(client), task)
             calls = of_type(read_events(episode.trace.path), "tool_called")
             # The cancelled call is recorded once the server handles the cancellation; give it a bounded moment.
-            deadline = time.monotonic() + 5
+            deadline = time.monotonic() + WAIT_S
             while not any(c["outcome"] == "cancelled" for c in calls) and time.monotonic() < deadline:
                 await anyio.sleep(0.05)
                 calls = of_type(read_events(episode.trace.path), "tool_called")

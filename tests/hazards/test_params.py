@@ -18,6 +18,7 @@ from pathlib import Path
 import anyio
 import httpx
 import pytest
+from conftest import WAIT_S
 
 from mcp_hazard.errors import ScenarioError
 from mcp_hazard.load import load_scenario
@@ -26,7 +27,7 @@ from mcp_hazard.server.episodes import EpisodeRegistry
 
 from .support import REPO_ROOT, TRAVEL
 
-TIMEOUT = 60
+TIMEOUT = WAIT_S
 
 # (id, --hazard text, what the one-line message must mention). Every case goes through `serve`; the cases in
 # BOTH_COMMANDS also through `validate` (the two share the parser and the checks, so the rest would only repeat).
@@ -137,8 +138,8 @@ def test_profile_must_be_known(tmp_path: Path) -> None:
 @pytest.mark.anyio
 async def test_http_episode_with_hostile_hazards_is_a_400_and_the_server_keeps_serving(tmp_path: Path) -> None:
     host = HttpHost(EpisodeRegistry([load_scenario(TRAVEL)], tmp_path, transport="http"))
-    with anyio.fail_after(30):
-        async with host.running(), httpx.AsyncClient(timeout=30, headers=host.auth) as http:
+    with anyio.fail_after(WAIT_S):
+        async with host.running(), httpx.AsyncClient(timeout=WAIT_S, headers=host.auth) as http:
             for _case, text, mention in HOSTILE[:20]:
                 payload = {"scenario": "travel", "task": "fare-class", "hazards": [text]}
                 response = await http.post(f"{host.base_url}/episodes", json=payload)

@@ -18,6 +18,7 @@ import subprocess
 import sys
 
 import pytest
+from conftest import WAIT_S
 from hypothesis import given, settings
 from hypothesis import strategies as st
 from pydantic import ValidationError
@@ -91,7 +92,7 @@ def test_draws_are_the_same_in_a_fresh_process(hash_seed: str) -> None:
     env = {**os.environ, "PYTHONHASHSEED": hash_seed}
     done = subprocess.run(
         [sys.executable, "-c", FRESH_PROCESS, json.dumps(FRESH_CASES)], cwd=REPO_ROOT, env=env,
-        stdin=subprocess.DEVNULL, capture_output=True, text=True, timeout=60,
+        stdin=subprocess.DEVNULL, capture_output=True, text=True, timeout=WAIT_S,
     )  # fmt: skip
     assert done.returncode == 0, done.stderr
     theirs = json.loads(done.stdout)

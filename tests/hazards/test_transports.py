@@ -17,6 +17,7 @@ import anyio
 import httpx
 import mcp_types as types
 import pytest
+from conftest import WAIT_S
 from mcp import Client, StdioServerParameters
 
 from mcp_hazard.runner.transports import HttpHost, serve_command
@@ -31,7 +32,7 @@ from .support import LEGACY, MODERN, REPO_ROOT, blocks, condition, fired, memory
 
 pytestmark = [pytest.mark.e2e, pytest.mark.anyio]
 
-DEADLINE = 60.0
+DEADLINE = WAIT_S
 SEED = 7
 TASK = "fare-in-dollars"
 PROFILE = "guided"
@@ -78,7 +79,7 @@ def check_results(results: list[types.CallToolResult]) -> None:
     assert '"amount": "204.59"' in blocks(results[3])[0]  # output drift: the number served as text
 
 
-def wait_for_end(path: Path, timeout: float = 15.0) -> Trace:
+def wait_for_end(path: Path, timeout: float = WAIT_S) -> Trace:
     """The trace once `episode_ended` is written (a subprocess may still be flushing when the client is gone)."""
     deadline = time.monotonic() + timeout
     while time.monotonic() < deadline:
@@ -119,7 +120,7 @@ async def run_stdio(argv: list[str], trace_path: Path, mode: str) -> tuple[Trace
 
 async def create_http_episode(host: HttpHost, hazards: list[str], *, profile: str = PROFILE) -> dict[str, Any]:
     payload = {"scenario": "travel", "task": TASK, "seed": SEED, "profile": profile, "hazards": hazards}
-    async with httpx.AsyncClient(timeout=30, headers=host.auth) as http:
+    async with httpx.AsyncClient(timeout=WAIT_S, headers=host.auth) as http:
         response = await http.post(f"{host.base_url}/episodes", json=payload)
     assert response.status_code == 201, response.text
     return dict(response.json())
@@ -205,7 +206,7 @@ async def _drift_and_listen(client: Client) -> list[str]:
         assert subscription.honored.tools_list_changed is True
         result = await client.call_tool("get_fare", {"flight_id": "AU-426"})
         assert result.is_error
-        with anyio.fail_after(10):
+        with anyio.fail_after(WAIT_S):
             async for event in subscription:
                 got.append(type(event).__name__)
                 break
@@ -235,7 +236,7 @@ async def test_list_changed_modern_over_http(travel: LoadedScenario, tmp_path: P
                 "seed": 0,
                 "hazards": ["spec_drift:mode=rename_tool"],
             }
-            async with httpx.AsyncClient(timeout=30, headers=host.auth) as http:
+            async with httpx.AsyncClient(timeout=WAIT_S, headers=host.auth) as http:
                 created = (await http.post(f"{host.base_url}/episodes", json=payload)).json()
             async with Client(created["mcp_url"], mode=MODERN) as client:
                 assert await _drift_and_listen(client) == ["ToolsListChanged"]
@@ -253,7 +254,7 @@ async def test_list_changed_modern_does_not_reach_another_episode(travel: Loaded
     host = HttpHost(EpisodeRegistry([travel], tmp_path, transport="http"))
     payload = {"scenario": "travel", "task": "fare-class", "seed": 0, "hazards": ["spec_drift:mode=rename_tool"]}
     with anyio.fail_after(DEADLINE):
-        async with host.running(), httpx.AsyncClient(timeout=30, headers=host.auth) as http:
+        async with host.running(), httpx.AsyncClient(timeout=WAIT_S, headers=host.auth) as http:
             a = (await http.post(f"{host.base_url}/episodes", json=payload)).json()
             b = (await http.post(f"{host.base_url}/episodes", json=payload)).json()
             async with Client(a["mcp_url"], mode=MODERN) as client_a, Client(b["mcp_url"], mode=MODERN) as client_b:

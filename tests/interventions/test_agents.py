@@ -21,6 +21,7 @@ from typing import Any
 
 import anyio
 import pytest
+from conftest import WAIT_S
 
 from mcp_hazard.agents import make_agent
 from mcp_hazard.agents.base import Brief, signatures_of
@@ -36,7 +37,7 @@ from .support import KINDS, RENAMING, REPO_ROOT, episode, shipped
 
 pytestmark = pytest.mark.anyio
 
-EPISODE_DEADLINE = 60.0  # a hang guard, not a speed assertion
+EPISODE_DEADLINE = WAIT_S  # a hang guard, not a speed assertion
 GENERATE = ["generate", "dag", "--core", "4", "--depth", "3", "--connected", "2", "--disconnected", "2", "--seed", "1",
             "--count", "3"]  # fmt: skip
 GENERATED_SEEDS = (0, 1)

@@ -12,6 +12,7 @@ import anyio
 import httpx
 import pytest
 import yaml
+from conftest import WAIT_S
 from mcp import Client
 
 from mcp_hazard.agents import make_agent
@@ -27,7 +28,7 @@ from .support import KINDS, TRAVEL, dump_tool, episode, run_cli, scenario
 if TYPE_CHECKING:
     from conftest import HttpServer
 
-DEADLINE = 60.0
+DEADLINE = WAIT_S
 
 
 def one_line_error(stderr: str, *needles: str) -> str:
@@ -107,7 +108,7 @@ async def test_serve_over_stdio_with_repeated_interventions(tmp_path: Path) -> N
             assert [dump_tool(t) for t in listed.tools] == expected
             await make_agent("recovering").run(connected.client, Brief(prompt=task.prompt, plan=task.golden_path))
     path = connected.trace_path
-    with anyio.fail_after(15):
+    with anyio.fail_after(WAIT_S):
         while not (path.exists() and '"episode_ended"' in path.read_text(encoding="utf-8")):
             await anyio.sleep(0.05)
     trace = read_trace(path)
@@ -138,7 +139,7 @@ async def test_http_episodes_take_interventions_in_the_body_and_the_query(http_s
     expected = [dump_tool(t) for t in episode(travel, ["replace", "reorder"], seed=6,
                                               task=travel.model.task("fare-class")).served_tools()]  # fmt: skip
     body = {"scenario": "travel", "task": "fare-class", "seed": 6, "interventions": ["replace", "reorder"]}
-    async with httpx.AsyncClient(timeout=30, headers=http_server.auth) as http:
+    async with httpx.AsyncClient(timeout=WAIT_S, headers=http_server.auth) as http:
         created = await http.post(f"{http_server.base_url}/episodes", json=body)
         assert created.status_code == 201, created.text
         assert "condition" not in created.json()  # the agent-facing view never shows the condition

@@ -16,6 +16,7 @@ from typing import Any
 import anyio
 import mcp_types as types
 import pytest
+from conftest import WAIT_S
 
 from mcp_hazard.agents import make_agent
 from mcp_hazard.agents.base import Brief
@@ -67,7 +68,7 @@ def text(result: types.CallToolResult) -> str:
 
 
 async def call(episode: Episode, name: str, arguments: dict[str, Any]) -> types.CallToolResult:
-    with anyio.fail_after(10):
+    with anyio.fail_after(WAIT_S):
         return await episode.call_tool(name, arguments)
 
 
@@ -164,7 +165,7 @@ async def test_recovering_agent_recovers_interface_hazards_without_seeing_origin
                                   hazards=[HazardSpec(kind=hazard)])  # fmt: skip
             brief = Brief(prompt=task.prompt, plan=task.golden_path, call_timeout_s=2.0)
             try:
-                with anyio.fail_after(60):
+                with anyio.fail_after(WAIT_S):
                     async with open_episode("memory", travel, task.id, condition, tmp_path, agent="recovering",
                                             episode_id=f"{task.id}-{seed}") as connected:  # fmt: skip
                         await make_agent("recovering").run(connected.client, brief)

@@ -129,7 +129,7 @@ def _everything_over_http(npm_servers: dict[str, Path], log: Path) -> Iterator[s
         process = subprocess.Popen([str(npm_servers["everything"]), "streamableHttp"], env=env,
                                    stdin=subprocess.DEVNULL, stdout=err, stderr=err)  # fmt: skip
     try:
-        deadline = time.monotonic() + 30
+        deadline = time.monotonic() + 120
         while time.monotonic() < deadline:
             try:
                 httpx.get(f"http://127.0.0.1:{port}/mcp", timeout=0.5)
@@ -149,7 +149,7 @@ async def test_a_streamable_http_upstream_behind_an_http_proxy_in_both_eras(
         served = ("proxy", str(PROXIES / "everything.yaml"), "--upstream-url", upstream)
         proxy = start_http_server(tmp_path / "traces", tmp_path, served=served)
         try:
-            async with httpx.AsyncClient(timeout=30, headers=proxy.auth) as http:
+            async with httpx.AsyncClient(timeout=120, headers=proxy.auth) as http:
                 for era in ("legacy", "auto"):
                     body = {"episode_id": f"h-{era}", "hazards": ["transient_error:tools=echo"]}
                     created = await http.post(f"{proxy.base_url}/episodes", json=body)

@@ -60,7 +60,7 @@ def test_a_tool_with_side_effects_is_never_given_a_retry_hazard(
     done = subprocess.run(
         hazard_command("proxy", str(PROXIES / "filesystem.yaml"), "--upstream-cmd", upstream, "--hazard",
                        "transient_error:tools=edit_file", "--trace-dir", str(tmp_path)),
-        cwd=REPO_ROOT, stdin=subprocess.DEVNULL, capture_output=True, text=True, timeout=60,
+        cwd=REPO_ROOT, stdin=subprocess.DEVNULL, capture_output=True, text=True, timeout=120,
     )  # fmt: skip
     assert done.returncode != 0
     ours = [line for line in done.stderr.splitlines() if line.startswith("mcp-hazard")]  # the server prints its own

@@ -16,13 +16,13 @@ from .support import PROXIES, events
 
 pytestmark = pytest.mark.e2e
 
-TIMEOUT = 90.0
+TIMEOUT = 120.0
 
 
 def _inspect(
     inspector: Path, env: dict[str, str], target: list[str], *options: str
 ) -> subprocess.CompletedProcess[str]:
-    command = [str(inspector), "--cli", *options, "--format", "json", "-q", "--", *target]
+    command = [str(inspector), "--cli", *options, "--connect-timeout=120000", "--format", "json", "-q", "--", *target]
     return subprocess.run(command, env=env, cwd=REPO_ROOT, stdin=subprocess.DEVNULL, capture_output=True, text=True,
                           timeout=TIMEOUT)  # fmt: skip
 

@@ -79,7 +79,7 @@ def test_kinds_that_cannot_act_on_its_tools_are_refused_with_why(
     tmp_path: Path, time_server: str, hazard: str, why: str
 ) -> None:
     done = _run("proxy", str(PROXIES / "time.yaml"), "--upstream-cmd", time_server, "--hazard",
-                f"{hazard}:tools=convert_time", "--trace-dir", str(tmp_path), timeout=60)  # fmt: skip
+                f"{hazard}:tools=convert_time", "--trace-dir", str(tmp_path), timeout=120)  # fmt: skip
     assert done.returncode != 0
     lines = done.stderr.strip().splitlines()
     assert len(lines) == 1 and why in lines[0] and "Traceback" not in done.stderr, done.stderr

@@ -12,6 +12,7 @@ from pathlib import Path
 from typing import Any
 
 import yaml
+from conftest import WAIT_S
 
 REPO_ROOT = Path(__file__).resolve().parents[2]
 SCENARIOS_DIR = REPO_ROOT / "scenarios"
@@ -121,7 +122,7 @@ def process_alive(pid: int) -> bool:
     return state not in ("Z", "X")
 
 
-def wait_gone(pids: list[int], timeout: float = 10.0) -> list[int]:
+def wait_gone(pids: list[int], timeout: float = WAIT_S) -> list[int]:
     """The pids still alive after waiting up to `timeout` seconds for all of them to go."""
     deadline = time.monotonic() + timeout
     alive = [pid for pid in pids if process_alive(pid)]

@@ -15,6 +15,7 @@ from typing import Any, TypeVar
 
 import anyio
 import pytest
+from conftest import WAIT_S
 
 from mcp_hazard.agents import make_agent
 from mcp_hazard.agents.base import Agent, AgentReport, Brief
@@ -31,8 +32,8 @@ from .support import jsonl
 
 pytestmark = pytest.mark.anyio
 
-EPISODE_DEADLINE = 60.0  # seconds for one whole episode, connection included
-TRACE_DEADLINE = 15.0  # seconds for a stdio server to write its last event after the client left
+EPISODE_DEADLINE = WAIT_S  # seconds for one whole episode, connection included
+TRACE_DEADLINE = WAIT_S  # seconds for a stdio server to write its last event after the client left
 CALL_TIMEOUT = 1.0
 
 MEMORY = pytest.param("memory", id="memory")

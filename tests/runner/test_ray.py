@@ -16,6 +16,7 @@ from typing import Any
 
 import anyio
 import pytest
+from conftest import WAIT_S
 
 from mcp_hazard.cli import main
 from mcp_hazard.load import load_scenarios
@@ -132,10 +133,10 @@ def test_a_killed_driver_resumes_with_only_the_unfinished_episodes(tmp_path: Pat
         driver = subprocess.Popen([sys.executable, "-m", "mcp_hazard", *args], cwd=REPO_ROOT, env=cli_env(),
                                   stdin=subprocess.DEVNULL, stdout=stdout, stderr=subprocess.STDOUT)  # fmt: skip
     try:
-        deadline = time.monotonic() + 90
+        deadline = time.monotonic() + WAIT_S
         while len(list((out / "traces").glob("*.jsonl"))) < 2:
             assert driver.poll() is None, f"the driver ended early: {(tmp_path / 'first.out').read_text()}"
-            assert time.monotonic() < deadline, "no traces within 90 s"
+            assert time.monotonic() < deadline, f"no traces within {WAIT_S:g} s"
             time.sleep(0.05)
         driver.send_signal(signal.SIGKILL)
     finally:

@@ -12,6 +12,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from conftest import WAIT_S
 
 from mcp_hazard.hazards.build import parse_hazard_option
 from mcp_hazard.load import load_scenarios
@@ -25,7 +26,7 @@ HAZARD = "latency:seconds=1"
 ARGS = ["scenarios/", "--agent", "recovering", "--hazard", HAZARD, "--call-timeout", "0.3", "--concurrency", "2",
         "--transport", "http", "--no-progress"]  # fmt: skip
 KILL_AFTER_DONE = 4  # episodes logged as done before the first run is killed (with another one under way)
-FIRST_RUN_DEADLINE = 90.0
+FIRST_RUN_DEADLINE = WAIT_S
 
 
 def matrix_ids() -> list[str]:
@@ -93,7 +94,7 @@ def test_a_killed_run_resumes_where_it_stopped(tmp_path: Path) -> None:
     finally:
         if process.poll() is None:
             process.send_signal(signal.SIGKILL)
-        process.wait(timeout=15)
+        process.wait(timeout=WAIT_S)
     assert process.returncode == -signal.SIGKILL
 
     # 2. What the killed run left: finished traces are whole; a trace cut mid-episode may lack its end.
@@ -112,9 +113,20 @@ def test_a_killed_run_resumes_where_it_stopped(tmp_path: Path) -> None:
     assert len(complete) < len(ids), "every episode finished before the kill"
     assert set(left) <= set(ids)
 
+    # `score` of the killed run: each trace cut short is interrupted (ours: in no rate, warned about), never the
+    # agent's no_answer.
+    scored = run_cli("score", str(out), "--format", "json", timeout=60)
+    assert scored.code == 0, scored.explain()
+    report = json.loads(scored.stdout)
+    started = {eid for eid, events in left.items() if events and events[0]["type"] == "episode_started"}
+    assert report["infrastructure"]["interrupted"] == len(started & cut), report["infrastructure"]
+    assert report["overall"]["n"] == len(complete), "an interrupted episode is in a success rate"
+    for episode_id in started & cut:
+        assert any(f"{episode_id}.jsonl: interrupted" in w for w in report["warnings"]), report["warnings"]
+
     # 3. The same command again: it completes, skipping what finished and redoing what was cut.
     began = time.monotonic()
-    ran = run_cli("run", *ARGS, "--out", str(out), timeout=120)
+    ran = run_cli("run", *ARGS, "--out", str(out), timeout=WAIT_S)
     assert ran.code == 0, ran.explain()
     assert no_traceback(ran.stderr), ran.explain()
     second_log = log_records((out / "run.jsonl").read_text(encoding="utf-8")[len(first_log_text) :], "second run")

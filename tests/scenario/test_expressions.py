@@ -13,6 +13,7 @@ import time
 from typing import Any
 
 import pytest
+from conftest import WAIT_S
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
@@ -426,12 +427,15 @@ def test_long_but_allowed_expressions_never_raise_recursion_error(source: str) -
         evaluate(source, names)
 
 
-def _evaluate_in_subprocess(source: str, timeout: float) -> subprocess.CompletedProcess[str] | None:
-    """Evaluate in a child process, so a runaway computation can be killed; None when it ran out of time."""
+def _evaluate_in_subprocess(source: str, cpu_s: int) -> subprocess.CompletedProcess[str] | None:
+    """Evaluate in a child process limited to `cpu_s` seconds of CPU (a runaway computation is killed by the kernel,
+    whatever the load: CPU time, unlike wall time, does not stretch on a busy machine); None when the child did not
+    end within the hang guard."""
     code = textwrap.dedent(
         f"""
         import resource
         resource.setrlimit(resource.RLIMIT_AS, (1 << 30, 1 << 30))
+        resource.setrlimit(resource.RLIMIT_CPU, ({cpu_s}, {cpu_s}))
         from mcp_hazard.scenario.expressions import ExpressionError, evaluate
         try:
             result = evaluate({source!r}, {{}})
@@ -442,7 +446,7 @@ def _evaluate_in_subprocess(source: str, timeout: float) -> subprocess.Completed
         """
     )
     try:
-        return subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=timeout)
+        return subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=WAIT_S)
     except subprocess.TimeoutExpired:
         return None
 
@@ -454,8 +458,9 @@ def _evaluate_in_subprocess(source: str, timeout: float) -> subprocess.Completed
 )
 def test_short_expressions_cannot_burn_time_or_memory(source: str) -> None:
     """'No expression can exhaust memory or time': each of these is a few characters long and must fail fast."""
-    done = _evaluate_in_subprocess(source, timeout=2.0)
-    assert done is not None, f"evaluating {source!r} ran for more than 2 s"
+    done = _evaluate_in_subprocess(source, cpu_s=2)
+    assert done is not None, f"evaluating {source!r} did not end within {WAIT_S:g} s"
+    assert done.returncode == 0, f"evaluating {source!r} used more than 2 s of CPU (exit {done.returncode})"
     assert "Traceback" not in done.stderr, done.stderr
     assert done.stdout.startswith(("ExpressionError", "result:")), (done.stdout, done.stderr)
 

@@ -212,9 +212,13 @@ def test_known_value_error_and_wrong_supported_answer_and_no_answer() -> None:
     ).score()  # fmt: skip
     assert [f.failure for f in score.failures] == ["incorrect_known_value"]
     assert score.episode_failure == "wrong_answer"  # 189 was seen in a result: wrong, not invented
-    silent = Builder("fare-class").call("get_fare", {"flight_id": "AU-426"}, result=FARE_426).score()
+    left = Builder("fare-class").call("get_fare", {"flight_id": "AU-426"}, result=FARE_426)
+    silent = left.add("episode_ended", reason="disconnected").score()
     assert silent.episode_failure == "no_answer" and not silent.answered and not silent.premature
-    assert any("episode_ended" in w for w in silent.warnings)
+    left.events.pop()  # no episode_ended, no agent_ended: still being served, so no verdict yet
+    unfinished = left.score()
+    assert (unfinished.unfinished, unfinished.episode_failure, unfinished.answer_rule) == (True, None, "unfinished")
+    assert any("episode_ended" in w for w in unfinished.warnings)
 
 
 @pytest.mark.parametrize(
@@ -259,7 +263,7 @@ def test_an_answer_copying_the_submit_tools_description_invents_nothing() -> Non
 
 
 def test_an_unsubmitted_answer_has_the_no_answer_rule() -> None:
-    assert Builder("fare-class").score().answer_rule == "no_answer"
+    assert Builder("fare-class").add("episode_ended", reason="disconnected").score().answer_rule == "no_answer"
 
 
 def _episode(task: str, correct: bool, *, hazards: list[str] = (), seed: int = 0, profile: str = "strict"):  # type: ignore[no-untyped-def]

@@ -255,9 +255,9 @@ async def test_a_served_bomb_fails_its_call_while_another_episode_keeps_answerin
     done = anyio.Event()
     try:
         with anyio.fail_after(GUARD_S * 2):
-            base = f"{server.base_url}/episodes"
-            query = "mcp?scenario=bombs&task=t&seed=0"
-            async with Client(f"{base}/a/{query}", mode="legacy") as a, Client(f"{base}/b/{query}", mode="legacy") as b:
+            query = "scenario=bombs&task=t&seed=0"
+            a_url, b_url = server.lazy_url("a", query), server.lazy_url("b", query)
+            async with Client(a_url, mode="legacy") as a, Client(b_url, mode="legacy") as b:
                 start_rss = _rss_kb(server.process.pid)
 
                 async def attack() -> None:

@@ -145,7 +145,7 @@ def test_http_answers_every_malformed_frame_in_one_line_and_keeps_serving(tmp_pa
     try:
         url = server.lazy_url("raw", "scenario=travel&task=fare-class&seed=0")
         headers = {"accept": "application/json, text/event-stream", "content-type": "application/json"}
-        with httpx.Client(timeout=60) as http:
+        with httpx.Client(timeout=120) as http:
             started = http.post(url, json=INITIALIZE, headers=headers)
             assert started.status_code == 200, started.text
             headers |= {"mcp-session-id": started.headers["mcp-session-id"], "mcp-protocol-version": "2025-11-25"}

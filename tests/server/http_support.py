@@ -11,6 +11,7 @@ from contextlib import asynccontextmanager
 from pathlib import Path
 
 import anyio
+from conftest import WAIT_S
 
 from mcp_hazard.load import load_scenario
 from mcp_hazard.runner.transports import free_port
@@ -50,7 +51,7 @@ async def serving(registry: EpisodeRegistry, *, token: str | None = TOKEN) -> As
     server = http_server(app, Limits(), host="127.0.0.1", port=port, lifespan="on")
     async with anyio.create_task_group() as group:
         group.start_soon(server.serve)
-        with anyio.fail_after(20):
+        with anyio.fail_after(WAIT_S):
             while not server.started:
                 await anyio.sleep(0.01)
         try:

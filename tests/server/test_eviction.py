@@ -11,6 +11,7 @@ from typing import Any
 import anyio
 import httpx
 import pytest
+from conftest import WAIT_S
 from mcp import Client
 
 from mcp_hazard.agents.golden import run_golden_agent
@@ -21,7 +22,7 @@ from .http_support import OPERATOR, TRAVEL, StepClock, serving, travel_registry
 
 pytestmark = pytest.mark.anyio
 
-DEADLINE = 120.0
+DEADLINE = WAIT_S
 TTL = 600.0
 MCP_HEADERS = {"accept": "application/json, text/event-stream", "content-type": "application/json"}
 INITIALIZE = {
@@ -61,7 +62,7 @@ async def test_ended_and_idle_episodes_are_released_and_their_ids_answer_410(tmp
     task = load_scenario(TRAVEL).model.task("fare-class")
     assert task is not None
     with anyio.fail_after(DEADLINE):
-        async with serving(registry) as base, httpx.AsyncClient(timeout=30, headers=OPERATOR) as http:
+        async with serving(registry) as base, httpx.AsyncClient(timeout=WAIT_S, headers=OPERATOR) as http:
             ended = await _create(http, base, episode_id="ended-1")
             idle = await _create(http, base, episode_id="idle-1")
             await _create(http, base, episode_id="never-1")
@@ -94,7 +95,7 @@ async def test_ended_and_idle_episodes_are_released_and_their_ids_answer_410(tmp
             clock.advance(TTL / 2)  # idle-1 and never-1: TTL + 61 s without a request; busy-1: TTL / 2
             assert await _listed(http, base) == {"busy-1"}
             assert (await http.get(f"{base}/episodes/idle-1")).status_code == 410
-            assert (await http.get(f"{base}/episodes/never-1")).status_code == 404  # never started: no trace
+            assert (await http.get(f"{base}/episodes/never-1")).status_code == 410  # never joined, and on disk
             assert registry.sessions == {} and registry.sessions_of == {}, "the session map is cleaned too"
             assert (await http.post(idle["mcp_url"], headers=headers, json=call)).status_code == 410
             assert (await http.get(f"{base}/episodes/busy-1")).json()["ended"] is False
@@ -102,14 +103,16 @@ async def test_ended_and_idle_episodes_are_released_and_their_ids_answer_410(tmp
     idle_events = _events(tmp_path / "idle-1.jsonl")
     assert idle_events[-1]["type"] == "episode_ended" and idle_events[-1]["reason"] == "disconnected"
     assert sum(1 for e in idle_events if e["type"] == "tool_called") == 1
-    assert not (tmp_path / "never-1.jsonl").exists()
+    never = _events(tmp_path / "never-1.jsonl")  # no client joined: the trace still says so
+    assert [e["type"] for e in never] == ["episode_started", "episode_ended"]
+    assert (never[0]["protocol_version"], never[-1]["reason"]) == ("none", "never_connected")
     assert registry.released == 3
 
 
 async def test_listing_is_paginated_in_creation_order(tmp_path: Path) -> None:
     registry = travel_registry(tmp_path, ttl=None)
     with anyio.fail_after(DEADLINE):
-        async with serving(registry) as base, httpx.AsyncClient(timeout=30, headers=OPERATOR) as http:
+        async with serving(registry) as base, httpx.AsyncClient(timeout=WAIT_S, headers=OPERATOR) as http:
             made = [(await _create(http, base, seed=n))["episode_id"] for n in range(25)]
             pages: list[list[str]] = []
             cursor: str | None = None
@@ -144,7 +147,7 @@ async def test_three_hundred_episodes_keep_the_registry_bounded(tmp_path: Path) 
     held: list[int] = []
     sessions: list[int] = []
     with anyio.fail_after(DEADLINE * 3):
-        async with serving(registry) as base, httpx.AsyncClient(timeout=30, headers=OPERATOR) as http:
+        async with serving(registry) as base, httpx.AsyncClient(timeout=WAIT_S, headers=OPERATOR) as http:
             for n in range(300):
                 created = await _create(http, base, seed=n % 7)
                 async with Client(created["mcp_url"], mode="legacy" if n % 2 else "2026-07-28") as client:

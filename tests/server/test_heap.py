@@ -15,7 +15,7 @@ import pytest
 from mcp import Client, StdioServerParameters
 
 from mcp_hazard.server import heap
-from tests.conftest import REPO_ROOT, SERVER_START_TIMEOUT, TEST_TOKEN, TRAVEL, HttpServer, free_port
+from tests.conftest import REPO_ROOT, SERVER_START_TIMEOUT, TEST_TOKEN, TRAVEL, WAIT_S, HttpServer, free_port
 
 pytestmark = pytest.mark.anyio
 
@@ -52,7 +52,7 @@ async def test_stdio_server_freezes_its_start_up_heap_once_and_serves(tmp_path: 
         args=["-c", WATCHED, str(report), "serve", str(TRAVEL), "--task", "fare-class", "--trace-dir", str(tmp_path)],
         cwd=str(REPO_ROOT),
     )
-    with anyio.fail_after(60):
+    with anyio.fail_after(WAIT_S):
         async with Client(params) as client:
             listed = {tool.name for tool in (await client.list_tools()).tools}
             result = await client.call_tool("get_fare", {"flight_id": "AU-426"})

@@ -34,7 +34,7 @@ REPO_ROOT = Path(__file__).resolve().parents[2]
 SCENARIOS_DIR = REPO_ROOT / "scenarios"
 TOKEN = TEST_TOKEN
 GOOD = {"authorization": f"Bearer {TOKEN}"}
-DEADLINE = 60.0
+DEADLINE = 120.0
 INITIALIZE = {
     "jsonrpc": "2.0",
     "id": 1,
@@ -121,7 +121,7 @@ async def test_every_route_refuses_a_foreign_host_or_origin(
     """Refused before the token is looked at: the requests carry it, and still get nothing."""
     base = http_server.base_url
     value = value.format(port=http_server.port)
-    async with httpx.AsyncClient(timeout=30) as http:
+    async with httpx.AsyncClient(timeout=120) as http:
         before = await _episode_count(http, base)
         for method, url, body in _routes(base):
             headers = {**MCP_HEADERS, **GOOD, header: value}
@@ -136,7 +136,7 @@ async def test_the_mcp_endpoint_refuses_other_methods_and_a_host_without_its_por
     """MCP requests skip the router, so what the router used to decide is checked here: a PUT or PATCH is still a
     one-line 405, and the Host rule still wants the port (`127.0.0.1:*`), as the SDK's own check does."""
     base = http_server.base_url
-    async with httpx.AsyncClient(timeout=30) as http:
+    async with httpx.AsyncClient(timeout=120) as http:
         created = await http.post(f"{base}/episodes", json=CREATE, headers=GOOD)
         url = created.json()["mcp_url"]
         for method in ("PUT", "PATCH"):
@@ -152,7 +152,7 @@ async def test_the_mcp_endpoint_refuses_other_methods_and_a_host_without_its_por
 async def test_a_cross_site_form_post_cannot_create_an_episode(http_server: HttpServer) -> None:
     """A browser sends text/plain or form bodies cross-site without a preflight; only JSON creates an episode."""
     base = http_server.base_url
-    async with httpx.AsyncClient(timeout=30) as http:
+    async with httpx.AsyncClient(timeout=120) as http:
         before = await _episode_count(http, base)
         for content_type in ("text/plain", "application/x-www-form-urlencoded", "multipart/form-data; boundary=x"):
             response = await http.post(  # even with the token, which a cross-site page would not have
@@ -165,7 +165,7 @@ async def test_a_cross_site_form_post_cannot_create_an_episode(http_server: Http
 
 async def test_mcp_url_is_built_from_the_bound_address_not_the_host_header(http_server: HttpServer) -> None:
     """`localhost:1` passes the Host rule, but the URL handed back must still be the address the server listens on."""
-    async with httpx.AsyncClient(timeout=30, headers=GOOD) as http:
+    async with httpx.AsyncClient(timeout=120, headers=GOOD) as http:
         response = await http.post(f"{http_server.base_url}/episodes", json=CREATE, headers={"host": "localhost:1"})
         assert response.status_code == 201, response.text
         created = response.json()
@@ -191,7 +191,7 @@ async def test_every_control_route_needs_the_token_and_every_mcp_route_a_key(
     """A wrong token is no token: 401 on the control routes; 404 on the MCP routes (they take a key), without
     creating anything; the index alone answers."""
     base = http_server.base_url
-    async with httpx.AsyncClient(timeout=30) as http:
+    async with httpx.AsyncClient(timeout=120) as http:
         before = await _episode_count(http, base)
         for method, url, body in _routes(base):
             headers = dict(MCP_HEADERS)
@@ -220,7 +220,7 @@ async def test_the_sdk_client_plays_with_its_mcp_url_alone_and_no_other_url_reac
     scenario = next(s for s in load_scenarios([SCENARIOS_DIR]) if s.id == "travel")
     task = scenario.model.task("fare-class")
     assert task is not None
-    async with httpx.AsyncClient(timeout=30, headers=GOOD) as http:
+    async with httpx.AsyncClient(timeout=120, headers=GOOD) as http:
         created = [(await http.post(f"{http_server.base_url}/episodes", json=CREATE)).json() for _ in range(3)]
     mine, other, third = created
     bare = mine["mcp_url"].partition("?")[0]
@@ -241,7 +241,7 @@ async def test_the_sdk_client_plays_with_its_mcp_url_alone_and_no_other_url_reac
         ):
             assert [t.name for t in (await client.list_tools()).tools], "the operator's token opens any episode"
     assert report.answer is not None
-    async with httpx.AsyncClient(timeout=30, headers=GOOD) as http:
+    async with httpx.AsyncClient(timeout=120, headers=GOOD) as http:
         shown = await http.get(f"{http_server.base_url}/episodes/{mine['episode_id']}?detail=operator")
     detail = shown.json()
     assert (detail["answered"], detail["ended"], detail["end_reason"]) == (True, True, "answered")
@@ -256,7 +256,7 @@ async def test_the_token_can_come_from_the_environment(tmp_path: Path) -> None:
     env = {**os.environ, "MCP_HAZARD_TOKEN": "from-the-environment"}
     server = start_http_server(tmp_path / "traces", tmp_path / "logs", env=env, token=None)
     try:
-        async with httpx.AsyncClient(timeout=30) as http:
+        async with httpx.AsyncClient(timeout=120) as http:
             refused = await http.get(f"{server.base_url}/scenarios")
             allowed = await http.get(
                 f"{server.base_url}/scenarios", headers={"authorization": "Bearer from-the-environment"}
@@ -282,7 +282,7 @@ async def test_without_a_token_flag_one_is_generated_and_printed_once(tmp_path: 
             token = told[0].rsplit(" ", 1)[1]
             assert len(token) >= 32 and sum(token in line for line in lines) == 2, lines  # the line and the curl
             tokens.append(token)
-            async with httpx.AsyncClient(timeout=30) as http:
+            async with httpx.AsyncClient(timeout=120) as http:
                 assert (await http.get(f"{server.base_url}/episodes")).status_code == 401
                 ok = await http.get(f"{server.base_url}/episodes", headers={"authorization": f"Bearer {token}"})
                 assert ok.status_code == 200, ok.text
@@ -298,7 +298,7 @@ async def test_no_token_opens_the_control_plane_with_a_warning_and_operator_deta
     base = open_server.base_url
     warnings = [line for line in open_server.stderr().splitlines() if "--no-token" in line]
     assert len(warnings) == 1 and "anyone" in warnings[0], open_server.stderr()
-    async with httpx.AsyncClient(timeout=30) as http:
+    async with httpx.AsyncClient(timeout=120) as http:
         created = (await http.post(f"{base}/episodes", json=CREATE)).json()
         for method, url in [
             ("GET", f"{base}/episodes?detail=operator"),
@@ -371,7 +371,7 @@ async def test_no_route_reveals_answer_golden_path_hazards_or_trace_paths(http_s
             data = response.text
         bodies.append((label, json.dumps(data, ensure_ascii=False)))
 
-    async with httpx.AsyncClient(timeout=30, headers=GOOD) as http:
+    async with httpx.AsyncClient(timeout=120, headers=GOOD) as http:
         plays = counter = 0
         for scenario in scenarios:
             for task in scenario.model.tasks:

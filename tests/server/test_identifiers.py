@@ -11,6 +11,7 @@ from urllib.parse import quote
 import anyio
 import httpx
 import pytest
+from conftest import WAIT_S
 from mcp import Client
 
 from mcp_hazard.server.episode import SUBMIT_TOOL
@@ -62,8 +63,8 @@ def _one_line_400(response: httpx.Response, where: str) -> None:
 async def test_every_way_a_name_enters_refuses_bad_ones_and_the_server_keeps_serving(tmp_path: Path) -> None:
     registry = travel_registry(tmp_path, ttl=None)
     tried = 0
-    with anyio.fail_after(120):
-        async with serving(registry) as base, httpx.AsyncClient(timeout=30, headers=OPERATOR) as http:
+    with anyio.fail_after(WAIT_S):
+        async with serving(registry) as base, httpx.AsyncClient(timeout=WAIT_S, headers=OPERATOR) as http:
             for label, bad in BAD_IDS.items():
                 body = {"scenario": "travel", "task": "fare-class"}
                 _one_line_400(await http.post(f"{base}/episodes", json={**body, "episode_id": bad}), f"POST {label}")
@@ -100,7 +101,7 @@ def test_stdio_serve_refuses_a_bad_episode_id_in_one_line(tmp_path: Path, label:
         capture_output=True,
         text=True,
         stdin=subprocess.DEVNULL,
-        timeout=60,
+        timeout=WAIT_S,
     )
     assert result.returncode != 0
     lines = result.stderr.strip().splitlines()

@@ -17,6 +17,7 @@ from typing import Any
 import anyio
 import mcp_types as types
 import pytest
+from conftest import WAIT_S
 from mcp import Client
 
 from mcp_hazard.agents.golden import run_golden_agent
@@ -37,7 +38,7 @@ SCENARIOS_DIR = REPO_ROOT / "scenarios"
 TRAVEL = SCENARIOS_DIR / "travel.yaml"
 MODES = ("legacy", "2026-07-28")
 PROTOCOL_OF_MODE = {"legacy": "2025-11-25", "2026-07-28": "2026-07-28"}
-CALL_DEADLINE = 30.0  # a hang guard, not a speed assertion
+CALL_DEADLINE = WAIT_S  # a hang guard, not a speed assertion
 
 
 # -- helpers --------------------------------------------------------------------------------------------------------

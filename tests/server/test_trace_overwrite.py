@@ -11,7 +11,7 @@ from pathlib import Path
 import anyio
 import httpx
 import pytest
-from conftest import start_http_server
+from conftest import WAIT_S, start_http_server
 from mcp import Client
 
 from mcp_hazard.server.episode import SUBMIT_TOOL
@@ -35,8 +35,8 @@ async def test_reusing_an_id_after_a_restart_is_refused_and_the_old_trace_is_unt
     traces = tmp_path / "traces"
     first = start_http_server(traces, tmp_path / "logs")
     try:
-        with anyio.fail_after(60):
-            async with httpx.AsyncClient(timeout=30, headers=first.auth) as http:
+        with anyio.fail_after(WAIT_S):
+            async with httpx.AsyncClient(timeout=WAIT_S, headers=first.auth) as http:
                 body = {"scenario": "travel", "task": "fare-class", "seed": 3, "episode_id": "kept-1"}
                 created = (await http.post(f"{first.base_url}/episodes", json=body)).json()
                 unused = await http.post(f"{first.base_url}/episodes", json={**body, "episode_id": "unused-1"})
@@ -51,8 +51,8 @@ async def test_reusing_an_id_after_a_restart_is_refused_and_the_old_trace_is_unt
 
     second = start_http_server(traces, tmp_path / "logs")
     try:
-        with anyio.fail_after(60):
-            async with httpx.AsyncClient(timeout=30, headers=second.auth) as http:
+        with anyio.fail_after(WAIT_S):
+            async with httpx.AsyncClient(timeout=WAIT_S, headers=second.auth) as http:
                 base = second.base_url
                 again = await http.post(f"{base}/episodes", json=body)
                 lazy = await http.post(
@@ -85,7 +85,7 @@ def test_stdio_serve_refuses_an_id_whose_trace_exists(tmp_path: Path) -> None:
     result = subprocess.run(
         [sys.executable, "-m", "mcp_hazard", "serve", str(TRAVEL), "--trace-dir", str(tmp_path),
          "--episode-id", "kept-2"],
-        capture_output=True, text=True, stdin=subprocess.DEVNULL, timeout=60,
+        capture_output=True, text=True, stdin=subprocess.DEVNULL, timeout=WAIT_S,
     )  # fmt: skip
     assert result.returncode != 0
     lines = result.stderr.strip().splitlines()

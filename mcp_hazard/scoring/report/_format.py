@@ -96,3 +96,25 @@ def fired(value: Any) -> str:
 def outcome(value: Any) -> str:
     """An episode's failure class, or 'solved' for none: the taxonomy word shown in tables."""
     return text(value) if value else "solved"
+
+
+UNFINISHED = "unfinished (no episode_ended: still served, or its server was stopped first)"
+NOT_JUDGED = "not judged (no expected answer)"
+
+
+def without_verdict(report: dict[str, Any]) -> str:
+    """The episodes no success rate counts, said the same in the summary line, the headline and empty tables:
+    '1 unfinished (...), 2 not judged (...)'; '' when every episode has a verdict."""
+    parts = []
+    for key, what in (("unfinished", UNFINISHED), ("not_judged", NOT_JUDGED)):
+        number = _number(report.get(key))
+        if number:
+            parts.append(f"{int(number)} {what}")
+    return ", ".join(parts)
+
+
+def no_verdict_yet(report: dict[str, Any], otherwise: str) -> str:
+    """The empty text of a table of verdicts: when there are episodes but none has a verdict, why; else `otherwise`."""
+    episodes, why = _number(report.get("episodes")) or 0, without_verdict(report)
+    judged = episodes - (_number(report.get("unfinished")) or 0) - (_number(report.get("not_judged")) or 0)
+    return f"No episode has a verdict: {why}." if episodes and why and judged <= 0 else otherwise

@@ -81,7 +81,7 @@ def agents(report: dict[str, Any]) -> Section:
         "One row per agent, never pooled: its success rate over all its episodes, clean (original interface, no "
         "hazard), under hazards (original interface) and under interface interventions, and the share of its hazard "
         "firings it recovered from; 95% Wilson intervals. Each cell links to its episodes.",
-        ["agent", "episodes", "success", *shown, "recovered"], "No episodes.",
+        ["agent", "episodes", "success", *shown, "recovered"], f.no_verdict_yet(report, "No episodes."),
         numeric=set(range(1, len(shown) + 4)), scorecard=True, brief=[0, *range(2, len(shown) + 4)],
     )  # fmt: skip
 
@@ -185,7 +185,7 @@ def success_matrix(report: dict[str, Any]) -> Section:
         "Share of each agent's episodes under each condition (the hazards with their parameters, or clean) whose "
         "answer is right (successes/episodes), on the original interface (interventions: the IRS table). Hazard "
         "fired: firings in the condition's episodes (\"did not fire\": the condition measured no hazard).",
-        ["condition", *names, "hazard fired"], "No episode ran on the original interface.",
+        ["condition", *names, "hazard fired"], f.no_verdict_yet(report, "No episode ran on the original interface."),
         numeric=set(range(1, len(names) + 2)), scorecard=True, brief=list(range(len(names) + 1)),
     )  # fmt: skip
 
@@ -197,7 +197,8 @@ def skipped(report: dict[str, Any]) -> Section:
     return Section(
         "skipped-hazards", "Hazard kinds left out of some tasks",
         "A kind runs only on tasks it can act on (so that each instance is recoverable): these were left out of the "
-        "tasks listed, for the reason given; their rates are over the other tasks.",
+        "tasks listed, for the reason given, or not run yet (a run stopped before it reached them: the same command "
+        "again finishes it); their rates are over the other tasks.",
         ["hazard kind", "tasks left out", "why", "tasks"], rows,
         "Every hazard kind run was run on every task.", numeric={1}, scorecard=True, brief=[0, 1, 2],
         links=[{"hazard_kinds": str(e.get("kind"))} for e in entries],

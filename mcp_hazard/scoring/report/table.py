@@ -54,11 +54,15 @@ def _print(console: Console, section: Section, *, brief: bool) -> None:
 
 
 def _summary(report: dict[str, Any]) -> str:
-    """Episodes and agents, with no rate: one pooled over agents describes none of them (the Agents table follows)."""
+    """Episodes and agents, with no rate: one pooled over agents describes none of them (the Agents table follows);
+    and the episodes no rate counts, if any (the same words as the headline's)."""
     agents = report.get("agent_outcomes") or report.get("agents")
     count = len(agents) if isinstance(agents, dict) else 0
-    return (f"mcp-hazard scorecard: {f.count(report.get('episodes'))} episodes, {count} agent"
+    episodes = f.count(report.get("episodes"))
+    line = (f"mcp-hazard scorecard: {episodes} episode{'' if episodes == '1' else 's'}, {count} agent"
             f"{'' if count == 1 else 's'}; each agent's success, recovery and premature answers below")  # fmt: skip
+    apart = f.without_verdict(report)
+    return f"{line}\nIn no success rate: {apart}." if apart else line
 
 
 def render_table(report: dict[str, Any], width: int = WIDTH, *, verbose: bool = True) -> str:
