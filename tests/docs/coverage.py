@@ -56,6 +56,13 @@ READ_FROM_DOC = {
 READ_FROM_README = {
     "## Many episodes over HTTP": "tests/e2e/test_http_docs.py::test_the_readme_http_section_works_as_written",
 }
+# (doc, the paragraph's first words) -> the test that reads and runs every command of the block after it
+READ_FROM_BLOCK = {
+    (
+        "docs/hazards.md",
+        "Every bad declaration is a one-line error",
+    ): "tests/hazards/test_docs_errors.py::test_each_documented_error_is_what_the_command_prints",
+}
 
 CANNOT_RUN = {
     r"^python3 -m venv \.venv && .*pip install -e": "installs the package: .ci/run runs exactly these two commands on "
@@ -140,9 +147,19 @@ def cannot_run(shown: Shown) -> str | None:
     return section or next((why for pattern, why in CANNOT_RUN.items() if re.search(pattern, shown.command)), None)
 
 
+def _block_after(doc: str, intro: str) -> int:
+    """The first line of the fenced block that follows the paragraph starting with `intro`."""
+    lines = (ROOT / doc).read_text(encoding="utf-8").splitlines()
+    start = next(n for n, line in enumerate(lines) if line.startswith(intro))
+    return next(n for n in range(start, len(lines)) if lines[n].startswith("```")) + 2
+
+
 def registered(shown: Shown) -> str | None:
     if shown.doc in READ_FROM_DOC:
         return READ_FROM_DOC[shown.doc]
+    for (doc, intro), test in READ_FROM_BLOCK.items():
+        if shown.doc == doc and shown.block == _block_after(doc, intro):
+            return test
     if shown.doc == "README.md":
         for heading, test in READ_FROM_README.items():
             if heading_of(shown) == heading:

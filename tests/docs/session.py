@@ -34,6 +34,7 @@ from pathlib import Path
 
 import anyio
 import httpx
+from conftest import WAIT_S
 from mcp import Client, StdioServerParameters
 
 from .shown import ROOT, Shown, shown_in
@@ -44,8 +45,7 @@ ERROR = re.compile(r"^mcp-hazard( [a-z-]+)*: error: |^\S+\.ya?ml:\d+:\d+: ")
 FINDING = re.compile(r": unsolvable: |\bproblem\(s\)|: not correct \(")
 SERVING = re.compile(r"(?:serving|proxying) .* on http://127\.0\.0\.1:(\d+)")
 ASSIGNMENT = re.compile(r"^(export )?[A-Za-z_][A-Za-z0-9_]*=\S*$")
-START_TIMEOUT_S = 60.0  # a server on a busy 2-core machine says where it listens within a few seconds
-COMMAND_TIMEOUT_S = 120.0
+START_TIMEOUT_S = COMMAND_TIMEOUT_S = WAIT_S  # bounds on waits, never speed checks (docs/decisions.md)
 
 
 def pattern(shown: tuple[str, ...] | list[str]) -> re.Pattern[str]:
@@ -186,7 +186,7 @@ class Session:
             said = SERVING.search(log.read_text(encoding="utf-8", errors="replace"))
             if said:
                 self.ports[f":{doc_port}"] = f":{said.group(1)}"
-                routes = httpx.get(f"http://127.0.0.1:{said.group(1)}/", timeout=30)  # it serves, and says how
+                routes = httpx.get(f"http://127.0.0.1:{said.group(1)}/", timeout=WAIT_S)  # it serves, and says how
                 assert routes.status_code == 200 and "routes" in routes.json(), routes.text
                 return
             if process.poll() is not None:
@@ -199,10 +199,10 @@ class Session:
             if process.poll() is None:
                 os.killpg(process.pid, signal.SIGTERM)
                 try:
-                    process.wait(timeout=15)
+                    process.wait(timeout=WAIT_S)
                 except subprocess.TimeoutExpired:
                     os.killpg(process.pid, signal.SIGKILL)
-                    process.wait(timeout=15)
+                    process.wait(timeout=WAIT_S)
             assert "Traceback" not in log.read_text(encoding="utf-8", errors="replace"), log.read_text()[-3000:]
 
 
@@ -210,7 +210,7 @@ class Session:
 def session(cwd: Path, **options: object) -> Iterator[Session]:
     """A session in `cwd` with copies of the shipped scenarios and proxy files (a command may change them)."""
     for name in ("scenarios", "proxies"):
-        subprocess.run(["cp", "-r", str(ROOT / name), str(cwd / name)], check=True, timeout=60)
+        subprocess.run(["cp", "-r", str(ROOT / name), str(cwd / name)], check=True, timeout=WAIT_S)
     shell = Session(cwd, **options)  # type: ignore[arg-type]
     try:
         yield shell

@@ -17,6 +17,7 @@ from typing import Any
 
 import anyio
 import pytest
+from conftest import WAIT_S
 from mcp import Client, StdioServerParameters
 
 from .coverage import to_run
@@ -47,7 +48,7 @@ def test_running_the_reference_agents_and_replaying_their_traces(tmp_path: Path)
 
     main_job = "mcp-hazard run scenarios/ --agent naive --agent recovering"
     reports: list[dict[str, Any]] = []  # the main job's, kept before the next run in its folder writes another
-    with session(tmp_path, timeouts={main_job: 600.0}) as shell:
+    with session(tmp_path, timeouts={main_job: 5 * WAIT_S}) as shell:  # 238 episodes: 35 s at load 8
         play(shell, to_run(DOC, "test_running_the_reference_agents_and_replaying_their_traces"), before={
             "mcp-hazard run scenarios/ --task travel/fare-class --agent recovering": lambda: reports.append(
                 json.loads((tmp_path / "runs" / "matrix" / "report.json").read_text(encoding="utf-8"))),
@@ -78,7 +79,7 @@ def _desktop_episode(shell: Session) -> None:
 
 
 async def _answer_fare_class(params: StdioServerParameters | str) -> None:
-    with anyio.fail_after(120):
+    with anyio.fail_after(WAIT_S):
         async with Client(params) as client:
             prompt = await client.get_prompt("task")
             assert "AU-426" in str(prompt.messages[0].content)

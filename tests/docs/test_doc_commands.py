@@ -19,6 +19,7 @@ from .coverage import (
     CANNOT_RUN,
     CANNOT_RUN_SECTIONS,
     NOT_COMMANDS,
+    READ_FROM_BLOCK,
     READ_FROM_DOC,
     READ_FROM_README,
     REGISTERED,
@@ -77,6 +78,10 @@ def test_registered_tests_exist_and_hold_the_command() -> None:
     for heading, test in READ_FROM_README.items():
         module, _ = _test_source(test)
         assert "README" in module and heading in module, f"{test} does not read README's {heading}"
+    for (doc, intro), test in READ_FROM_BLOCK.items():
+        module, _ = _test_source(test)
+        assert Path(doc).name in module and intro in module, f"{test} does not read {doc}'s block after {intro!r}"
+        assert any(s.doc == doc and coverage.registered(s) == test for s in every_command()), (doc, intro)
 
 
 def test_session_tests_exist_and_run_their_share() -> None:

@@ -8,6 +8,7 @@ import subprocess
 from pathlib import Path
 
 import pytest
+from conftest import WAIT_S
 
 from .coverage import to_run
 from .session import play, session
@@ -20,7 +21,7 @@ def test_readme_commands_work_as_written(tmp_path: Path) -> None:
         play(shell, to_run("README.md", "test_readme_commands_work_as_written"))
         completion = tmp_path / ".home" / ".local" / "share" / "bash-completion" / "completions" / "mcp-hazard"
         loaded = subprocess.run(["bash", "-c", f"source {completion} && complete -p mcp-hazard"], env=shell.env,
-                                capture_output=True, text=True, timeout=60)  # fmt: skip
+                                capture_output=True, text=True, timeout=WAIT_S)  # fmt: skip
     assert loaded.returncode == 0 and "-F _mcp_hazard mcp-hazard" in loaded.stdout, loaded.stderr
     assert json.loads((tmp_path / "scenario.schema.json").read_text(encoding="utf-8"))["title"] == "mcp-hazard scenario"
     assert json.loads((tmp_path / "proxy.schema.json").read_text(encoding="utf-8"))["type"] == "object"
