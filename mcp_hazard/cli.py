@@ -12,8 +12,10 @@ from typing import Any, NoReturn, cast
 
 from mcp_hazard import __version__
 from mcp_hazard.commands import ERROR_PREFIX, EXIT_INTERRUPTED, EXIT_USAGE
+from mcp_hazard.commands.diff import add_diff_parser
 from mcp_hazard.commands.examples import epilog
 from mcp_hazard.commands.flag_values import cpus, host_port, parse_seeds, port, positive, positive_float, seed, ttl
+from mcp_hazard.commands.gate import add_gate_options, add_gate_parser
 from mcp_hazard.errors import Interrupted, ScenarioError, UserError
 from mcp_hazard.suggest import did_you_mean
 
@@ -248,6 +250,7 @@ def build_parser(only: str | None = None) -> argparse.ArgumentParser:
                      "file names (upstream.command)")  # fmt: skip
     run.add_argument("--upstream-timeout", type=positive_float, metavar="SECONDS", help="proxy: seconds to wait for "
                      "each answer of the server (default: the file's upstream.timeout, else 60)")  # fmt: skip
+    add_gate_options(run)  # `run --min/--baseline` gates its own folder (commands/gate.py)
     verify = add("verify", "prove every hazard instance solvable (recovering) and biting (naive)")
     verify.add_argument("paths", nargs="+", help="scenario files or directories")
     verify.add_argument("--seeds", type=parse_seeds, default=[0, 1], help="seeds (default 0-1)")
@@ -272,6 +275,11 @@ def build_parser(only: str | None = None) -> argparse.ArgumentParser:
         from mcp_hazard.commands.generate import add_generate_parser
 
         add_generate_parser(commands)
+
+    if only in (None, "gate"):
+        add_gate_parser(commands)
+    if only in (None, "diff"):
+        add_diff_parser(commands)
 
     replay = add("replay", "re-run a trace's agent actions and check the new trace is the same")
     replay.add_argument("trace", help="a trace (.jsonl), or a replay script (.yaml: scenario, task, calls, answer)")
@@ -307,6 +315,8 @@ COMMANDS = {
     "perturb": _command("mcp_hazard.commands.perturb", "perturb"),
     "generate": _command("mcp_hazard.commands.generate", "generate_command"),
     "completion": _command("mcp_hazard.commands.completion", "completion"),
+    "gate": _command("mcp_hazard.commands.gate", "gate_command"),
+    "diff": _command("mcp_hazard.commands.diff", "diff_command"),
 }
 
 
