@@ -140,6 +140,8 @@ def report(result: Any, args: argparse.Namespace, fmt: str = "text") -> int:
 def gate_command(args: argparse.Namespace) -> int:
     from mcp_hazard.scoring.gate import evaluate, load_run
 
+    if args.drops and not args.baseline:
+        raise UserError("--max-drop compares with a baseline run: add --baseline OTHER_RUN_DIR")
     if not args.minimums and not args.baseline:
         raise UserError("nothing to gate: give --min METRIC=VALUE (repeatable) or --baseline OTHER_RUN_DIR")
     run = load_run(args.run_dir, "RUN_DIR")
