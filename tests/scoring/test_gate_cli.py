@@ -176,7 +176,7 @@ def test_run_gates_in_one_step(runs, capsys, tmp_path) -> None:
         (["gate", "{naive}", "--baseline", "{naive}", "--max-drop", "recovery.transient_error=5"],
          "a drop is tested on paired episode outcomes"),
         (["gate", "{naive}", "--max-drop", "overall=5"], "--max-drop compares with a baseline run"),
-        (["gate", "{naive}", "--min", "irs.rename=0.9"], "has no irs.rename for naive; interventions in this run: none"),
+        (["gate", "{naive}", "--min", "irs.rename=0.9"], "no irs.rename for naive; interventions in this run: none"),
         (["gate", "{naive}", "--agent", "naiv", "--min", "overall=0.5"], "(did you mean 'naive'?)"),
         (["gate", "no-such-run", "--min", "overall=0.5"], "RUN_DIR no-such-run: no such folder"),
         (["gate", "{scenarios}", "--min", "overall=0.5"], "no report.json in it"),
@@ -203,12 +203,18 @@ def test_diff_lists_the_flipped_episodes_strongest_evidence_first(runs, capsys, 
     text = capsys.readouterr().out
     assert "24 paired episodes: 12 solved in A and not in B, 0 solved in B and not in A, 12 unchanged" in text
     assert "recovering -> naive, transient_error: 12 worse, 0 better of 12 (p = 0.00049)" in text
-    assert "worse  travel/fare-class transient_error s1: solved -> no_answer; in B: transient_error (not recovered)" in text
+    assert (
+        "worse  travel/fare-class transient_error s1: solved -> no_answer; in B: transient_error (not recovered)"
+        in text
+    )
     assert "clean" not in text.split("transient_error: 12 worse", 1)[1]  # no clean episode flipped
     assert main(["diff", str(runs["recovering"]), str(runs["naive"]), "--format", "markdown"]) == 0
     markdown = capsys.readouterr().out
     assert "### recovering -> naive, transient_error: 12 worse, 0 better of 12" in markdown
-    assert "| worse | travel/cheapest-trip transient_error s0 | solved | no_answer | transient_error (not recovered) |" in markdown
+    assert (
+        "| worse | travel/cheapest-trip transient_error s0 | solved | no_answer | transient_error (not recovered) |"
+        in markdown
+    )
     page = tmp_path / "diff.html"
     assert main(["diff", str(runs["recovering"]), str(runs["naive"]), "--out", str(page)]) == 0
     html = page.read_text(encoding="utf-8")
