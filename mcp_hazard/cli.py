@@ -100,8 +100,8 @@ def build_parser(only: str | None = None) -> argparse.ArgumentParser:
 
     parser = _Parser(prog="mcp-hazard", description="An MCP server that plays an unreliable tool environment.",
                      epilog="examples:\n  mcp-hazard run scenarios/\n  mcp-hazard COMMAND --help\n\n"
-                     "exit codes: 0 success, 1 a finding (replay difference, unsolvable instance, failed model "
-                     "endpoints),\n            2 a usage or input error, 130 interrupted")  # fmt: skip
+                     "exit codes: 0 success, 1 a finding (a failed gate, replay difference, unsolvable instance, "
+                     "failed model endpoints),\n            2 a usage or input error, 130 interrupted")  # fmt: skip
     parser.add_argument("--version", action="version", version=f"mcp-hazard {__version__}")
     parser.add_argument("--log-level", choices=["debug", "info", "warning", "error"], help="stderr log level")
     commands = parser.add_subparsers(dest="command", required=True, parser_class=_Parser)
