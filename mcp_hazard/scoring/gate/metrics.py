@@ -16,7 +16,7 @@ from collections import defaultdict
 from dataclasses import dataclass
 from typing import Any
 
-from mcp_hazard.scoring.gate.runs import judged, key_of
+from mcp_hazard.scoring.gate.runs import infrastructure, judged, key_of
 from mcp_hazard.scoring.stats import paired_difference_ci, pass_hat_k, wilson
 from mcp_hazard.suggest import did_you_mean
 
@@ -98,8 +98,7 @@ def measure(metric: Metric, rows: list[dict[str, Any]], z: float) -> Measure | N
         counted = _rows_for(metric, rows)
         return _rate(sum(bool(r["correct"]) for r in counted), len(counted), z, "episodes")
     if metric.family == "recovery":
-        fired = [h for r in rows if r.get("agent_outcome") not in ("server_crashed", "interrupted")
-                 for h in r.get("hazards", []) if h.get("kind") == metric.arg]  # fmt: skip
+        fired = [h for r in rows if not infrastructure(r) for h in r.get("hazards", []) if h.get("kind") == metric.arg]
         return _rate(sum(bool(h.get("recovered")) for h in fired), len(fired), z, "firings")
     if metric.family == "irs":
         return _irs(str(metric.arg), rows, z)
