@@ -56,7 +56,8 @@ def _episode(suite: ET.Element, row: dict[str, Any], solved_before: set[tuple[st
     before = "; solved in the baseline" if (row["agent"], key_of(row)) in solved_before else ""
     fired = ", ".join(f"{h['kind']} ({'recovered' if h.get('recovered') else 'not recovered'})"
                       for h in row.get("hazards", [])) or "none"  # fmt: skip
-    body = f"answer: {row.get('answer')!r}; expected: {row.get('expected')!r}\nhazards fired: {fired}\n{trace}"
+    answer = "none submitted" if row.get("answer") is None else repr(row["answer"])
+    body = f"answer: {answer}; expected: {row.get('expected')!r}\nhazards fired: {fired}\n{trace}"
     ET.SubElement(
         case,
         "failure",
