@@ -12,10 +12,8 @@ from typing import Any, NoReturn, cast
 
 from mcp_hazard import __version__
 from mcp_hazard.commands import ERROR_PREFIX, EXIT_INTERRUPTED, EXIT_USAGE
-from mcp_hazard.commands.diff import add_diff_parser
 from mcp_hazard.commands.examples import epilog
 from mcp_hazard.commands.flag_values import cpus, host_port, parse_seeds, port, positive, positive_float, seed, ttl
-from mcp_hazard.commands.gate import add_gate_options, add_gate_parser
 from mcp_hazard.errors import Interrupted, ScenarioError, UserError
 from mcp_hazard.suggest import did_you_mean
 
@@ -250,7 +248,10 @@ def build_parser(only: str | None = None) -> argparse.ArgumentParser:
                      "file names (upstream.command)")  # fmt: skip
     run.add_argument("--upstream-timeout", type=positive_float, metavar="SECONDS", help="proxy: seconds to wait for "
                      "each answer of the server (default: the file's upstream.timeout, else 60)")  # fmt: skip
-    add_gate_options(run)  # `run --min/--baseline` gates its own folder (commands/gate.py)
+    if only in (None, "run", "gate", "diff"):  # `run --min/--baseline`, `gate` and `diff`: commands/gate.py adds them
+        from mcp_hazard.commands.gate import add_ci_parsers
+
+        add_ci_parsers(commands, run, only)
     verify = add("verify", "prove every hazard instance solvable (recovering) and biting (naive)")
     verify.add_argument("paths", nargs="+", help="scenario files or directories")
     verify.add_argument("--seeds", type=parse_seeds, default=[0, 1], help="seeds (default 0-1)")
@@ -275,11 +276,6 @@ def build_parser(only: str | None = None) -> argparse.ArgumentParser:
         from mcp_hazard.commands.generate import add_generate_parser
 
         add_generate_parser(commands)
-
-    if only in (None, "gate"):
-        add_gate_parser(commands)
-    if only in (None, "diff"):
-        add_diff_parser(commands)
 
     replay = add("replay", "re-run a trace's agent actions and check the new trace is the same")
     replay.add_argument("trace", help="a trace (.jsonl), or a replay script (.yaml: scenario, task, calls, answer)")

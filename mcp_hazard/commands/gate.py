@@ -109,6 +109,18 @@ def add_gate_parser(subparsers: Any) -> argparse.ArgumentParser:
     return gate
 
 
+def add_ci_parsers(subparsers: Any, run: Any, only: str | None) -> None:
+    """The CLI's CI commands: the gate's flags on `run`, and the `gate` and `diff` commands (each only when the
+    CLI builds that command's parser, or all of them)."""
+    add_gate_options(run)
+    if only in (None, "gate"):
+        add_gate_parser(subparsers)
+    if only in (None, "diff"):
+        from mcp_hazard.commands.diff import add_diff_parser
+
+        add_diff_parser(subparsers)
+
+
 def _spec(args: argparse.Namespace, baseline: Any) -> Any:
     from mcp_hazard.scoring.gate import GateSpec
 
