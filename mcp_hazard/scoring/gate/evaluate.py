@@ -184,8 +184,10 @@ def evaluate(run: RunData, spec: GateSpec) -> GateResult:
 
 
 def _what_there_is(metric: Metric, rows: list[dict[str, Any]]) -> str:
+    kinds = sorted({k for r in rows for k in r.get("hazard_kinds", []) if k != "clean"})
+    if metric.family == "recovery" and metric.arg in kinds:
+        return f": {metric.arg} was set but never fired, so there is no recovery to measure"
     if metric.family in ("hazard_kind", "recovery"):
-        kinds = sorted({k for r in rows for k in r.get("hazard_kinds", []) if k != "clean"})
         return f"; hazard kinds in this run: {', '.join(kinds) or 'none'}"
     if metric.family == "irs":
         names = sorted({str(r.get("interventions")) for r in rows} - {"none"})
