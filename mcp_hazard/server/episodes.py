@@ -91,7 +91,8 @@ class EpisodeRegistry:
         (recorded in `episode_started`, so a trace without it reads as interrupted).
 
         `clock` decides only when an episode is released from memory, never anything a trace records as a
-        decision (DESIGN.md section 4): it is monotonic so a wall-clock jump cannot release everything at once.
+        decision (docs/architecture.md, "Determinism"): it is monotonic so a wall-clock jump cannot release everything
+        at once.
         """
         self.scenarios = {scenario.id: scenario for scenario in scenarios}
         self.trace_dir = trace_dir
