@@ -98,7 +98,7 @@ def add_gate_parser(subparsers: Any) -> argparse.ArgumentParser:
     text = "gate a finished run for CI: minimums with intervals, paired tests against a baseline run"
     gate: argparse.ArgumentParser = subparsers.add_parser(
         "gate", help=text, description=text[0].upper() + text[1:] + ". Exit 0 pass, 1 a check failed, 2 a usage or "
-        "input error. With GITHUB_STEP_SUMMARY set, a Markdown summary is appended to that file.",
+        "input error. With GITHUB_STEP_SUMMARY set, a Markdown summary is appended to that file (docs/ci.md).",
         epilog=epilog("gate"),
     )  # fmt: skip
     gate.add_argument("run_dir", metavar="RUN_DIR", help="a run folder (its report.json)")

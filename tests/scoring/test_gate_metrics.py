@@ -8,6 +8,7 @@ from typing import Any
 
 import pytest
 
+from mcp_hazard.errors import UserError
 from mcp_hazard.scoring.gate import GateSpec, Metric, RunData, evaluate
 from mcp_hazard.scoring.gate.metrics import measure
 from mcp_hazard.scoring.gate.pairs import pair_runs
@@ -58,3 +59,12 @@ def test_runs_of_several_agents_pair_by_name_and_say_what_they_could_not_pair() 
         ("min", "x", "pass"), ("min", "y", "pass"), ("min", "z", "pass"), ("drop", "x", "pass"), ("drop", "y", "pass")
     ]  # fmt: skip
     assert result.alpha_each == pytest.approx(0.05 / 5)
+
+
+def test_a_minimum_nothing_measured_is_an_input_error_that_says_why() -> None:
+    rows = [row("a", "t", True, condition="pagination", hazard_kinds=["pagination"])]  # set, never fired
+    run = RunData(Path("run"), rows, None)
+    with pytest.raises(UserError, match="pagination was set but never fired, so there is no recovery to measure"):
+        evaluate(run, GateSpec(minimums=[(Metric("recovery", "pagination"), 0.5)]))
+    with pytest.raises(UserError, match="hazard kinds in this run: pagination"):
+        evaluate(run, GateSpec(minimums=[(Metric("recovery", "latency"), 0.5)]))
