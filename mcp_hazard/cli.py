@@ -98,8 +98,8 @@ def build_parser(only: str | None = None) -> argparse.ArgumentParser:
 
     parser = _Parser(prog="mcp-hazard", description="An MCP server that plays an unreliable tool environment.",
                      epilog="examples:\n  mcp-hazard run scenarios/\n  mcp-hazard COMMAND --help\n\n"
-                     "exit codes: 0 success, 1 a finding (replay difference, unsolvable instance, failed model "
-                     "endpoints),\n            2 a usage or input error, 130 interrupted")  # fmt: skip
+                     "exit codes: 0 success, 1 a finding (a failed gate, replay difference, unsolvable instance, "
+                     "failed model endpoints),\n            2 a usage or input error, 130 interrupted")  # fmt: skip
     parser.add_argument("--version", action="version", version=f"mcp-hazard {__version__}")
     parser.add_argument("--log-level", choices=["debug", "info", "warning", "error"], help="stderr log level")
     commands = parser.add_subparsers(dest="command", required=True, parser_class=_Parser)
@@ -248,6 +248,10 @@ def build_parser(only: str | None = None) -> argparse.ArgumentParser:
                      "file names (upstream.command)")  # fmt: skip
     run.add_argument("--upstream-timeout", type=positive_float, metavar="SECONDS", help="proxy: seconds to wait for "
                      "each answer of the server (default: the file's upstream.timeout, else 60)")  # fmt: skip
+    if only in (None, "run", "gate", "diff"):  # `run --min/--baseline`, `gate` and `diff`: commands/gate.py adds them
+        from mcp_hazard.commands.gate import add_ci_parsers
+
+        add_ci_parsers(commands, run, only)
     verify = add("verify", "prove every hazard instance solvable (recovering) and biting (naive)")
     verify.add_argument("paths", nargs="+", help="scenario files or directories")
     verify.add_argument("--seeds", type=parse_seeds, default=[0, 1], help="seeds (default 0-1)")
@@ -307,6 +311,8 @@ COMMANDS = {
     "perturb": _command("mcp_hazard.commands.perturb", "perturb"),
     "generate": _command("mcp_hazard.commands.generate", "generate_command"),
     "completion": _command("mcp_hazard.commands.completion", "completion"),
+    "gate": _command("mcp_hazard.commands.gate", "gate_command"),
+    "diff": _command("mcp_hazard.commands.diff", "diff_command"),
 }
 
 

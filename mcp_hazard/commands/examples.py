@@ -94,6 +94,24 @@ EXAMPLES: dict[str, list[tuple[str, str]]] = {
             "ten generated tool graphs with five functions on the golden path",
         ),
     ],
+    "gate": [
+        (
+            "mcp-hazard gate runs/pr --min overall=0.8 --min recovery.transient_error=0.9",
+            "minimums, each failing only when its interval's upper bound is under it",
+        ),
+        (
+            "mcp-hazard gate runs/pr --baseline runs/main",
+            "fail on a significant drop in overall success, episode by episode",
+        ),
+        (
+            "mcp-hazard gate runs/pr --baseline runs/main --max-drop hazard_kind.pagination=10 --junit junit.xml",
+            "allow up to 10 points under pagination; a JUnit report for CI",
+        ),
+    ],
+    "diff": [
+        ("mcp-hazard diff runs/main runs/pr", "the episodes that flipped, strongest evidence first"),
+        ("mcp-hazard diff runs/main runs/pr --out diff.html", "the same as an HTML page"),
+    ],
     "completion": [
         (
             "mcp-hazard completion bash > ~/.local/share/bash-completion/completions/mcp-hazard",

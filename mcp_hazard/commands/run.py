@@ -175,6 +175,14 @@ def _execute(
 
 
 def run_command(args: argparse.Namespace) -> int:
+    from mcp_hazard.commands.gate import gate_after_run, gating
+
+    baseline = gating(args)  # --min/--baseline: checked before anything runs
+    code = _run_command(args)
+    return code if baseline is False else gate_after_run(args, baseline, code)
+
+
+def _run_command(args: argparse.Namespace) -> int:
     if _proxied(args):
         return int(run_async(_run_proxied, args))
     scenarios = load_scenarios(args.paths, allow_python=args.allow_python)

@@ -119,6 +119,7 @@ RUN_HERE: dict[str, list[tuple[str, tuple[str, ...] | Callable[[Shown], bool]]]]
          ("## 1.", "## 5.")),
         ("tests/docs/test_agents_doc.py::test_your_own_agent_a_desktop_assistant_and_pytest", ()),
     ],
+    "docs/ci.md": [("tests/docs/test_ci_doc.py::test_ci_doc", ())],
     "docs/generator.md": [("tests/docs/test_small_docs.py::test_generator_doc", ())],
     "docs/hazards.md": [("tests/docs/test_small_docs.py::test_hazards_doc", ())],
     "docs/scenario-format.md": [("tests/docs/test_small_docs.py::test_scenario_format_doc", ())],
