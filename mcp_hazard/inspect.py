@@ -182,11 +182,13 @@ def hazard(
 ) -> Task:
     """The mcp-hazard matrix as an inspect task (see `hazard_task`). A mistake in a `-T` option is one line, as
     inspect prints its own usage errors (a `PrerequisiteError`), not a traceback."""
-    from inspect_ai._util.error import PrerequisiteError
-
     try:
         return hazard_task(scenarios, scenario, task, seeds, hazard, intervention, profile, trace_dir, max_turns)
     except UserError as exc:
+        try:  # inspect's own class for usage errors; private, so an inspect without it gets ours (a traceback)
+            from inspect_ai._util.error import PrerequisiteError
+        except ImportError:
+            raise exc from None
         raise PrerequisiteError(f"mcp-hazard: {exc}") from None
 
 
