@@ -2,10 +2,11 @@
 `mcp-hazard run --agent-cmd 'python clients/...'`, each framework reaching its episode through its own MCP client and
 its model through the strict fake OpenAI-compatible endpoint, which refuses what llama.cpp or vLLM would refuse.
 
-The fake plays one script for travel/fare-class: three `get_fare` calls, then `submit_answer` (and a last word, for
-a framework that asks the model again after the answer). Clean, the extra calls are harmless; under seed 0's
-transient errors (two 503s) the third call is the one that succeeds, so both episodes are correct, the second one
-with both errors recovered by retrying: only if the framework gave the model each error and let it call again.
+docs/agents.md runs both over HTTP (tests/docs/test_agents_doc.py); here each runs over stdio, starting the episode's
+server itself. The fake plays one script for travel/fare-class: three `get_fare` calls, then `submit_answer` (and a
+last word, for a framework that asks the model again after the answer). Clean, the extra calls are harmless; under
+seed 0's transient errors (two 503s) the third call is the one that succeeds, so both episodes are correct, the second
+one with both errors recovered by retrying: only if the framework gave the model each error and let it call again.
 """
 
 from __future__ import annotations
@@ -99,12 +100,12 @@ def test_the_openai_agents_sdk_example_over_stdio(
 
 
 @needs("pydantic-ai-slim")
-def test_the_pydantic_ai_example_over_http(
+def test_the_pydantic_ai_example_over_stdio(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
 ) -> None:
-    """pydantic-ai's `MCPToolset` on the episode's URL; after the answer it asks the model once more, and the run
-    ends with the model's last word."""
-    code, err, out, fake = run_example(tmp_path, monkeypatch, capsys, "pydantic_ai_agent.py", "http")
+    """pydantic-ai's `MCPToolset` on FastMCP's stdio transport; after the answer it asks the model once more, and the
+    run ends with the model's last word."""
+    code, err, out, fake = run_example(tmp_path, monkeypatch, capsys, "pydantic_ai_agent.py", "stdio")
     assert_solved_by_retrying(code, err, out, fake)
     assert len(fake.requests) == 2 * 5, [len(r["messages"]) for r in fake.requests]
     logs = [p.read_text() for p in (out / "agent-logs").glob("*.log")]
