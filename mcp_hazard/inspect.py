@@ -1,7 +1,7 @@
 """mcp-hazard inside inspect_ai: each sample is one episode, the model gets the episode's tools over MCP, and the
 score is our verdict (docs/scale-out.md, "inside inspect_ai"). Needs the `[inspect]` extra.
 
-    inspect eval mcp_hazard/inspect.py --model openai/gpt-4o-mini -T hazard=transient_error -T seeds=0-4
+    inspect eval mcp_hazard/hazard --model openai/gpt-4o-mini -T scenarios=scenarios/ -T hazard=transient_error
 
 `hazard_task(...)` is the factory for a task file of your own; `hazard` is the same as an inspect task with `-T`
 options named like `mcp-hazard run`'s (scenarios, scenario, task, seeds, hazard, intervention, profile), plus
@@ -13,8 +13,10 @@ assistant. The solver plays the model's turns (tool calls run through inspect, a
 submitted as the answer, as the built-in llm agent does) and appends `agent_ended` to the trace. The scorer reads
 that trace with `mcp-hazard score`'s own code, so `mcp-hazard score` on the trace folder gives the same verdicts.
 
-inspect loads this file by its path and runs the task in the file's folder: absolute imports only, and paths given
-as `-T` options are made absolute against that folder (pass absolute paths to be sure).
+`mcp_hazard/hazard` is found through the package's `inspect_ai` entry point (pyproject.toml), from any directory,
+with `-T` paths relative to the working directory. inspect can also load this file by its path (a checkout's
+`mcp_hazard/inspect.py`), and then runs the task in the file's folder: absolute imports only, and `-T` paths are made
+absolute against that folder.
 """
 
 from __future__ import annotations
@@ -107,10 +109,21 @@ def _seeds(value: Option) -> list[int]:
         raise UserError(f"seeds: {exc}") from None
 
 
-def _default(name: str, path: Path) -> Path:
-    if not (CHECKOUT / "pyproject.toml").is_file():
-        raise UserError(f"{name}: no default outside a checkout of mcp-hazard; pass -T {name}=PATH")
-    return path
+def _default_scenarios() -> Path:
+    """The checkout's scenarios (a source tree or an editable install); an installed wheel ships none."""
+    if not (CHECKOUT / "pyproject.toml").is_file() or not (CHECKOUT / "scenarios").is_dir():
+        raise UserError(
+            "scenarios: an installed mcp-hazard ships no scenarios; pass -T scenarios=PATH (files or folders)"
+        )
+    return CHECKOUT / "scenarios"
+
+
+def _default_trace_dir() -> Path:
+    """`runs/inspect` in the working directory, as `run` writes `runs/matrix`; when inspect loaded this file by its
+    path it works in the package's folder, and the traces go to the checkout's `runs/inspect` instead."""
+    if Path.cwd().resolve() == Path(__file__).resolve().parent:
+        return CHECKOUT / "runs" / "inspect"
+    return Path("runs", "inspect").resolve()
 
 
 def hazard_task(
@@ -125,15 +138,15 @@ def hazard_task(
     max_turns: int = 20,
 ) -> Task:
     """An inspect Task over the matrix `mcp-hazard run` would plan from the same options. Its traces go to a new
-    folder under `trace_dir` (default `runs/inspect` in the checkout), laid out like a run folder."""
-    paths = [str(Path(p).resolve()) for p in _texts(scenarios)] or [str(_default("scenarios", CHECKOUT / "scenarios"))]
+    folder under `trace_dir` (default `runs/inspect` in the working directory), laid out like a run folder."""
+    paths = [str(Path(p).resolve()) for p in _texts(scenarios)] or [str(_default_scenarios())]
     chosen, tasks = select_tasks(load_scenarios(paths), _texts(scenario), _texts(task))
     interventions = [parse_composition(text) for text in _texts(intervention)]
     options = hazard_options(_texts(hazard) or None)
     cells = plan(chosen, [AGENT], options, parse_profiles(profile), _seeds(seeds), interventions, tasks)
     if not cells:
         raise UserError("nothing to run: the selected scenarios have no tasks")
-    root = Path(trace_dir).resolve() if trace_dir else _default("trace_dir", CHECKOUT / "runs" / "inspect")
+    root = Path(trace_dir).resolve() if trace_dir else _default_trace_dir()
     # One folder per task instance, so a second eval never meets the first one's traces (a trace is never
     # overwritten); the name only has to be new, it decides nothing.
     folder = root / f"{datetime.now(UTC):%Y%m%dT%H%M%S}-{os.urandom(3).hex()}"
@@ -167,8 +180,16 @@ def hazard(
     trace_dir: str | None = None,
     max_turns: int = 20,
 ) -> Task:
-    """The mcp-hazard matrix as an inspect task (see `hazard_task`)."""
-    return hazard_task(scenarios, scenario, task, seeds, hazard, intervention, profile, trace_dir, max_turns)
+    """The mcp-hazard matrix as an inspect task (see `hazard_task`). A mistake in a `-T` option is one line, as
+    inspect prints its own usage errors (a `PrerequisiteError`), not a traceback."""
+    try:
+        return hazard_task(scenarios, scenario, task, seeds, hazard, intervention, profile, trace_dir, max_turns)
+    except UserError as exc:
+        try:  # inspect's own class for usage errors; private, so an inspect without it gets ours (a traceback)
+            from inspect_ai._util.error import PrerequisiteError
+        except ImportError:
+            raise exc from None
+        raise PrerequisiteError(f"mcp-hazard: {exc}") from None
 
 
 def agent_name(model: object) -> str:

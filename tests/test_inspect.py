@@ -8,6 +8,7 @@ import gzip
 import hashlib
 import json
 import os
+import shutil
 import subprocess
 import sys
 from collections.abc import Iterator
@@ -206,3 +207,69 @@ def test_a_failing_model_and_an_inspect_limit_are_recorded_as_outcomes(
             assert verdict is not None and verdict["agent_outcome"] == "timeout" and not verdict["correct"]
     details = [json.loads(Path(row["trace"]).read_text().splitlines()[-1])["detail"] for row in rows.values()]
     assert sorted(details) == sorted(["RuntimeError: model API down"] * 2 + ["inspect message limit reached"] * 2)
+
+
+@pytest.fixture(scope="module")
+def installed(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """mcp-hazard as `pip install` leaves it: the wheel built from this checkout, installed into a folder of its own
+    (no checkout next to it, so no scenarios and no checkout defaults), put first on PYTHONPATH by the test. The
+    folder is named site-packages, as every installed package's is: inspect gives a task its package's namespace
+    (`mcp_hazard/`) only when its module lies there or is installed editable."""
+    root = tmp_path_factory.mktemp("installed")
+    source = root / "source"
+    source.mkdir()
+    for name in ("pyproject.toml", "README.md"):
+        (source / name).write_bytes((REPO / name).read_bytes())
+    shutil.copytree(REPO / "mcp_hazard", source / "mcp_hazard", ignore=shutil.ignore_patterns("__pycache__"))
+
+    def pip(*arguments: str) -> None:
+        done = subprocess.run([sys.executable, "-m", "pip", *arguments, "-q", "--no-deps"], capture_output=True,
+                              text=True, timeout=EVAL_TIMEOUT_S, stdin=subprocess.DEVNULL)  # fmt: skip
+        assert done.returncode == 0, done.stderr[-3000:]
+
+    pip("wheel", "-w", str(root / "wheel"), str(source))
+    (wheel,) = (root / "wheel").glob("mcp_hazard-*.whl")
+    pip("install", "--target", str(root / "site-packages"), str(wheel))
+    return root / "site-packages"
+
+
+def test_inspect_eval_finds_the_installed_package_task_from_any_directory(
+    tmp_path: Path, installed: Path, offline_tokens: dict[str, str]
+) -> None:
+    """`inspect eval mcp_hazard/hazard` in a folder that is not a checkout, with the package installed from its
+    wheel: inspect finds the task through the `inspect_ai` entry point; `-T` paths are the working directory's; the
+    traces go to its `runs/inspect`. Without `-T scenarios` it says in one line that an installed package ships none."""
+    from inspect_ai.log import read_eval_log
+
+    work = tmp_path / "work"
+    (work / "scenarios").mkdir(parents=True)
+    (work / "scenarios" / "travel.yaml").write_bytes(TRAVEL.read_bytes())
+    env = {**os.environ, **offline_tokens, "NO_COLOR": "1", "PYTHONPATH": str(installed), "COLUMNS": "200"}
+    inspect = str(Path(sys.executable).parent / "inspect")
+    common = ["--model", "mockllm/model", "--display", "plain", "--no-log-realtime", "--log-dir", "logs"]
+
+    def inspect_eval(*options: str) -> subprocess.CompletedProcess[str]:
+        command = [inspect, "eval", "mcp_hazard/hazard", *common, *options]
+        return subprocess.run(command, cwd=work, env=env, capture_output=True, text=True, timeout=EVAL_TIMEOUT_S,
+                              stdin=subprocess.DEVNULL)  # fmt: skip
+
+    refused = inspect_eval("-T", "task=fare-class")
+    assert refused.returncode != 0 and "Traceback" not in refused.stdout + refused.stderr, refused.stderr[-3000:]
+    assert "mcp-hazard: scenarios: an installed mcp-hazard ships no scenarios; pass -T scenarios=PATH" in " ".join(
+        (refused.stdout + refused.stderr).split()
+    ), refused.stdout + refused.stderr
+
+    done = inspect_eval("-T", "scenarios=scenarios/travel.yaml", "-T", "task=fare-class", "-T", "hazard=[spec_drift]")
+    assert done.returncode == 0, done.stdout[-3000:] + done.stderr[-3000:]
+    (log_file,) = (work / "logs").glob("*.eval")
+    log = read_eval_log(str(log_file))
+    assert log.status == "success" and log.eval.task == "mcp_hazard/hazard", log.eval.task
+    assert log.samples is not None and len(log.samples) == 2  # clean and spec_drift, seed 0
+    (run_folder,) = (work / "runs" / "inspect").iterdir()
+    assert_same_verdicts(scored_by_inspect(log), scored_by_mcp_hazard(run_folder, tmp_path))
+    for sample in log.samples:  # the episode's server was the installed package's, on the working directory's file
+        trace = [
+            json.loads(line) for line in Path(sample.scores["hazard_scorer"].metadata["trace"]).read_text().splitlines()
+        ]
+        assert trace[0]["run"]["agent"] == "inspect-mockllm-model"
+        assert Path(trace[0]["scenario"]["path"]).resolve() == work / "scenarios" / "travel.yaml", trace[0]

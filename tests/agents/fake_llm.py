@@ -4,7 +4,8 @@ playing scripted model turns.
 Strict: it refuses what real servers refuse, with their statuses. `content: null` is an HTTP 500 (llama.cpp's
 server); a message content that is not a string, an assistant tool call without an id or with arguments that are not
 a JSON object (vLLM and llama.cpp parse them), a tool message answering no pending call, a call left without its tool
-message, an unknown top-level key, a tool name outside OpenAI's rule, or a missing `max_tokens` are HTTP 400. Every
+message, an unknown top-level key (`stream` is known, and must be false), a tool name outside OpenAI's rule, or a
+missing `max_tokens` are HTTP 400. Every
 refusal is also listed in `problems`, which a test asserts empty.
 
 Scripts are stateless per conversation: the turn played is the number of assistant messages already in the request,
@@ -39,7 +40,7 @@ from starlette.responses import JSONResponse, Response
 from starlette.routing import Route
 
 START_DEADLINE_S = WAIT_S
-TOP_LEVEL = {"model", "messages", "tools", "tool_choice", "temperature", "max_tokens", "seed"}
+TOP_LEVEL = {"model", "messages", "tools", "tool_choice", "temperature", "max_tokens", "seed", "stream"}
 MESSAGE_KEYS = {
     "system": {"role", "content", "name"}, "user": {"role", "content", "name"},
     "assistant": {"role", "content", "name", "tool_calls"}, "tool": {"role", "content", "tool_call_id"},
@@ -178,6 +179,8 @@ def check_request(body: Any) -> None:
     tokens = body["max_tokens"]
     if isinstance(tokens, bool) or not isinstance(tokens, int) or tokens < 1:
         raise Refused(400, "max_tokens must be a positive integer")
+    if body.get("stream", False) is not False:  # `stream: false` is every server's default; this fake never streams
+        raise Refused(400, "stream must be false: this endpoint does not stream")
     if "seed" in body and (isinstance(body["seed"], bool) or not isinstance(body["seed"], int)):
         raise Refused(400, "seed must be an integer")
     if "temperature" in body and not isinstance(body["temperature"], int | float):

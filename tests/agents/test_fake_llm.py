@@ -29,7 +29,7 @@ GOOD: dict[str, Any] = {
 
 IDS = [
     "null", "no-content", "parts", "no-id", "bad-args", "bad-name", "wrong-id", "missing-reply", "unknown-key",
-    "no-max-tokens", "empty-tools", "bad-tool-name",
+    "no-max-tokens", "empty-tools", "bad-tool-name", "stream",
 ]  # fmt: skip
 
 
@@ -72,6 +72,7 @@ def post(fake: FakeLlm, body: dict[str, Any]) -> httpx.Response:
         (changed(["max_tokens"], KeyError), 400, "missing ['max_tokens']"),
         (changed(["tools"], []), 400, "tools must be a non-empty list"),
         (changed(["tools", 0, "function", "name"], "a.b"), 400, "invalid function name"),
+        (changed(["stream"], True), 400, "stream must be false"),
     ],
     ids=IDS,
 )
@@ -88,6 +89,7 @@ def test_a_good_request_plays_the_turn_of_its_conversation(fake: FakeLlm) -> Non
     response = post(fake, GOOD)
     assert response.status_code == 200, response.text
     assert response.json()["choices"][0]["message"]["content"] == "two"  # one assistant message so far -> turn 2
+    assert post(fake, GOOD | {"stream": False}).status_code == 200  # every server's default, sent by pydantic-ai
 
     other = changed(["messages"], [{"role": "user", "content": "task B"}])
     first, second = post(fake, other), post(fake, other)

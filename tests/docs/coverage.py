@@ -40,12 +40,15 @@ class Registered:
 
 
 REGISTERED = [
-    Registered("inspect eval mcp_hazard/inspect.py --model mockllm/model -T scenario=travel -T task=fare-class",
-               "tests/test_inspect.py::test_inspect_eval_cli_with_the_mock_model"),
-    Registered("inspect eval mcp_hazard/inspect.py --model mockllm/model",
-               "tests/test_inspect.py::test_inspect_eval_cli_with_the_mock_model"),
     Registered("inspect eval mcp_hazard/inspect.py",
                "tests/test_inspect.py::test_inspect_eval_cli_with_the_mock_model"),
+    Registered("inspect eval mcp_hazard/hazard --model mockllm/model -T scenarios=scenarios/travel.yaml "
+               "-T task=fare-class",
+               "tests/test_inspect.py::test_inspect_eval_finds_the_installed_package_task_from_any_directory"),
+    Registered("inspect eval mcp_hazard/hazard --model mockllm/model",
+               "tests/test_inspect.py::test_inspect_eval_finds_the_installed_package_task_from_any_directory"),
+    Registered("inspect eval mcp_hazard/hazard",
+               "tests/test_inspect.py::test_inspect_eval_finds_the_installed_package_task_from_any_directory"),
 ]  # fmt: skip
 
 # doc -> the test that reads and runs every command of it (it names the doc and extracts the commands itself)

@@ -208,8 +208,9 @@ class Session:
 
 @contextmanager
 def session(cwd: Path, **options: object) -> Iterator[Session]:
-    """A session in `cwd` with copies of the shipped scenarios and proxy files (a command may change them)."""
-    for name in ("scenarios", "proxies"):
+    """A session in `cwd` with copies of the shipped scenarios, proxy files and client programs (a command may change
+    them)."""
+    for name in ("scenarios", "proxies", "clients"):
         subprocess.run(["cp", "-r", str(ROOT / name), str(cwd / name)], check=True, timeout=WAIT_S)
     shell = Session(cwd, **options)  # type: ignore[arg-type]
     try:

@@ -20,6 +20,9 @@ import pytest
 from conftest import WAIT_S
 from mcp import Client, StdioServerParameters
 
+from tests.agents.fake_llm import FakeLlm
+from tests.agents.test_framework_clients import PROMPT_KEY, SCRIPT
+
 from .coverage import to_run
 from .session import Session, block_text, play, session
 from .shown import ROOT
@@ -28,6 +31,7 @@ pytestmark = pytest.mark.e2e
 
 DOC = "docs/agents.md"
 HOME = "/home/you/mcp-hazard"
+OLLAMA = "http://127.0.0.1:11434/v1"  # the model endpoint of the frameworks' run
 
 
 def test_verify_in_the_agents_doc(tmp_path: Path) -> None:
@@ -103,10 +107,20 @@ def test_your_own_agent_a_desktop_assistant_and_pytest(tmp_path: Path) -> None:
     for name, text in files.items():
         (tmp_path / name).parent.mkdir(exist_ok=True)
         (tmp_path / name).write_text(text, encoding="utf-8")
-    with session(tmp_path, paths={HOME: str(tmp_path)}, prelude=["export TOKEN=s3cret"]) as shell:
+    with (
+        FakeLlm(scripts={PROMPT_KEY: SCRIPT}).in_thread() as fake,  # in place of the Ollama the frameworks' run names
+        session(tmp_path, paths={HOME: str(tmp_path), OLLAMA: fake.base_url}, prelude=["export TOKEN=s3cret"]) as shell,
+    ):
         play(shell, to_run(DOC, "test_your_own_agent_a_desktop_assistant_and_pytest"),
              before={f"mcp-hazard score {HOME}/runs/desktop": lambda: _desktop_episode(shell)})  # fmt: skip
         # the episode URL the doc gives an assistant that takes only a URL, against the doc's server
         url = block_text(DOC, "http://127.0.0.1:8765/episodes/attempt-1/").strip().replace("TOKEN", "s3cret")
         anyio.run(_answer_fare_class, shell.substitute(url))
     assert len(list((tmp_path / "runs" / "desktop").glob("*.jsonl"))) == 2
+    # both framework programs solved fare-class, clean and under transient errors, with requests a strict server takes
+    assert fake.problems == []
+    rows = json.loads((tmp_path / "runs" / "frameworks" / "report.json").read_text(encoding="utf-8"))["per_episode"]
+    assert sorted((row["agent"].split("-")[1], row["condition"], row["correct"]) for row in rows) == [
+        (agent, condition, True) for agent in ("openai_agents_agent.py", "pydantic_ai_agent.py")
+        for condition in ("clean", "transient_error")
+    ], rows  # fmt: skip
