@@ -12,6 +12,7 @@ from itertools import combinations
 from typing import Any
 
 from mcp_hazard.scoring.episode import EpisodeScore
+from mcp_hazard.scoring.power import mde_fields
 from mcp_hazard.scoring.stats import drop_ci, mcnemar_exact, paired_difference_ci, variance
 from mcp_hazard.scoring.structure import Index
 
@@ -30,7 +31,7 @@ def _paired(pairs: list[tuple[bool, bool]]) -> dict[str, Any]:
     return {
         "pairs": len(pairs), "accuracy_before": before, "accuracy_after": after, "difference": after - before,
         "ci95": [low, high], "only_before": only_before, "only_after": only_after,
-        "p_value": mcnemar_exact(only_before, only_after),
+        "p_value": mcnemar_exact(only_before, only_after), **mde_fields(pairs),
     }  # fmt: skip
 
 

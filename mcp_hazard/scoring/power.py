@@ -10,7 +10,9 @@ discordance rate psi = p10 + p01 and the difference delta = p10 - p01. The norma
 
 and, because the report's test is the exact one, which is about as conservative as the continuity-corrected test,
 Fleiss, Levin and Paik's continuity correction n = n0/4 * (1 + sqrt(1 + 4/(n0 * delta)))^2 (without it, simulated
-exact tests reach a power of 0.76-0.79 at the planned n; with it 0.79-0.85 where psi > delta). A drop of delta makes at least delta of the pairs discordant, so psi is never taken below delta. Where a comparison
+exact tests reach a power of 0.76-0.79 at the planned n; with it 0.79-0.85 where psi > delta).
+
+A drop of delta makes at least delta of the pairs discordant, so psi is never taken below delta. Where a comparison
 observed no discordant pair, 0 is not a credible rate (it would promise any drop is detectable); the MDE then uses
 the upper end of the 95% Wilson interval of 0 discordant out of n, the conservative bound.
 """
