@@ -13,8 +13,10 @@ Fleiss, Levin and Paik's continuity correction n = n0/4 * (1 + sqrt(1 + 4/(n0 * 
 exact tests reach a power of 0.76-0.79 at the planned n; with it 0.79-0.85 where psi > delta).
 
 A drop of delta makes at least delta of the pairs discordant, so psi is never taken below delta. Where a comparison
-observed no discordant pair, 0 is not a credible rate (it would promise any drop is detectable); the MDE then uses
-the upper end of the 95% Wilson interval of 0 discordant out of n, the conservative bound.
+observed no discordant pair, 0 is not a credible rate (it would promise any drop is detectable): the rate planned
+with is the upper end of the 95% Wilson interval of 0 out of n (about 3.84/n), the most the data allow. The floor
+delta is always above it (the MDE then is about 7.85/n), so the MDE is that of a drop whose own pairs are the only
+discordant ones.
 """
 
 from __future__ import annotations

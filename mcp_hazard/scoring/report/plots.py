@@ -190,8 +190,8 @@ def _lines(key: str, title: str, series: dict[str, list[tuple[int, float, str]]]
         color = PALETTE[i % len(PALETTE)]
         path = " ".join(f"{'M' if j == 0 else 'L'}{x(at)},{y(v)}" for j, (at, v, _) in enumerate(points))
         body.append(f'<g class="series"><path class="line" d="{path}" stroke="{color}"/>')
-        for at, value, tip in points:
-            body.append(f'<circle cx="{x(at)}" cy="{y(value)}" r="4" fill="{color}"><title>{_e(tip)}</title></circle>')
+        for at, share, tip in points:
+            body.append(f'<circle cx="{x(at)}" cy="{y(share)}" r="4" fill="{color}"><title>{_e(tip)}</title></circle>')
         body.append("</g>")
         ly = TOP + 14 + 18 * i
         body.append(f'<rect x="{left + plot_w + 16}" y="{ly - 9}" width="10" height="10" fill="{color}"/>')

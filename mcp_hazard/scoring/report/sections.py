@@ -217,9 +217,10 @@ def decay(report: dict[str, Any]) -> Section:
     items: dict[tuple[str, str], Any] = {}
     for r in entries:
         key = (f.text(r.get("agent")), f.text(r.get("over")))
-        curves.setdefault(key, {})[r.get("k")] = r.get("pass_hat_k")
+        if isinstance(r.get("k"), int):
+            curves.setdefault(key, {})[r["k"]] = r.get("pass_hat_k")
         items[key] = r.get("items")
-    ks = sorted({k for curve in curves.values() for k in curve if isinstance(k, int)})
+    ks = sorted({k for curve in curves.values() for k in curve})
     rows = [[agent, over, f.count(items[(agent, over)]), *(f.pct(curve.get(k)) for k in ks)]
             for (agent, over), curve in sorted(curves.items())]  # fmt: skip
     return Section(
