@@ -42,7 +42,7 @@ REPORT_SCHEMA_VERSION = 4
 #    Added within 4 (new fields need no new version): `groups_by_agent`, `failures_by_agent`, `efficiency_by_agent`,
 #    `premature` in `agents`, `paths` and `mean_calls_to_recover` in `recovery_by_agent`; per-episode `expected`,
 #    `match` and `notes`; `unfinished`; the agent outcome and `infrastructure` count `interrupted`; `discordant` and
-#    `mde` in every paired comparison; `decay`.
+#    `mde` in every paired comparison; `decay`; `agent_differences`.
 AGENT_OUTCOMES = ("finished", "agent_crashed", "endpoint_error", "timeout", "server_crashed", "interrupted")
 DIMENSIONS: dict[str, Callable[[EpisodeScore], str]] = {
     "agent": lambda s: s.agent,
@@ -313,6 +313,7 @@ def _research(scores: list[EpisodeScore], trials: Trials) -> dict[str, Any]:
         "name_policies": paired.name_policies(scores),
         "hint_gain_by_family": paired.gains(trials, "guided"),
         "harness_gain_by_family": paired.gains(trials, "guarded"),
+        "agent_differences": paired.agent_differences(trials),
     }
 
 

@@ -203,5 +203,11 @@ def test_a_real_run_reports_decay_and_mde(tmp_path: Path, capsys: pytest.Capture
         assert row["discordant"] == round((row["accuracy_clean"] + row["accuracy_condition"]
                                            - 2 * row["paired_accuracy"]) * row["pairs"])  # fmt: skip
         assert row["mde"] == mde(row["pairs"], row["discordant"])
+    (versus,) = report["agent_differences"]  # recovering against naive, on the items both ran
+    assert (versus["before"], versus["after"], versus["profile"]) == ("naive", "recovering", "strict")
+    episodes = {(r["agent"], r["condition"]) for r in report["per_episode"]}
+    assert versus["pairs"] == len(report["per_episode"]) // 2 and len(episodes) == 4
+    assert versus["mde"] == mde(versus["pairs"], versus["discordant"]) and versus["difference"] >= 0
+    assert "Paired differences between agents" in text
     html = (tmp_path / "report.html").read_text(encoding="utf-8")
     assert 'id="plot-decay"' in html and "MDE" in html

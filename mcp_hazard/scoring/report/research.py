@@ -221,9 +221,25 @@ def repeats(report: dict[str, Any]) -> list[Section]:
     )]  # fmt: skip
 
 
+def agent_differences(report: dict[str, Any]) -> list[Section]:
+    rows = [[f.text(r.get("profile")), f"{f.text(r.get('after'))} - {f.text(r.get('before'))}", f.count(r.get("pairs")),
+             f.pct(r.get("accuracy_before")), f.pct(r.get("accuracy_after")), f.points(r.get("difference")),
+             _points_ci(r.get("ci95")), p_value(r.get("p_value")), f.mde(r.get("mde"))]
+            for r in dict_rows(report.get("agent_differences"))]  # fmt: skip
+    if not rows:
+        return []
+    return [Section(
+        "agent-differences", "Paired differences between agents",
+        "One agent's accuracy minus another's over the items both ran (same task, seed, condition, interface and "
+        "profile; every condition pooled), Newcombe's 95% interval and the exact McNemar test." + f.MDE_BLURB,
+        ["profile", "difference", "items", "acc. first", "acc. second", "difference", "95% CI", "p", "MDE"], rows,
+        "Fewer than two agents on the same items.", numeric={2, 3, 4, 5, 7, 8},
+    )]  # fmt: skip
+
+
 def build_research(report: dict[str, Any]) -> list[Section]:
     """Every research section with data, in the order of docs/research.md (papers 003, 000, 002, 004)."""
     return [
         *structure(report), *value_taxonomy(report), *trajectory(report), *intervention_effects(report),
-        *agent_groups(report), *repeats(report), *name_policies(report), *gains(report),
+        *agent_groups(report), *repeats(report), *name_policies(report), *gains(report), *agent_differences(report),
     ]  # fmt: skip
