@@ -265,6 +265,11 @@ def build_parser(only: str | None = None) -> argparse.ArgumentParser:
     verify.add_argument("--out", help="keep the traces here (default: a temporary folder)")
     verify.add_argument("--allow-python", action="store_true", help="allow `python` behaviours (runs their code)")
 
+    if only in (None, "plan"):
+        from mcp_hazard.commands.plan_parser import add_plan_parser
+
+        add_plan_parser(commands)
+
     perturb = add("perturb", "write the tool listing as the agent sees it under interventions")
     perturb.add_argument("path", help="a scenario file")
     perturb.add_argument("--intervention", action="append", default=[], metavar="NAME", required=True)
@@ -309,6 +314,7 @@ COMMANDS = {
     "verify": _command("mcp_hazard.commands.verify", "verify"),
     "replay": _command("mcp_hazard.commands.replay", "replay"),
     "perturb": _command("mcp_hazard.commands.perturb", "perturb"),
+    "plan": _command("mcp_hazard.commands.plan", "plan_command"),
     "generate": _command("mcp_hazard.commands.generate", "generate_command"),
     "completion": _command("mcp_hazard.commands.completion", "completion"),
     "gate": _command("mcp_hazard.commands.gate", "gate_command"),

@@ -76,6 +76,16 @@ EXAMPLES: dict[str, list[tuple[str, str]]] = {
         ("mcp-hazard verify scenarios/ --seeds 0-4", "every hazard instance solvable and biting"),
         ("mcp-hazard verify scenarios/travel.yaml --intervention all", "also solvable under each intervention"),
     ],
+    "plan": [
+        (
+            "mcp-hazard plan scenarios/ --drop 10% --base-rate 0.8",
+            "seeds needed to see a 10-point drop under each hazard, from an assumed 80% clean success",
+        ),
+        (
+            "mcp-hazard plan scenarios/ --drop 0.1 --pilot runs/matrix",
+            "the same, with each comparison's discordance measured in a pilot run",
+        ),
+    ],
     "perturb": [
         (
             "mcp-hazard perturb scenarios/travel.yaml --intervention rename --seed 1",

@@ -94,3 +94,15 @@ def host_port(text: str) -> tuple[str, int]:
     if not 0 <= number <= 65535:
         raise argparse.ArgumentTypeError(f"port must be 0-65535, got {number}")
     return host.strip("[]") or "127.0.0.1", number
+
+
+def fraction(text: str) -> float:
+    """A share given as 0.1 or 10%: the argparse type of --drop and --base-rate."""
+    value = text.strip()
+    try:
+        number = float(value[:-1]) / 100 if value.endswith("%") else float(value)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"expected a share such as 0.1 or 10%, got {text!r}") from None
+    if not 0 < number <= 1:
+        raise argparse.ArgumentTypeError(f"expected a share above 0 and at most 1 (or 100%), got {text!r}")
+    return number

@@ -20,8 +20,10 @@ from typing import Any
 from mcp_hazard import __version__
 from mcp_hazard.scenario.models import Scenario
 from mcp_hazard.scoring import by_agent, paired, structure
+from mcp_hazard.scoring.decay import decay_curves
 from mcp_hazard.scoring.episode import EpisodeScore
 from mcp_hazard.scoring.episode_rows import EPISODE_COLUMNS, episode_row, sort_key
+from mcp_hazard.scoring.power import mde_fields
 from mcp_hazard.scoring.rules import INFRASTRUCTURE
 from mcp_hazard.scoring.stats import wilson
 
@@ -39,7 +41,8 @@ REPORT_SCHEMA_VERSION = 4
 #    (docs/scoring.md, "Research quantities"); `not_judged`.
 #    Added within 4 (new fields need no new version): `groups_by_agent`, `failures_by_agent`, `efficiency_by_agent`,
 #    `premature` in `agents`, `paths` and `mean_calls_to_recover` in `recovery_by_agent`; per-episode `expected`,
-#    `match` and `notes`; `unfinished`; the agent outcome and `infrastructure` count `interrupted`.
+#    `match` and `notes`; `unfinished`; the agent outcome and `infrastructure` count `interrupted`; `discordant` and
+#    `mde` in every paired comparison; `decay`; `agent_differences`.
 AGENT_OUTCOMES = ("finished", "agent_crashed", "endpoint_error", "timeout", "server_crashed", "interrupted")
 DIMENSIONS: dict[str, Callable[[EpisodeScore], str]] = {
     "agent": lambda s: s.agent,
@@ -213,7 +216,7 @@ def _robustness(scores: list[EpisodeScore], trials: Trials | None = None) -> lis
             "agent": agent, "profile": profile, "condition": condition, "pairs": len(pairs),
             "fired": fired[(agent, profile, condition)], "accuracy_clean": clean_acc, "accuracy_condition": cond_acc,
             "robustness_ratio": cond_acc / clean_acc if clean_acc else None,
-            "paired_accuracy": both / len(pairs),
+            "paired_accuracy": both / len(pairs), **mde_fields(pairs),
         })  # fmt: skip
     return rows
 
@@ -238,7 +241,7 @@ def _intervention_robustness(scores: list[EpisodeScore], trials: Trials | None =
             "agent": agent, "profile": profile, "intervention": intervention, "pairs": len(pairs),
             "accuracy_original": original_acc, "accuracy_intervened": intervened_acc,
             "robustness_ratio": intervened_acc / original_acc if original_acc else None,
-            "paired_accuracy": sum(1 for o, i in pairs if o and i) / len(pairs),
+            "paired_accuracy": sum(1 for o, i in pairs if o and i) / len(pairs), **mde_fields(pairs),
         })  # fmt: skip
     return rows
 
@@ -260,7 +263,7 @@ def _hint_gain(scores: list[EpisodeScore], trials: Trials | None = None) -> list
             "agent": agent, "condition": condition, "pairs": len(pairs), "accuracy_strict": strict_acc,
             "accuracy_guided": guided_acc, "gain": guided_acc - strict_acc,
             "newly_solved": sum(1 for s, g in pairs if g and not s),
-            "regressions": sum(1 for s, g in pairs if s and not g),
+            "regressions": sum(1 for s, g in pairs if s and not g), **mde_fields(pairs),
         })  # fmt: skip
     return rows
 
@@ -310,6 +313,7 @@ def _research(scores: list[EpisodeScore], trials: Trials) -> dict[str, Any]:
         "name_policies": paired.name_policies(scores),
         "hint_gain_by_family": paired.gains(trials, "guided"),
         "harness_gain_by_family": paired.gains(trials, "guarded"),
+        "agent_differences": paired.agent_differences(trials),
     }
 
 
@@ -356,6 +360,7 @@ def aggregate(
         "intervention_by_agent": by_agent.intervention_by_agent(irs),
         "hint_gain": _hint_gain(scores, trials),
         "pass_k": _pass_k(scores, trials) + structure.pass_k_over_repeats(trials),
+        "decay": decay_curves(trials),
         "compounding": structure.compounding(trials),
         "success_by_length": _success_by_length(scores),
         "failures": {"calls": dict(sorted(failures.items())), "episodes": dict(sorted(episode_failures.items()))},

@@ -21,7 +21,6 @@ from __future__ import annotations
 
 import gc
 import hashlib
-import json
 from dataclasses import dataclass, field
 from datetime import datetime
 from pathlib import Path
@@ -36,8 +35,9 @@ from mcp_hazard.scenario.models import AnswerSpec, Scenario
 from mcp_hazard.scoring.episode import EpisodeScore, score_episode
 from mcp_hazard.scoring.run_log import RunNotes
 from mcp_hazard.scoring.run_plan import plans_beside
+from mcp_hazard.scoring.sniff import read_text, sniff, sniff_text
 from mcp_hazard.scoring.timeline import timeline
-from mcp_hazard.trace.reader import read_trace
+from mcp_hazard.trace.reader import parse_trace, read_trace
 
 
 @dataclass
@@ -66,6 +66,12 @@ def trace_files(paths: list[str]) -> list[Path]:
 
 def jsonl_files(paths: list[str]) -> list[Path]:
     """`trace_files` that may come back empty: a path that does not exist is still a user error."""
+    return list(resolved_jsonl_files(paths))
+
+
+def resolved_jsonl_files(paths: list[str]) -> dict[Path, Path]:
+    """`jsonl_files`, each with its resolved path (what tells two names of one file apart; the scorer looks for
+    scenarios and run logs beside it, and resolving a path costs a few system calls a part: once is enough)."""
     files: list[Path] = []
     for item in paths:
         path = Path(item)
@@ -76,35 +82,13 @@ def jsonl_files(paths: list[str]) -> list[Path]:
         else:
             raise UserError(f"{item}: no such file or directory")
     seen: set[Path] = set()
-    unique = []
+    unique: dict[Path, Path] = {}
     for file in files:  # a file named and also inside a named folder is read once
         key = file.resolve()
         if key not in seen:
             seen.add(key)
-            unique.append(file)
+            unique[file] = key
     return unique
-
-
-def sniff(file: Path) -> tuple[dict[str, Any] | None, str | None]:
-    """(the episode_started event, None) for a trace; (None, None) for other JSONL; (None, warning) for a file
-    whose first line cannot be read. Reads the first non-blank line only."""
-    try:
-        with open(file, encoding="utf-8") as handle:
-            for number, line in enumerate(handle, start=1):
-                if not line.strip():
-                    continue
-                try:
-                    event = json.loads(line)
-                except json.JSONDecodeError as exc:
-                    return None, f"{file}:{number}: first line is not JSON ({exc.msg}); file skipped"
-                if isinstance(event, dict) and event.get("type") == "episode_started":
-                    return event, None
-                return None, None
-    except UnicodeDecodeError as exc:
-        return None, f"{file}: not UTF-8 text (byte {exc.start}); file skipped"
-    except OSError as exc:
-        return None, f"{file}: cannot read: {exc.strerror or exc}; file skipped"
-    return None, f"{file}: empty file; skipped"
 
 
 def _sha256(path: Path) -> str | None:
@@ -176,11 +160,10 @@ class ScenarioFinder:
         return out
 
     def find(
-        self, scenario_id: str, path: str, sha: str, trace: Path
+        self, scenario_id: str, path: str, sha: str, where: Path
     ) -> tuple[LoadedScenario | LoadedProxyFile | None, str]:
         """(the scenario, "") when the exact file is found; (scenario, note) when a changed one is used; (None,
-        reason) when none can be used."""
-        where = trace.resolve().parent
+        reason) when none can be used. `where`: the trace's resolved folder."""
         key = (scenario_id, path, sha, where)
         if key not in self._found:
             self._found[key] = self._find(scenario_id, path, sha, where)
@@ -301,24 +284,26 @@ def match_text(spec: AnswerSpec | None) -> str:
     return f"{spec.match} ± {spec.tolerance:g}" if spec.match == "numeric" and spec.tolerance else spec.match
 
 
-def _for_reports(score: EpisodeScore, scenario: Scenario, notes: RunNotes, file: Path) -> None:
+def _for_reports(score: EpisodeScore, scenario: Scenario, notes: RunNotes, folder: Path) -> None:
     """What the reports show beside the verdict: the expected answer, its rule, and the agent's notes."""
     task = scenario.task(score.task)
     spec = task.answer if task is not None else None
     score.expected = spec.value if spec is not None else None
     score.match = match_text(spec)
-    score.notes = notes.of(file, score.episode_id)
+    score.notes = notes.of(folder, score.episode_id)
 
 
 def _score_traces(paths: list[str], *, folders: list[str], allow_python: bool, timelines: bool) -> Scored:
     finder = ScenarioFinder(folders, allow_python)
     notes = RunNotes()
+    folders_scored: list[Path] = []
     scored = Scored()
     named = {Path(p) for p in paths}
     # A scenario that cannot be had: one warning, at the place of its first trace, counting all of them.
     missing: dict[str, tuple[int, int]] = {}  # reason -> (index in warnings, traces)
-    for file in jsonl_files(paths):
-        first, problem = sniff(file)
+    for file, resolved in resolved_jsonl_files(paths).items():
+        text = read_text(file)
+        first, problem = sniff(file) if text is None else sniff_text(text, file)
         if first is None:
             if problem is not None:
                 scored.warnings.append(problem)
@@ -327,7 +312,7 @@ def _score_traces(paths: list[str], *, folders: list[str], allow_python: bool, t
             continue
         scored.traces += 1
         try:
-            trace = read_trace(file)
+            trace = read_trace(file) if text is None else parse_trace(text, str(file))
         except UserError as exc:
             scored.warnings.append(str(exc) + "; trace not scored")
             scored.unscorable.append(_unscorable(file, first, str(exc)))
@@ -335,12 +320,13 @@ def _score_traces(paths: list[str], *, folders: list[str], allow_python: bool, t
         scored.warnings.extend(trace.warnings)
         started = trace.started or first
         ref = _mapping(started.get("scenario"))
+        where = resolved.parent
         loaded: Any
         if isinstance(started.get("upstream"), dict) and not ref.get("sha256"):
             loaded, note = None, ""  # a proxy with no file: the trace holds all there is
         else:
             loaded, note = finder.find(str(ref.get("id")), str(ref.get("path") or ""), str(ref.get("sha256") or ""),
-                                       file)  # fmt: skip
+                                       where)  # fmt: skip
             if loaded is None:
                 pass
             elif isinstance(started.get("upstream"), dict) != isinstance(loaded, LoadedProxyFile):
@@ -364,7 +350,8 @@ def _score_traces(paths: list[str], *, folders: list[str], allow_python: bool, t
             scored.unscorable.append(_unscorable(file, started, f"cannot score: {exc}"))
             continue
         score.duration_s = duration_s(trace.events)
-        _for_reports(score, loaded.model, notes, file)
+        _for_reports(score, loaded.model, notes, where)
+        folders_scored.append(where)
         scored.scenarios[loaded.id] = loaded.model
         if timelines:
             scored.timelines[score.trace] = timeline(trace.events)
@@ -375,5 +362,5 @@ def _score_traces(paths: list[str], *, folders: list[str], allow_python: bool, t
         scored.scores.append(score)
     for note, (index, count) in missing.items():
         scored.warnings[index] = f"{note}; {count} trace{'' if count == 1 else 's'} not scored"
-    scored.plan = plans_beside([Path(score.trace) for score in scored.scores])
+    scored.plan = plans_beside(folders_scored)
     return scored

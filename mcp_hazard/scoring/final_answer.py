@@ -31,7 +31,27 @@ def judge(calls: EpisodeCalls, answer: Any) -> AnswerVerdict:
         for call in calls.calls:
             if call["outcome"] == "ok":
                 field_values(call.get("result"), fields, found)
-    return judge_answer(calls.task.answer, answer, prompt=calls.task.prompt, vocabulary=frozenset(found))
+    vocabulary = frozenset(found)
+    spec = calls.task.answer
+    if not isinstance(answer, str):
+        return judge_answer(spec, answer, prompt=calls.task.prompt, vocabulary=vocabulary)
+    key = (id(spec), answer, calls.task.prompt, vocabulary)
+    kept = _JUDGED.get(key)
+    if kept is not None and kept[0] is spec:
+        return kept[1]
+    verdict = judge_answer(spec, answer, prompt=calls.task.prompt, vocabulary=vocabulary)
+    if len(_JUDGED) >= JUDGED_CACHE:
+        _JUDGED.clear()
+    _JUDGED[key] = (spec, verdict)
+    return verdict
+
+
+JUDGED_CACHE = 20_000
+"""Verdicts kept for reuse: many episodes submit the same text to the same task, and judging it (extracting every
+number, date and name) is a fifth of scoring. judge_answer is a pure function of its arguments and AnswerVerdict is
+frozen, so a kept verdict is the verdict. Each entry keeps its spec alive, so the id in the key cannot be reused by
+another spec while the entry lives; the whole cache is dropped when full, which bounds its memory."""
+_JUDGED: dict[tuple[int, str, str, frozenset[str]], tuple[Any, AnswerVerdict]] = {}
 
 
 def supported(calls: EpisodeCalls, value: Any) -> bool:

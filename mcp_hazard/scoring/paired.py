@@ -12,6 +12,7 @@ from itertools import combinations
 from typing import Any
 
 from mcp_hazard.scoring.episode import EpisodeScore
+from mcp_hazard.scoring.power import mde_fields
 from mcp_hazard.scoring.stats import drop_ci, mcnemar_exact, paired_difference_ci, variance
 from mcp_hazard.scoring.structure import Index
 
@@ -30,7 +31,7 @@ def _paired(pairs: list[tuple[bool, bool]]) -> dict[str, Any]:
     return {
         "pairs": len(pairs), "accuracy_before": before, "accuracy_after": after, "difference": after - before,
         "ci95": [low, high], "only_before": only_before, "only_after": only_after,
-        "p_value": mcnemar_exact(only_before, only_after),
+        "p_value": mcnemar_exact(only_before, only_after), **mde_fields(pairs),
     }  # fmt: skip
 
 
@@ -187,3 +188,18 @@ def gains(index: Index, other: str) -> list[dict[str, Any]]:
         rows.append({"agent": agent, "family": family, "profile": other, **stats, "gain": stats["difference"],
                      "refused_answers": refused[(agent, family)]})  # fmt: skip
     return rows
+
+
+def agent_differences(index: Index) -> list[dict[str, Any]]:
+    """Every two agents on the same items (scenario, task, seed, intervention, profile, condition, and the trial's
+    number), per profile, every condition pooled: the second agent's accuracy minus the first's, Newcombe's
+    interval, the exact McNemar test and the MDE (agents in name order: `before` is the first)."""
+    by_item: dict[tuple[Any, ...], dict[str, bool]] = defaultdict(dict)
+    for ((agent, scenario, task, seed, intervention, profile, condition), n), score in index.items():
+        by_item[(scenario, task, seed, intervention, profile, condition, n)][agent] = score.correct
+    pairs: dict[tuple[str, str, str], list[tuple[bool, bool]]] = defaultdict(list)
+    for item, results in by_item.items():
+        for first, second in combinations(sorted(results), 2):
+            pairs[(item[4], first, second)].append((results[first], results[second]))
+    return [{"profile": profile, "before": first, "after": second, **_paired(found)}
+            for (profile, first, second), found in sorted(pairs.items())]  # fmt: skip

@@ -49,9 +49,9 @@ class RunNotes:
             self._logs[folder] = _read(path) if path.is_file() else None
         return self._logs[folder]
 
-    def of(self, trace: Path, episode_id: str) -> list[str] | None:
-        """The agent's notes for the episode (maybe none), or None when no run log beside the trace records it."""
-        folder = trace.resolve().parent
+    def of(self, folder: Path, episode_id: str) -> list[str] | None:
+        """The agent's notes for the episode (maybe none), or None when no run log beside the trace (in `folder`, its
+        resolved folder) records it."""
         for place in (folder, folder.parent):
             log = self._log(place)
             if log is not None and episode_id in log:

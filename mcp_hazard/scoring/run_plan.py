@@ -58,11 +58,11 @@ def record_plan(out: Path, plan: Plan) -> None:
     append_whole(path, (json.dumps({"ts": utc_now(), "tasks": plan}, ensure_ascii=False) + "\n").encode())
 
 
-def plans_beside(traces: list[Path]) -> Plan:
-    """The plans recorded beside these trace files (their folder or the one above), every run's merged."""
+def plans_beside(trace_folders: list[Path]) -> Plan:
+    """The plans recorded beside the trace files in these (resolved) folders (the folder or the one above), every
+    run's merged."""
     folders: dict[Path, None] = {}
-    for trace in traces:
-        folder = trace.resolve().parent
+    for folder in dict.fromkeys(trace_folders):
         folders.setdefault(folder, None)
         folders.setdefault(folder.parent, None)
     merged: Plan = []

@@ -32,6 +32,11 @@ def read_trace(path: str | Path) -> Trace:
         text = Path(path).read_text(encoding="utf-8")
     except (OSError, UnicodeDecodeError) as exc:
         raise UserError(f"{file}: cannot read trace: {exc}") from None
+    return parse_trace(text, file)
+
+
+def parse_trace(text: str, file: str) -> Trace:
+    """`read_trace` of a file's text already read (`file` names it in warnings): the scorer reads each file once."""
     trace = Trace(path=file, events=[])
     lines = text.split("\n")
     for number, line in enumerate(lines, start=1):

@@ -130,6 +130,7 @@ RUN_HERE: dict[str, list[tuple[str, tuple[str, ...] | Callable[[Shown], bool]]]]
     "docs/proxy.md": [("tests/proxy/test_docs.py::test_the_proxy_doc_runs_as_written", ())],
     "docs/research.md": [("tests/docs/test_small_docs.py::test_research_doc", ())],
     "docs/performance.md": [("tests/docs/test_small_docs.py::test_performance_doc", ())],
+    "docs/statistics.md": [("tests/docs/test_small_docs.py::test_statistics_doc", ())],
     "docs/interventions.md": [
         ("tests/docs/test_interventions_doc.py::test_interventions_through_the_inspector", _with_the_inspector),
         ("tests/docs/test_interventions_doc.py::test_interventions_doc", ()),

@@ -1,5 +1,5 @@
-"""The commands of docs/generator.md, hazards.md, scenario-format.md, security.md, research.md and performance.md,
-run as written in a fresh folder, each doc as one shell session in the order a reader meets them
+"""The commands of docs/generator.md, hazards.md, scenario-format.md, security.md, research.md, performance.md and
+statistics.md, run as written in a fresh folder, each doc as one shell session in the order a reader meets them
 (tests/docs/session.py: what is substituted; tests/docs/coverage.py: which commands are left to other tests;
 docs/proxy.md's session is in tests/proxy/test_docs.py, beside the real servers it needs)."""
 
@@ -113,3 +113,15 @@ def test_performance_doc(tmp_path: Path) -> None:
     doc = "docs/performance.md"
     with session(tmp_path, codes={"mcp-hazard replay missing.jsonl": 2}) as shell:
         play(shell, to_run(doc, "test_performance_doc"))
+
+
+def test_statistics_doc(tmp_path: Path) -> None:
+    """The worked plan as printed, and a plan from a pilot run: each comparison says where its discordance came from."""
+    doc = "docs/statistics.md"
+    with session(tmp_path) as shell:
+        commands = to_run(doc, "test_statistics_doc")
+        play(shell, commands[:-1])
+        printed = shell.run(commands[-1])
+    plan = json.loads(printed)
+    sources = {row["name"]: row["source"] for row in plan["comparisons"]}
+    assert sources["transient_error"].startswith("pilot: ") and sources["conflict"].startswith("not in the pilot")

@@ -90,7 +90,7 @@ def test_markdown_holds_every_number_with_its_meaning(report: dict[str, Any]) ->
         assert {len(row) for row in rows} <= {len(rows[0]) if rows else 0}, title
     gains = {(r["agent"], r["condition"]): r["gain"] for r in report["hint_gain"]}
     rows = markdown_rows(text)["Hint gain"]
-    for agent, condition, *_, gain, _new, _reg in rows[1:]:
+    for agent, condition, *_, gain, _new, _reg, _mde in rows[1:]:
         expected = gains[(agent, condition)] * 100
         assert gain == f"{0.0 if abs(expected) < 0.05 else expected:+.1f} pp"
 
@@ -100,8 +100,8 @@ def test_html_is_balanced_self_contained_and_holds_every_number(report: dict[str
     reader = read_html(text)
     assert reader.errors == []
     assert missing_rows(reader.sections, expected_rows(report)) == []
-    assert reader.svgs == 3
-    for plot in ("plot-robustness", "plot-intervention-robustness", "plot-compounding-by-agent"):
+    assert reader.svgs == 4
+    for plot in ("plot-robustness", "plot-intervention-robustness", "plot-compounding-by-agent", "plot-decay"):
         assert f'id="{plot}"' in text
     lowered = text.lower()
     for outside in ("http://", "https://", "<link", "@import", "url(", "src="):
@@ -120,7 +120,7 @@ def test_html_is_balanced_self_contained_and_holds_every_number(report: dict[str
             )
             assert cell is not None if entry["fired"] else cell is None, (agent, kind)
     # one line per agent in the compounding plot, and the reference line at 1.0 in each robustness plot
-    assert text.count('class="line"') == len(report["groups"]["agent"])
+    assert text.count('class="line"') == 2 * len(report["groups"]["agent"])  # success by length, decay
     assert text.count('class="reference"') == 2
     # every episode is embedded for the drill-down, in the per-episode order
     rows = embedded_episodes(text)

@@ -50,6 +50,19 @@ def points(value: Any) -> str:
     return f"{number * 100:+.1f} pp"
 
 
+MDE_BLURB = (
+    " MDE = the smallest drop in accuracy these pairs would detect (exact McNemar test, alpha 0.05, power "
+    "0.8; – : too few pairs for any); docs/statistics.md gives the formula."
+)
+
+
+def mde(value: Any) -> str:
+    """The smallest drop a comparison detects (alpha 0.05, power 0.8), in whole points (a tenth would be false
+    precision for a planning figure): 0.123 -> '12 pp'."""
+    number = _number(value)
+    return MISSING if number is None else f"{number * 100:.0f} pp"
+
+
 def count(value: Any) -> str:
     number = _number(value)
     return MISSING if number is None else str(int(number))

@@ -1,4 +1,4 @@
-"""Three small inline SVG plots for the HTML report, drawn in Python (no JavaScript, nothing fetched).
+"""Small inline SVG plots for the HTML report, drawn in Python (no JavaScript, nothing fetched).
 
 Every string from the data goes through `html.escape`; long labels are shortened on the axis and given in full in
 a tooltip (`<title>`). Each plot returns one `<svg>` element; with no data it says so inside the same frame.
@@ -162,6 +162,43 @@ def intervention_robustness_ratio(report: dict[str, Any]) -> str:
     )  # fmt: skip
 
 
+def _lines(key: str, title: str, series: dict[str, list[tuple[int, float, str]]], x_label: str) -> str:
+    """One line per series label, each a list of (x, value 0..1, tooltip); x an integer axis (its values as ticks)."""
+    xs = sorted({point for points in series.values() for point, _, _ in points})
+    left, plot_w, plot_h = 56, WIDTH - 56 - 150, 220
+    height = TOP + plot_h + BOTTOM
+    span = max(1, xs[-1] - xs[0])
+
+    def x(value: int) -> float:
+        if len(xs) == 1:
+            return left + plot_w / 2
+        return round(left + 16 + (plot_w - 32) * (value - xs[0]) / span, 1)
+
+    def y(value: float) -> float:
+        return round(TOP + plot_h * (1 - value), 1)
+
+    body = []
+    for tick in (0, 0.25, 0.5, 0.75, 1.0):
+        body.append(f'<line class="grid" x1="{left}" y1="{y(tick)}" x2="{left + plot_w}" y2="{y(tick)}"/>')
+        body.append(f'<text class="tick" x="{left - 6}" y="{y(tick) + 4}" text-anchor="end">{tick * 100:.0f}%</text>')
+    for value in xs:
+        body.append(f'<text class="tick" x="{x(value)}" y="{TOP + plot_h + 16}" text-anchor="middle">{value}</text>')
+    body.append(f'<text class="tick" x="{left + plot_w / 2}" y="{TOP + plot_h + 32}" text-anchor="middle">'
+                f"{_e(x_label)}</text>")  # fmt: skip
+    body.append(f'<path class="axis" d="M{left},{TOP}V{TOP + plot_h}H{left + plot_w}"/>')
+    for i, (label, points) in enumerate(sorted(series.items())):
+        color = PALETTE[i % len(PALETTE)]
+        path = " ".join(f"{'M' if j == 0 else 'L'}{x(at)},{y(v)}" for j, (at, v, _) in enumerate(points))
+        body.append(f'<g class="series"><path class="line" d="{path}" stroke="{color}"/>')
+        for at, share, tip in points:
+            body.append(f'<circle cx="{x(at)}" cy="{y(share)}" r="4" fill="{color}"><title>{_e(tip)}</title></circle>')
+        body.append("</g>")
+        ly = TOP + 14 + 18 * i
+        body.append(f'<rect x="{left + plot_w + 16}" y="{ly - 9}" width="10" height="10" fill="{color}"/>')
+        body.append(f'<text class="legend" x="{left + plot_w + 30}" y="{ly}">{_e(_short(label)[:18])}</text>')
+    return _svg(key, title, height, body)
+
+
 def success_by_length(report: dict[str, Any]) -> str:
     """Per agent, all conditions pooled: the share of episodes solved at each golden-path length."""
     title = "Success by golden-path length (all conditions pooled, one line per agent)"
@@ -174,44 +211,26 @@ def success_by_length(report: dict[str, Any]) -> str:
             cell[1] += r["episodes"]
     if not solved:
         return _empty("compounding-by-agent", title, "No episodes.")
-    lengths = sorted({length for series in solved.values() for length in series})
-    left, plot_w, plot_h = 56, WIDTH - 56 - 150, 220
-    height = TOP + plot_h + BOTTOM
-    span = max(1, lengths[-1] - lengths[0])
+    series = {
+        agent: [(length, s / n, f"{agent}, length {length}: {f.pct(s / n)} of {int(n)} episodes")
+                for length, (s, n) in sorted(by_length.items())]
+        for agent, by_length in solved.items()
+    }  # fmt: skip
+    return _lines("compounding-by-agent", title, series, "golden-path length (calls)")
 
-    def x(length: int) -> float:
-        if len(lengths) == 1:
-            return left + plot_w / 2
-        return round(left + 16 + (plot_w - 32) * (length - lengths[0]) / span, 1)
 
-    def y(value: float) -> float:
-        return round(TOP + plot_h * (1 - value), 1)
-
-    body = []
-    for tick in (0, 0.25, 0.5, 0.75, 1.0):
-        body.append(f'<line class="grid" x1="{left}" y1="{y(tick)}" x2="{left + plot_w}" y2="{y(tick)}"/>')
-        body.append(f'<text class="tick" x="{left - 6}" y="{y(tick) + 4}" text-anchor="end">{tick * 100:.0f}%</text>')
-    for length in lengths:
-        body.append(f'<text class="tick" x="{x(length)}" y="{TOP + plot_h + 16}" text-anchor="middle">{length}</text>')
-    body.append(f'<text class="tick" x="{left + plot_w / 2}" y="{TOP + plot_h + 32}" text-anchor="middle">'
-                "golden-path length (calls)</text>")  # fmt: skip
-    body.append(f'<path class="axis" d="M{left},{TOP}V{TOP + plot_h}H{left + plot_w}"/>')
-    for i, (agent, series) in enumerate(sorted(solved.items())):
-        color = PALETTE[i % len(PALETTE)]
-        points = [(length, s / n) for length, (s, n) in sorted(series.items())]
-        path = " ".join(f"{'M' if j == 0 else 'L'}{x(length)},{y(v)}" for j, (length, v) in enumerate(points))
-        body.append(f'<g class="series"><path class="line" d="{path}" stroke="{color}"/>')
-        for length, value in points:
-            n = int(series[length][1])
-            tip = f"{agent}, length {length}: {f.pct(value)} of {n} episodes"
-            body.append(
-                f'<circle cx="{x(length)}" cy="{y(value)}" r="4" fill="{color}"><title>{_e(tip)}</title></circle>'
-            )
-        body.append("</g>")
-        ly = TOP + 14 + 18 * i
-        body.append(f'<rect x="{left + plot_w + 16}" y="{ly - 9}" width="10" height="10" fill="{color}"/>')
-        body.append(f'<text class="legend" x="{left + plot_w + 30}" y="{ly}">{_e(_short(agent)[:18])}</text>')
-    return _svg("compounding-by-agent", title, height, body)
+def decay(report: dict[str, Any]) -> str:
+    """pass^k against k, one line per agent and what the attempts are (seeds, repeats)."""
+    title = "Decay curve: pass^k, the chance k attempts all succeed (one line per agent and attempt kind)"
+    series: dict[str, list[tuple[int, float, str]]] = defaultdict(list)
+    for r in report.get("decay") or []:
+        if isinstance(r, dict) and isinstance(r.get("k"), int) and isinstance(r.get("pass_hat_k"), int | float):
+            label = f"{r.get('agent')} ({r.get('over')})"
+            tip = f"{label}, k={r['k']}: pass^k {f.pct(r['pass_hat_k'])} over {r.get('items')} items"
+            series[label].append((r["k"], r["pass_hat_k"], tip))
+    if not series:
+        return _empty("decay", title, "No item was attempted twice (run with --seeds 0-4 or --repeats 3).")
+    return _lines("decay", title, dict(series), "k (attempts that must all succeed)")
 
 
 def all_plots(report: dict[str, Any]) -> dict[str, str]:
@@ -220,4 +239,5 @@ def all_plots(report: dict[str, Any]) -> dict[str, str]:
         "robustness": robustness_ratio(report),
         "intervention-robustness": intervention_robustness_ratio(report),
         "compounding-by-agent": success_by_length(report),
+        "decay": decay(report),
     }

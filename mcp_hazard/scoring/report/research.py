@@ -97,7 +97,7 @@ def intervention_effects(report: dict[str, Any]) -> list[Section]:
         [f.text(r.get("agent")), f.text(r.get("profile")), f.text(r.get("intervention")), f.count(r.get("pairs")),
          f.pct(r.get("accuracy_before")), f.pct(r.get("accuracy_after")), f.pct(r.get("drop")),
          f"{f.count(r.get('only_before'))}/{f.count(r.get('only_after'))} {p_value(r.get('p_value'))}",
-         f.text(r.get("note")) if r.get("note") else ""]
+         f.mde(r.get("mde")), f.text(r.get("note")) if r.get("note") else ""]
         for r in dict_rows(data.get("per_intervention"))
     ]  # fmt: skip
     if not rows:
@@ -111,9 +111,9 @@ def intervention_effects(report: dict[str, Any]) -> list[Section]:
             "Drop = 1 - Acc(intervened)/Acc(original) over items run both ways (paper 000, section 4.3). McNemar: "
             "items solved only on the original / only under the intervention, and the two-sided exact test's p "
             "against the baseline. Reorder cannot bite an agent that passes arguments by name (MCP arguments are "
-            "named); naive-positional binds by position and shows its effect.",
+            "named); naive-positional binds by position and shows its effect." + f.MDE_BLURB,
             ["agent", "profile", "intervention", "items", "acc. original", "acc. intervened", "drop", "McNemar",
-             "note"], rows, "No intervention.", numeric={3, 4, 5, 6},
+             "MDE", "note"], rows, "No intervention.", numeric={3, 4, 5, 6, 8},
         ),
         Section(
             "mean-drop", "Mean drop across interventions (CIB)",
@@ -158,7 +158,7 @@ def name_policies(report: dict[str, Any]) -> list[Section]:
     differences = [
         [f.text(r.get("agent")), f.text(r.get("profile")), f"{f.text(r.get('after'))} - {f.text(r.get('before'))}",
          f.count(r.get("pairs")), f.pct(r.get("accuracy_before")), f.pct(r.get("accuracy_after")),
-         f.points(r.get("difference")), _points_ci(r.get("ci95")), p_value(r.get("p_value"))]
+         f.points(r.get("difference")), _points_ci(r.get("ci95")), p_value(r.get("p_value")), f.mde(r.get("mde"))]
         for r in dict_rows(data.get("differences"))
     ]  # fmt: skip
     return [
@@ -172,9 +172,9 @@ def name_policies(report: dict[str, Any]) -> list[Section]:
         Section(
             "name-policy-differences", "Paired differences between name policies",
             "Accuracy under one policy minus another on the same items, Newcombe's 95% interval and the exact "
-            "McNemar test; memorised relations show as a drop on contradicting (paper 002, RQ2).",
-            ["agent", "profile", "difference", "items", "acc. before", "acc. after", "difference", "95% CI", "p"],
-            differences, "No item run under two name policies.", numeric={3, 4, 5, 6, 8},
+            "McNemar test; memorised relations show as a drop on contradicting (paper 002, RQ2)." + f.MDE_BLURB,
+            ["agent", "profile", "difference", "items", "acc. before", "acc. after", "difference", "95% CI", "p",
+             "MDE"], differences, "No item run under two name policies.", numeric={3, 4, 5, 6, 8, 9},
         ),
     ]  # fmt: skip
 
@@ -190,15 +190,17 @@ def gains(report: dict[str, Any]) -> list[Section]:
     ):  # fmt: skip
         rows = [[f.text(r.get("agent")), f.text(r.get("family")), f.count(r.get("pairs")),
                  f.pct(r.get("accuracy_before")), f.pct(r.get("accuracy_after")), f.points(r.get("gain")),
-                 _points_ci(r.get("ci95")), p_value(r.get("p_value")), f.count(r.get("refused_answers"))]
+                 _points_ci(r.get("ci95")), p_value(r.get("p_value")), f.count(r.get("refused_answers")),
+                 f.mde(r.get("mde"))]
                 for r in dict_rows(report.get(key))]  # fmt: skip
         if rows:
             out.append(Section(
                 key.replace("_", "-"), title,
                 f"Per agent and hazard family (an episode counts for each family of its condition): {what}, over "
-                "items run in both profiles, with Newcombe's 95% interval and the exact McNemar test (paper 004).",
-                ["agent", "family", "items", "acc. strict", f"acc. {profile}", "gain", "95% CI", "p", "refused"], rows,
-                "No item run in both profiles.", numeric={2, 3, 4, 5, 7, 8},
+                "items run in both profiles, with Newcombe's 95% interval and the exact McNemar test (paper 004)."
+                + f.MDE_BLURB.replace("drop", "change"),
+                ["agent", "family", "items", "acc. strict", f"acc. {profile}", "gain", "95% CI", "p", "refused",
+                 "MDE"], rows, "No item run in both profiles.", numeric={2, 3, 4, 5, 7, 8, 9},
             ))  # fmt: skip
     return out
 
@@ -219,9 +221,25 @@ def repeats(report: dict[str, Any]) -> list[Section]:
     )]  # fmt: skip
 
 
+def agent_differences(report: dict[str, Any]) -> list[Section]:
+    rows = [[f.text(r.get("profile")), f"{f.text(r.get('after'))} - {f.text(r.get('before'))}", f.count(r.get("pairs")),
+             f.pct(r.get("accuracy_before")), f.pct(r.get("accuracy_after")), f.points(r.get("difference")),
+             _points_ci(r.get("ci95")), p_value(r.get("p_value")), f.mde(r.get("mde"))]
+            for r in dict_rows(report.get("agent_differences"))]  # fmt: skip
+    if not rows:
+        return []
+    return [Section(
+        "agent-differences", "Paired differences between agents",
+        "One agent's accuracy minus another's over the items both ran (same task, seed, condition, interface and "
+        "profile; every condition pooled), Newcombe's 95% interval and the exact McNemar test." + f.MDE_BLURB,
+        ["profile", "difference", "items", "acc. first", "acc. second", "difference", "95% CI", "p", "MDE"], rows,
+        "Fewer than two agents on the same items.", numeric={2, 3, 4, 5, 7, 8},
+    )]  # fmt: skip
+
+
 def build_research(report: dict[str, Any]) -> list[Section]:
     """Every research section with data, in the order of docs/research.md (papers 003, 000, 002, 004)."""
     return [
         *structure(report), *value_taxonomy(report), *trajectory(report), *intervention_effects(report),
-        *agent_groups(report), *repeats(report), *name_policies(report), *gains(report),
+        *agent_groups(report), *repeats(report), *name_policies(report), *gains(report), *agent_differences(report),
     ]  # fmt: skip

@@ -120,10 +120,12 @@ def recovery_by_condition(report: dict[str, Any]) -> Section | None:
 
 
 def _ratio_rows(rows: Any, dimension: str, base: str, changed: str) -> list[list[str]]:
-    """Rows of a robustness table: agent, profile, the `dimension` value, items, the two accuracies, ratio, paired."""
+    """Rows of a robustness table: agent, profile, the `dimension` value, items, the two accuracies, ratio, paired,
+    MDE."""
     return [
         [f.text(r.get("agent")), f.text(r.get("profile")), f.text(r.get(dimension)), f.count(r.get("pairs")),
-         f.pct(r.get(base)), f.pct(r.get(changed)), f.ratio(r.get("robustness_ratio")), f.pct(r.get("paired_accuracy"))]
+         f.pct(r.get(base)), f.pct(r.get(changed)), f.ratio(r.get("robustness_ratio")), f.pct(r.get("paired_accuracy")),
+         f.mde(r.get("mde"))]
         for r in dict_rows(rows)
     ]  # fmt: skip
 
@@ -135,12 +137,13 @@ def robustness(report: dict[str, Any]) -> Section:
         row.append(f.fired(entry.get("fired")))
     return Section(
         "robustness", "Robustness",
-        "Robustness ratio = Acc(condition)/Acc(clean) over items run both ways (1.00 = no loss; – when clean "
-        "accuracy is 0). Paired accuracy = share of items solved both clean and under the condition. Hazard fired: "
-        "firings in those items under the condition (\"did not fire\": the ratio measures no hazard).",
-        ["agent", "profile", "condition", "items", "acc. clean", "acc. condition", "ratio", "paired acc.",
-         "hazard fired"], rows,
-        "No item was run both clean and under a condition (run with --hazard).", numeric={3, 4, 5, 6, 7}, fold=FOLD,
+        "Clean, cond.: accuracy clean and under the condition. Robustness ratio = Acc(condition)/Acc(clean) over "
+        "items run both ways (1.00 = no loss; – when clean accuracy is 0). Paired accuracy = share of items solved "
+        "both clean and under the condition. Fired: hazard firings in those items under the condition (\"did not "
+        "fire\": the ratio measures no hazard)." + f.MDE_BLURB,
+        ["agent", "profile", "condition", "items", "clean", "cond.", "ratio", "paired", "MDE", "fired"], rows,
+        "No item was run both clean and under a condition (run with --hazard).", numeric={3, 4, 5, 6, 7, 8},
+        fold=FOLD,
         links=[{"agent": str(r.get("agent")), "profile": str(r.get("profile")), "condition": str(r.get("condition"))}
                for r in entries],
     )  # fmt: skip
@@ -151,13 +154,14 @@ def intervention_robustness(report: dict[str, Any]) -> Section:
     reorder = any("reorder" in str(r.get("intervention")).split("+") for r in entries)
     return Section(
         "intervention-robustness", "Robustness to interface interventions",
-        "Robustness ratio = Acc(intervened)/Acc(original interface) over items run both ways under the same "
+        "Original, intervened: accuracy with the authored interface and under the intervention. Robustness ratio = "
+        "Acc(intervened)/Acc(original interface) over items run both ways under the same "
         "condition (1.00 = no loss; – when the original accuracy is 0). Paired accuracy = share of items solved "
-        "both with the original interface and the intervened one." + (REORDER_BLURB if reorder else ""),
-        ["agent", "profile", "intervention", "items", "acc. original", "acc. intervened", "ratio", "paired acc."],
+        "both with the original interface and the intervened one." + f.MDE_BLURB + (REORDER_BLURB if reorder else ""),
+        ["agent", "profile", "intervention", "items", "original", "intervened", "ratio", "paired", "MDE"],
         _ratio_rows(entries, "intervention", "accuracy_original", "accuracy_intervened"),
         "No item was run both with the original interface and under an intervention (run with --intervention all).",
-        numeric={3, 4, 5, 6, 7}, fold=FOLD,
+        numeric={3, 4, 5, 6, 7, 8}, fold=FOLD,
         links=[{"agent": str(r.get("agent")), "profile": str(r.get("profile")),
                 "interventions": str(r.get("intervention"))} for r in entries],
     )  # fmt: skip
@@ -167,15 +171,17 @@ def hint_gain(report: dict[str, Any]) -> Section:
     rows = [
         [f.text(r.get("agent")), f.text(r.get("condition")), f.count(r.get("pairs")), f.pct(r.get("accuracy_strict")),
          f.pct(r.get("accuracy_guided")), f.points(r.get("gain")), f.count(r.get("newly_solved")),
-         f.count(r.get("regressions"))]
+         f.count(r.get("regressions")), f.mde(r.get("mde"))]
         for r in dict_rows(report.get("hint_gain"))
     ]  # fmt: skip
     return Section(
         "hint-gain", "Hint gain",
         "Accuracy with guided errors minus accuracy with strict ones, over items run in both profiles; newly solved "
-        "= solved only with hints, regressions = solved strict but failed guided.",
-        ["agent", "condition", "items", "acc. strict", "acc. guided", "gain", "newly solved", "regressions"], rows,
-        "No item was run in both hint profiles (run with --profile strict,guided).", numeric={2, 3, 4, 5, 6, 7},
+        "= solved only with hints, regressions = solved strict but failed guided."
+        + f.MDE_BLURB.replace("drop", "change"),
+        ["agent", "condition", "items", "acc. strict", "acc. guided", "gain", "newly solved", "regressions", "MDE"],
+        rows, "No item was run in both hint profiles (run with --profile strict,guided).",
+        numeric={2, 3, 4, 5, 6, 7, 8},
         fold=FOLD, links=[{"agent": str(r.get("agent")), "condition": str(r.get("condition"))}
                           for r in dict_rows(report.get("hint_gain"))],
     )  # fmt: skip
@@ -201,6 +207,31 @@ def pass_k(report: dict[str, Any]) -> Section:
         numeric={4, 5, 6, 7}, fold=FOLD,
         links=[{"agent": str(r.get("agent")), "condition": str(r.get("condition")), "profile": str(r.get("profile")),
                 "interventions": str(r.get("intervention"))} for r in entries],
+    )  # fmt: skip
+
+
+def decay(report: dict[str, Any]) -> Section:
+    """The decay curve (scoring/decay.py) as a table: one column per k, one row per agent and attempt kind."""
+    entries = dict_rows(report.get("decay"))
+    curves: dict[tuple[str, str], dict[int, Any]] = {}
+    items: dict[tuple[str, str], Any] = {}
+    for r in entries:
+        key = (f.text(r.get("agent")), f.text(r.get("over")))
+        if isinstance(r.get("k"), int):
+            curves.setdefault(key, {})[r["k"]] = r.get("pass_hat_k")
+        items[key] = r.get("items")
+    ks = sorted({k for curve in curves.values() for k in curve})
+    rows = [[agent, over, f.count(items[(agent, over)]), *(f.pct(curve.get(k)) for k in ks)]
+            for (agent, over), curve in sorted(curves.items())]  # fmt: skip
+    return Section(
+        "decay", "Decay curve: pass^k per agent",
+        "pass^k = chance that k attempts at an item all succeed (unbiased estimator C(c,k)/C(n,k), averaged over "
+        "the agent's items, every condition pooled). Over seeds: the first trial under each seed; over repeats: the "
+        "trials of one item under one seed (run --repeats K). A flat curve is a reliable agent; a falling one "
+        "succeeds by luck.",
+        ["agent", "over", "items", *(f"k={k}" for k in ks)], rows,
+        "No item was attempted twice: the curve needs several seeds (--seeds 0-4) or repeats (--repeats 3).",
+        numeric=set(range(2, 3 + len(ks))), fold=FOLD,
     )  # fmt: skip
 
 
@@ -258,6 +289,7 @@ def build(report: dict[str, Any]) -> list[Section]:
         intervention_robustness(report),
         hint_gain(report),
         pass_k(report),
+        decay(report),
         matrices.compounding_by_agent(report),
         *build_research(report),
         splits.failures(report),

@@ -1,0 +1,116 @@
+"""`mcp-hazard plan`: how many seeds (or repeats) a run needs so that each of its paired comparisons detects a given
+drop in success with power 0.8 at alpha 0.05 (scoring/power.py; docs/statistics.md states the formula).
+
+The comparisons are the report's: each hazard condition against clean (per profile), each intervention against the
+authored interface (per profile), and guided against strict when both profiles run. One seed gives each comparison
+as many pairs as the matrix has cells under its condition for one agent; the pairs needed come from the discordance
+rate: measured per comparison in a pilot run (`--pilot`), else derived from an assumed success rate (`--base-rate`,
+outcomes taken as independent), else the worst case over every success rate, (1 + drop^2) / 2.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import math
+from collections import Counter
+from pathlib import Path
+from typing import Any
+
+from mcp_hazard.errors import UserError
+from mcp_hazard.load import load_scenarios
+from mcp_hazard.runner.matrix import plan, select_tasks
+from mcp_hazard.scoring.power import independent_discordance, pairs_needed, planning_discordance
+
+PILOT_TABLES = {"hazard": "robustness", "intervention": "intervention_robustness", "profile": "hint_gain"}
+
+
+def comparisons(args: argparse.Namespace) -> list[dict[str, Any]]:
+    """Each comparison the run would report for one agent and one seed: {kind, name, profile, pairs_per_seed}."""
+    from mcp_hazard.commands.run import hazard_options, parse_profiles
+    from mcp_hazard.interventions.build import parse_composition
+
+    scenarios = load_scenarios(args.paths, allow_python=args.allow_python)
+    scenarios, tasks = select_tasks(scenarios, args.scenario or [], args.task or [])
+    profiles = parse_profiles(args.profile)
+    interventions = [parse_composition(text) for text in args.intervention or []]
+    cells = plan(scenarios, ["agent"], hazard_options(args.hazard), profiles, [0], interventions, tasks)
+    counts: Counter[tuple[str, str, str]] = Counter()
+    for cell in cells:
+        if cell.label != "clean":
+            counts[("hazard", cell.label, cell.profile)] += 1
+        if cell.interventions:
+            counts[("intervention", "+".join(cell.interventions), cell.profile)] += 1
+        if cell.profile == "strict" and "guided" in profiles:
+            counts[("profile", f"guided vs strict: {cell.label}", "strict,guided")] += 1
+    return [{"kind": kind, "name": name, "profile": profile, "pairs_per_seed": n}
+            for (kind, name, profile), n in sorted(counts.items())]  # fmt: skip
+
+
+def pilot_discordance(path: str) -> dict[tuple[str, str, str], tuple[float, str]]:
+    """(kind, name, profile) -> (discordance rate to plan with, where it came from), from a pilot run's report:
+    per comparison the largest over its agents (the plan must serve each of them)."""
+    from mcp_hazard.scoring.aggregate import aggregate
+    from mcp_hazard.scoring.collect import score_traces
+
+    if not Path(path).exists():
+        raise UserError(f"--pilot {path}: no such file or directory")
+    scored = score_traces([path])
+    if not scored.scores:
+        raise UserError(f"--pilot {path}: no scorable trace there (run the pilot with `mcp-hazard run --out {path}`)")
+    report = aggregate(scored.scores)
+    found: dict[tuple[str, str, str], tuple[float, str]] = {}
+    for kind, table in PILOT_TABLES.items():
+        for row in report.get(table) or []:
+            if kind == "hazard":
+                key = (kind, row["condition"], row["profile"])
+            elif kind == "intervention":
+                key = (kind, row["intervention"], row["profile"])
+            else:
+                key = (kind, f"guided vs strict: {row['condition']}", "strict,guided")
+            rate = planning_discordance(row["pairs"], row.get("discordant", 0))
+            what = f"pilot: {row.get('discordant', 0)}/{row['pairs']} discordant ({row['agent']})"
+            if key not in found or rate > found[key][0]:
+                found[key] = (rate, what)
+    return found
+
+
+def plan_command(args: argparse.Namespace) -> int:
+    if args.base_rate is not None and args.base_rate < args.drop:
+        raise UserError(f"--base-rate {args.base_rate:g} is below --drop {args.drop:g}: no such drop is possible")
+    rows = comparisons(args)
+    if not rows:
+        raise UserError("the matrix has no comparison: give --hazard, --intervention or --profile strict,guided")
+    measured = pilot_discordance(args.pilot) if args.pilot else {}
+    if args.base_rate is not None:
+        assumed = (independent_discordance(args.base_rate, args.drop), f"base rate {args.base_rate:.0%}, independent")
+    else:
+        assumed = ((1 + args.drop**2) / 2, "worst case over base rates")
+    for row in rows:
+        rate, source = measured.get((row["kind"], row["name"], row["profile"]), assumed)
+        if args.pilot and (row["kind"], row["name"], row["profile"]) not in measured:
+            source = f"not in the pilot: {source}"
+        needed = pairs_needed(args.drop, rate, args.alpha, args.power)
+        row.update({"discordance": rate, "source": source, "pairs_needed": needed,
+                    "attempts": math.ceil(needed / row["pairs_per_seed"])})  # fmt: skip
+    attempts = max(row["attempts"] for row in rows)
+    summary = {"drop": args.drop, "alpha": args.alpha, "power": args.power, "attempts_per_item": attempts,
+               "seeds": f"0-{attempts - 1}" if attempts > 1 else "0", "comparisons": rows}  # fmt: skip
+    if args.json:
+        print(json.dumps(summary, indent=2))
+        return 0
+    print(f"To detect a drop of {args.drop * 100:g} points (power {args.power:g}, two-sided alpha {args.alpha:g}, "
+          "exact McNemar test), per agent:")  # fmt: skip
+    header = ("comparison", "profile", "pairs/seed", "discordance", "pairs needed", "seeds", "discordance from")
+    table = [header] + [
+        (f"{r['kind']}: {r['name']}" if r["kind"] != "profile" else r["name"], r["profile"], str(r["pairs_per_seed"]),
+         f"{r['discordance']:.3f}", str(r["pairs_needed"]), str(r["attempts"]), r["source"])
+        for r in rows
+    ]  # fmt: skip
+    widths = [max(len(line[i]) for line in table) for i in range(len(header))]
+    for line in table:
+        print("  ".join(cell.rjust(w) if 2 <= i <= 5 else cell.ljust(w)
+                        for i, (cell, w) in enumerate(zip(line, widths, strict=True))).rstrip())  # fmt: skip
+    print(f"Every comparison: {attempts} attempt{'s' if attempts > 1 else ''} per item: --seeds {summary['seeds']},\n"
+          "or fewer seeds times --repeats (repeats differ only for an agent that samples).")  # fmt: skip
+    return 0

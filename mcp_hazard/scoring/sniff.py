@@ -1,0 +1,57 @@
+"""Tell a trace from other JSONL by its first line, the `episode_started` event, before parsing the whole file;
+with `sniff_text`, from the text already read, so that scoring reads each file once."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+
+def sniff(file: Path) -> tuple[dict[str, Any] | None, str | None]:
+    """(the episode_started event, None) for a trace; (None, None) for other JSONL; (None, warning) for a file
+    whose first line cannot be read. Reads the first non-blank line only."""
+    try:
+        with open(file, encoding="utf-8") as handle:
+            for number, line in enumerate(handle, start=1):
+                if not line.strip():
+                    continue
+                try:
+                    event = json.loads(line)
+                except json.JSONDecodeError as exc:
+                    return None, f"{file}:{number}: first line is not JSON ({exc.msg}); file skipped"
+                if isinstance(event, dict) and event.get("type") == "episode_started":
+                    return event, None
+                return None, None
+    except UnicodeDecodeError as exc:
+        return None, f"{file}: not UTF-8 text (byte {exc.start}); file skipped"
+    except OSError as exc:
+        return None, f"{file}: cannot read: {exc.strerror or exc}; file skipped"
+    return None, f"{file}: empty file; skipped"
+
+
+def sniff_text(text: str, file: Path) -> tuple[dict[str, Any] | None, str | None]:
+    """`sniff` of a file's text already read: the scorer reads each file once."""
+    start, number = 0, 1
+    while start < len(text):
+        end = text.find("\n", start)
+        end = len(text) if end < 0 else end
+        line = text[start:end]
+        if line.strip():
+            try:
+                event = json.loads(line)
+            except json.JSONDecodeError as exc:
+                return None, f"{file}:{number}: first line is not JSON ({exc.msg}); file skipped"
+            if isinstance(event, dict) and event.get("type") == "episode_started":
+                return event, None
+            return None, None
+        start, number = end + 1, number + 1
+    return None, f"{file}: empty file; skipped"
+
+
+def read_text(file: Path) -> str | None:
+    """The file's text, or None when it cannot be read as UTF-8 (`sniff` and `read_trace` then say why)."""
+    try:
+        return file.read_text(encoding="utf-8")
+    except (OSError, UnicodeDecodeError):
+        return None
