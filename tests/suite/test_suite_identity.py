@@ -59,7 +59,7 @@ def test_reports_record_the_suite_and_score_tells_different_suites(
     report = json.loads((tmp_path / "a" / "report.json").read_text(encoding="utf-8"))
     suite = report["suite"]
     assert (suite["name"], suite["version"], suite["tasks"]) == ("mcp-hazard-suite", "1.0", 1)
-    assert f"Suite: mcp-hazard-suite 1.0 (1 tasks in 1 scenarios, sha256 {suite['hash'][:12]})" in terminal
+    assert f"Suite: mcp-hazard-suite 1.0 (1 task in 1 scenario, sha256 {suite['hash'][:12]})" in terminal
     assert f"sha256 {suite['hash'][:12]}" in (tmp_path / "a" / "report.html").read_text(encoding="utf-8")
 
     shutil.copytree(tmp_path / "a", tmp_path / "same")
