@@ -63,4 +63,6 @@ def describe(suite: dict[str, Any] | None) -> str:
     if not suite:
         return "unknown suite"
     label = f"{suite['name']} {suite['version']}" if suite.get("version") else str(suite["name"])
-    return f"{label} ({suite['tasks']} tasks in {suite['scenarios']} scenarios, sha256 {str(suite['hash'])[:12]})"
+    tasks, scenarios = suite["tasks"], suite["scenarios"]
+    counts = f"{tasks} task{'' if tasks == 1 else 's'} in {scenarios} scenario{'' if scenarios == 1 else 's'}"
+    return f"{label} ({counts}, sha256 {str(suite['hash'])[:12]})"

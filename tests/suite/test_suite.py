@@ -68,9 +68,8 @@ def _shape(scenario: LoadedScenario, task: object) -> tuple[object, ...]:
     generated = scenario.id.startswith("suite-")
     deps = step_dependencies(task)  # type: ignore[arg-type]
     steps = task.golden_path.steps  # type: ignore[attr-defined]
-    return tuple(
-        ("FGLRODC"[names.index(s.tool)] if generated else s.tool, tuple(sorted(d))) for s, d in zip(steps, deps)
-    )
+    roles = ["FGLRODC"[names.index(s.tool)] if generated else s.tool for s in steps]
+    return tuple((role, tuple(sorted(d))) for role, d in zip(roles, deps, strict=True))
 
 
 def test_golden_paths_have_many_shapes_and_two_to_eight_calls() -> None:
