@@ -51,6 +51,7 @@ class Domain:
     owner_q: str = "Which {owner} is {x} with?"  # asks for the owner's name
     request: str = "order {x} from its supplier"  # what starts the owner's days: "we {request}"
     event: str = "delivery"  # what the days lead to
+    category_in: str = "in"  # "in the same section", "on the same shelf"
 
 
 CITIES = ("Orinth", "Velmora", "Castrane", "Tessaly Bay", "Marrowick", "Calderreach", "Pressa", "Olyndra")
@@ -191,7 +192,7 @@ DOMAINS: tuple[Domain, ...] = (
         owner_q='Which manufacturer makes {x}?',
         request='order {x} from its manufacturer', event='delivery',
         id='pharmacy', title='Dispensary stock of the Larkspur Pharmacy', item='medicine', items='medicines',
-        id_prefix='MED', id_label='product code', category_label='shelf',
+        id_prefix='MED', id_label='product code', category_label='shelf', category_in='on',
         categories=('Pain relief', 'Allergy', 'Digestion'),
         names=('Calvidol 200', 'Feverine Night', 'Aspira Soft', 'Dolorex Gel', 'Migrane Ease', 'Histalor',
                'Pollenguard', 'Sneezefree Spray', 'Rhinex Drops', 'Allerclear 10', 'Gastrobal', 'Digestin Plus',

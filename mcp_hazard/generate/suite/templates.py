@@ -314,7 +314,7 @@ def t_cheapest_in_own(c: Ctx) -> Task:
     i = cheapest(members) if want else members[0]  # the first item: a page cut would make it look cheapest
     steps = [step("found", c.f.find, name=i.name), step("cat", c.f.list, **{c.f.category: ref("found", c.f.category)})]
     return task(
-        f"Is {q(i)} the {c.d.cheapest} {c.d.item} in its {c.d.category_label}? Answer yes or no.",
+        f"Is {q(i)} the {c.d.cheapest} {c.d.item} {c.d.category_in} its {c.d.category_label}? Answer yes or no.",
         exact(want),
         "sequential",
         steps,
@@ -330,8 +330,8 @@ def t_cheaper_same_category(c: Ctx) -> Task:
     steps = [step("found", c.f.find, name=i.name), step("cat", c.f.list, **{c.f.category: ref("found", c.f.category)})]
     golden = f"{{{{ pluck(sort_by(cat.{c.d.items}, '{c.f.price}')[0:{rank}], 'name') }}}}"
     return task(
-        f"Which {c.d.items} in the same {c.d.category_label} as {q(i)} have a lower {c.d.price_label}? Answer with "
-        "their names, separated by commas.",
+        f"Which {c.d.items} {c.d.category_in} the same {c.d.category_label} as {q(i)} have a lower "
+        f"{c.d.price_label}? Answer with their names, separated by commas.",
         listing([r.name for r in ranked[:rank]]),
         "sequential",
         steps,
@@ -351,7 +351,7 @@ def t_owner_of_cheapest_sibling(c: Ctx) -> Task:
         owner_step(c),
     ]
     return task(
-        c.d.owner_q.format(x=f"the {c.d.cheapest} {c.d.item} in the same {c.d.category_label} as {q(i)}")
+        c.d.owner_q.format(x=f"the {c.d.cheapest} {c.d.item} {c.d.category_in} the same {c.d.category_label} as {q(i)}")
         + f" Answer with the {c.d.owner}'s name.",
         name(c.world.owner_of(best).name),
         "sequential",

@@ -224,7 +224,7 @@ def t_same_owner(c: Ctx) -> Task:
     a, b = c.rng.choice(pairs)
     steps = [*find_get(c, a, "1"), *find_get(c, b, "2")]
     return task(
-        f"Are {q(a)} and {q(b)} with the same {c.d.owner}? Answer yes or no.",
+        f"Do {q(a)} and {q(b)} have the same {c.d.owner}? Answer yes or no.",
         exact(want),
         "mixed",
         steps,
