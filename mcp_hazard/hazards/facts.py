@@ -58,12 +58,16 @@ def needed_values(task: Task, step_index: int, result: Any) -> list[Any]:
 
 
 def supplies(needed: list[Any], result: Any) -> bool:
-    """True when every needed value appears in `result` (text case-blind, numbers up to a 10^k unit scale)."""
+    """True when every needed value appears in `result` (text case-blind, numbers up to a 10^k unit scale, a yes/no
+    as itself)."""
     have = leaves(result)
     texts = {str(v).strip().casefold() for v in have if isinstance(v, str)}
-    numbers = [float(v) for v in have if isinstance(v, int | float)]
+    numbers = [float(v) for v in have if isinstance(v, int | float) and not isinstance(v, bool)]
     for value in needed:
-        if isinstance(value, int | float):
+        if isinstance(value, bool):  # a yes/no is matched by the same yes/no, never by the number 1 or 100
+            if not any(v is value for v in have):
+                return False
+        elif isinstance(value, int | float):
             if not any(
                 math.isclose(n, value * 10**k, rel_tol=1e-9, abs_tol=1e-9) for n in numbers for k in range(-3, 4)
             ):

@@ -92,6 +92,8 @@ def test_every_answer_type_the_scorer_handles() -> None:
             seen["number with unit"] += 1
         elif match == "unordered_list":
             seen["list"] += 1
+            if all(isinstance(v, str) and re.fullmatch(r"[A-Z]+-\d+", v) for v in value):
+                seen["identifier"] += 1  # a list of ids answers with identifiers too
         elif isinstance(value, str) and re.fullmatch(r"\d{4}-\d{2}-\d{2}", value):
             seen["date"] += 1
         elif isinstance(value, str) and re.fullmatch(r"[A-Z]+-\d+", value):

@@ -249,28 +249,21 @@ def priciest(items: list[Item]) -> Item:
 
 
 def t_cheapest_attribute(c: Ctx) -> Task:
-    which = c.variant % 3
-    attribute: Callable[[Item], Any] = [lambda i: i.date, lambda i: i.flag, lambda i: i.measure][which]
+    """A date or a measure, not a yes/no: a silently wrong reading must have a value to change."""
+    by_date = c.variant % 2 == 0
+    attribute: Callable[[Item], Any] = (lambda i: i.date) if by_date else (lambda i: i.measure)
     cat = paged_category(c, lambda items: attribute(cheapest(items)))
     i = cheapest(c.world.in_category(cat))
     x = f"the {c.d.cheapest} {c.kind(cat)}"
     lst = step("cat", c.f.list, **{c.f.category: cat})
     get = step("rec", c.f.get, **{c.f.item_id: f"{{{{ min_by(cat.{c.d.items}, '{c.f.price}').{c.f.item_id} }}}}"})
-    if which == 0:
+    if by_date:
         return task(
             f"{c.d.date_q.format(x=x)} Answer with the date as YYYY-MM-DD.",
             exact(i.date),
             "sequential",
             [lst, get],
             ref("rec", c.d.date_field),
-        )
-    if which == 1:
-        return task(
-            f"{c.d.flag_q.format(x=x)} Answer yes or no.",
-            exact(i.flag),
-            "sequential",
-            [lst, get],
-            ref("rec", c.d.flag_field),
         )
     return task(
         f"{c.d.measure_q.format(x=x)} Answer with the number of {c.d.unit}.",

@@ -103,11 +103,11 @@ def t_cheapest_across(c: Ctx) -> Task:
     joined = " + ".join(f"cat{n}.{c.d.items}" for n in range(1, len(cats) + 1))
     kinds = said([c.kind(cat, plural=True) for cat in cats])
     return task(
-        f"Among the {kinds}, which has the lowest {c.d.price_label}? Answer with its {c.d.id_label}.",
-        name(best.id),
+        f"What is the lowest {c.d.price_label} among the {kinds}? Answer with the amount in {c.d.currency}.",
+        money(best.price),
         "parallel",
         steps,
-        f"{{{{ min_by({joined}, '{c.f.price}').{c.f.item_id} }}}}",
+        f"{{{{ min(pluck({joined}, '{c.f.price}')) }}}}",
     )
 
 
