@@ -41,7 +41,7 @@ def _resolve(value: Any, path: list[Any]) -> Any:
 
 
 def needed_values(task: Task, step_index: int, result: Any) -> list[Any]:
-    """Leaves of step `step_index`'s result that later arguments or the answer read."""
+    """Leaves of step `step_index`'s result that later arguments or the answer read (yes/no values included)."""
     step_id = task.golden_path.steps[step_index].id
     templates: list[Any] = [s.arguments for s in task.golden_path.steps[step_index + 1 :]]
     templates.append(task.golden_path.answer)
@@ -53,8 +53,19 @@ def needed_values(task: Task, step_index: int, result: Any) -> list[Any]:
             except ExpressionError:
                 continue
             for path in paths:
-                values.extend(leaves(_resolve(result, path)))
+                values.extend(_read_leaves(_resolve(result, path)))
     return values
+
+
+def _read_leaves(value: Any) -> list[Any]:
+    """`leaves`, yes/no values kept: a step read only for a yes/no still needs a source that has it."""
+    if isinstance(value, bool):
+        return [value]
+    if isinstance(value, dict):
+        return [leaf for item in value.values() for leaf in _read_leaves(item)]
+    if isinstance(value, list):
+        return [leaf for item in value for leaf in _read_leaves(item)]
+    return leaves(value)
 
 
 def supplies(needed: list[Any], result: Any) -> bool:
