@@ -71,7 +71,7 @@ def _read_leaves(value: Any) -> list[Any]:
 def supplies(needed: list[Any], result: Any) -> bool:
     """True when every needed value appears in `result` (text case-blind, numbers up to a 10^k unit scale, a yes/no
     as itself)."""
-    have = leaves(result)
+    have = _read_leaves(result)
     texts = {str(v).strip().casefold() for v in have if isinstance(v, str)}
     numbers = [float(v) for v in have if isinstance(v, int | float) and not isinstance(v, bool)]
     for value in needed:
