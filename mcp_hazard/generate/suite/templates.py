@@ -142,7 +142,10 @@ def t_date(c: Ctx) -> Task:
 
 
 def t_flag(c: Ctx) -> Task:
-    [i] = c.pick(1, lambda i: i.flag == bool(c.variant % 2))
+    """About an item whose yes/no is the rarer one in its domain, so most other items answer the other way: a
+    silently wrong id read on the way then changes the answer."""
+    rare = sum(i.flag for i in c.world.items) * 2 < len(c.world.items)
+    [i] = c.pick(1, lambda i: i.flag == rare)
     return task(
         f"{c.d.flag_q.format(x=q(i))} Answer yes or no.",
         exact(i.flag),
