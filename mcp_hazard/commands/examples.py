@@ -103,6 +103,7 @@ EXAMPLES: dict[str, list[tuple[str, str]]] = {
             "mcp-hazard generate dag --core 5 --depth 3 --seed 1 --count 10 --out gen/",
             "ten generated tool graphs with five functions on the golden path",
         ),
+        ("mcp-hazard generate suite --out scenarios/suite", "the shipped suite's generated files, byte for byte"),
     ],
     "gate": [
         (

@@ -69,6 +69,13 @@ def add_generate_parser(subparsers: Any) -> argparse.ArgumentParser:
     dag.add_argument("--count", type=_whole(1, MAX_COUNT), default=1, metavar="N",
                      help="tasks to write, with seeds SEED to SEED+N-1 (default 1)")  # fmt: skip
     dag.add_argument("--out", required=True, metavar="DIR", help="folder for the files (dag-s<SEED>.yaml)")
+    suite = kinds.add_parser(
+        "suite", help="the shipped benchmark suite: ten domains of natural tasks (docs/suite.md)",
+        description="Write the shipped suite's generated scenario files, one per domain (suite-DOMAIN.yaml): a "
+        "seeded world per domain and task templates. The output is what scenarios/suite holds, byte for byte.",
+        epilog=epilog("generate"),
+    )  # fmt: skip
+    suite.add_argument("--out", required=True, metavar="DIR", help="folder for the files (suite-<DOMAIN>.yaml)")
     return generate
 
 
@@ -77,9 +84,23 @@ def _knobs(args: argparse.Namespace) -> Knobs:
                  seed=args.seed, names=args.names, restate=args.restate)  # fmt: skip
 
 
+def _suite(out: Path) -> int:
+    from mcp_hazard.generate.suite.build import write_suite
+
+    try:
+        for path in write_suite(out):
+            print(f"wrote {path}")
+    except OSError as exc:
+        print(f"{ERROR_PREFIX}{exc.filename or out}: cannot write: {exc.strerror or exc}", file=sys.stderr)
+        return EXIT_USAGE
+    return 0
+
+
 def generate_command(args: argparse.Namespace) -> int:
     """Run `mcp-hazard generate KIND ...`: 0 when every file was written, 2 for bad knobs or a folder that cannot be
     written (both are input errors)."""
+    if args.generate_kind == "suite":
+        return _suite(Path(args.out))
     knobs = _knobs(args)
     problem = knobs.problem()
     if problem is None and knobs.seed + args.count - 1 >= 2**63:

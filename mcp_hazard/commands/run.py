@@ -299,7 +299,8 @@ def _report(
     mine = {cell.episode_id for cell in cells}
     scores = [s for s in scored.scores if s.episode_id in mine]
     unscorable = [u for u in scored.unscorable if u.get("episode_id") in mine]
-    report = aggregate(scores, scored.warnings, unscorable, scored.scenarios, kinds)  # this run's plan alone
+    report = aggregate(scores, scored.warnings, unscorable, scored.scenarios, kinds,  # this run's plan alone
+                       suite_parts=scored.suite_parts)  # fmt: skip
     for fmt, name in (("json", "report.json"), ("markdown", "report.md"), ("html", "report.html")):
         write_file(out / name, render(report, fmt, timelines=scored.timelines).encode("utf-8"))
     print(render(report, "table", verbose=args.verbose))

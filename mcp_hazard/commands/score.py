@@ -55,6 +55,26 @@ def _write(path: str, text: str, what: str) -> None:
         raise UserError(f"{path}: cannot write {what}: {exc.strerror or exc}") from None
 
 
+def suite_differences(paths: list[str], parts: dict[str, tuple[str, str, str]]) -> list[str]:
+    """A warning when the runs named on the command line measured different suites (their content hashes differ,
+    scenario/suite_id.py): comparing their success rates then mixes different tasks."""
+    from mcp_hazard.scenario.suite_id import suite_hash
+
+    if len(paths) < 2:
+        return []
+    hashes: dict[str, str] = {}
+    for path in paths:
+        root = Path(path).resolve()
+        mine = [part for trace, part in parts.items() if Path(trace).resolve().is_relative_to(root)]
+        if mine:
+            hashes[path] = suite_hash(mine)
+    if len(set(hashes.values())) < 2:
+        return []
+    listed = ", ".join(f"{path} {digest[:12]}" for path, digest in hashes.items())
+    return [f"the runs measured different suites (content hash {listed}): their rates are not comparable task for "
+            "task (docs/suite.md)"]  # fmt: skip
+
+
 def score(args: argparse.Namespace) -> int:
     try:
         return _score(args)
@@ -90,7 +110,9 @@ def _score(args: argparse.Namespace) -> int:
         raise _Refused(f"nothing to score: none of the {scored.traces} traces in {where} could be scored (see above)")
     for each in scored.scores:
         each.agent_label = labels.get(each.agent, each.agent_label)
-    report = aggregate(scored.scores, scored.warnings, scored.unscorable, scored.scenarios, scored.plan)
+    scored.warnings.extend(suite_differences(args.paths, scored.suite_parts))
+    report = aggregate(scored.scores, scored.warnings, scored.unscorable, scored.scenarios, scored.plan,
+                       suite_parts=scored.suite_parts)  # fmt: skip
     brief = fmt == "table" and not args.out and not args.verbose  # a file always holds everything
     text = render(report, fmt, verbose=not brief, timelines=scored.timelines)
     if args.out:

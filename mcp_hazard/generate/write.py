@@ -31,6 +31,8 @@ def _scalar(value: Any) -> str:
         return "true" if value else "false"
     if isinstance(value, int):
         return str(value)
+    if isinstance(value, float):
+        return json.dumps(value)  # the shortest text that reads back as the same float (37.44, 3650.0)
     if isinstance(value, str):
         if _PLAIN.fullmatch(value) and value.lower() not in _YAML11_WORDS:
             return value

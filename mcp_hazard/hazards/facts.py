@@ -41,7 +41,7 @@ def _resolve(value: Any, path: list[Any]) -> Any:
 
 
 def needed_values(task: Task, step_index: int, result: Any) -> list[Any]:
-    """Leaves of step `step_index`'s result that later arguments or the answer read."""
+    """Leaves of step `step_index`'s result that later arguments or the answer read (yes/no values included)."""
     step_id = task.golden_path.steps[step_index].id
     templates: list[Any] = [s.arguments for s in task.golden_path.steps[step_index + 1 :]]
     templates.append(task.golden_path.answer)
@@ -53,17 +53,32 @@ def needed_values(task: Task, step_index: int, result: Any) -> list[Any]:
             except ExpressionError:
                 continue
             for path in paths:
-                values.extend(leaves(_resolve(result, path)))
+                values.extend(_read_leaves(_resolve(result, path)))
     return values
 
 
+def _read_leaves(value: Any) -> list[Any]:
+    """`leaves`, yes/no values kept: a step read only for a yes/no still needs a source that has it."""
+    if isinstance(value, bool):
+        return [value]
+    if isinstance(value, dict):
+        return [leaf for item in value.values() for leaf in _read_leaves(item)]
+    if isinstance(value, list):
+        return [leaf for item in value for leaf in _read_leaves(item)]
+    return leaves(value)
+
+
 def supplies(needed: list[Any], result: Any) -> bool:
-    """True when every needed value appears in `result` (text case-blind, numbers up to a 10^k unit scale)."""
-    have = leaves(result)
+    """True when every needed value appears in `result` (text case-blind, numbers up to a 10^k unit scale, a yes/no
+    as itself)."""
+    have = _read_leaves(result)
     texts = {str(v).strip().casefold() for v in have if isinstance(v, str)}
-    numbers = [float(v) for v in have if isinstance(v, int | float)]
+    numbers = [float(v) for v in have if isinstance(v, int | float) and not isinstance(v, bool)]
     for value in needed:
-        if isinstance(value, int | float):
+        if isinstance(value, bool):  # a yes/no is matched by the same yes/no, never by the number 1 or 100
+            if not any(v is value for v in have):
+                return False
+        elif isinstance(value, int | float):
             if not any(
                 math.isclose(n, value * 10**k, rel_tol=1e-9, abs_tol=1e-9) for n in numbers for k in range(-3, 4)
             ):

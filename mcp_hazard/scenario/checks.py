@@ -36,6 +36,7 @@ from mcp_hazard.scenario.problems import Problems, validate_model
 from mcp_hazard.scenario.replacement import replacement_problems
 from mcp_hazard.scenario.schema_refs import ref_problems
 from mcp_hazard.scenario.serves import serves_problems
+from mcp_hazard.scenario.workflow import workflow_problem
 from mcp_hazard.scenario.yaml_source import Path, parse_yaml
 from mcp_hazard.suggest import did_you_mean
 
@@ -225,6 +226,10 @@ def _check_task(scenario: Scenario, task: Task, path: Path, problems: Problems) 
                 f"refers to {sorted(unknown)}, which are not steps{did_you_mean(min(unknown), seen)}",
             )
             ok = False
+    if ok:
+        mismatch = workflow_problem(task)
+        if mismatch:
+            problems.add((*path, "workflow"), mismatch)
     return ok
 
 

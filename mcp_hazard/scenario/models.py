@@ -240,6 +240,13 @@ class Generated(Strict):
     )
 
 
+class SuiteTag(Strict):
+    """The benchmark suite a scenario belongs to; every report records it with the suite's content hash."""
+
+    name: Identifier
+    version: str = Field(min_length=1, max_length=32, pattern=r"^[0-9A-Za-z][0-9A-Za-z.+-]*$")
+
+
 class Scenario(Strict):
     """One tool environment and its tasks."""
 
@@ -253,6 +260,7 @@ class Scenario(Strict):
     tools: list[ToolSpec] = Field(min_length=1)
     tasks: list[Task] = Field(min_length=1)
     generated: Generated | None = Field(default=None, description="Set by `mcp-hazard generate`; never served.")
+    suite: SuiteTag | None = Field(default=None, description="The suite this scenario belongs to; never served.")
 
     def tool(self, name: str) -> ToolSpec | None:
         return next((tool for tool in self.tools if tool.name == name), None)

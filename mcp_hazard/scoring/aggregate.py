@@ -323,14 +323,17 @@ def aggregate(
     unscorable: list[dict[str, str]] | None = None,
     scenarios: dict[str, Scenario] | None = None,
     plan: list[dict[str, Any]] | None = None,
+    suite_parts: dict[str, tuple[str, str, str]] | None = None,
 ) -> dict[str, Any]:
     """The whole report as JSON-ready data (schema: docs/scoring.md, `report_schema_version`). `unscorable`: the
     traces found but not scored (`Scored.unscorable`), listed so that they are not silently missing. `scenarios`
     (`Scored.scenarios`) and `plan` (`Scored.plan`, or the run's own): to say which hazard kinds were left out of
-    which tasks, and why."""
+    which tasks, and why. `suite_parts` (`Scored.suite_parts`): what each trace ran, for the suite's hash."""
+    from mcp_hazard.scenario.suite_id import suite_identity
     from mcp_hazard.scoring.skipped import skipped_hazards
 
     every = list(scores)
+    parts = None if suite_parts is None else [suite_parts[s.trace] for s in every if s.trace in suite_parts]
     infrastructure = Counter(s.agent_outcome for s in every if s.agent_outcome in INFRASTRUCTURE)
     rated = [s for s in every if s.agent_outcome not in INFRASTRUCTURE]
     # Success needs an answer to judge: a proxied server's episode without an expected answer, and an unfinished one
@@ -345,6 +348,7 @@ def aggregate(
     return {
         "report_schema_version": REPORT_SCHEMA_VERSION,
         "generated_by": f"mcp-hazard {__version__}",
+        "suite": suite_identity(scenarios or {}, ((s.scenario, s.task) for s in every), parts),
         "episodes": len(every),
         "not_judged": sum(not s.judged for s in rated),
         "unfinished": sum(s.unfinished for s in rated),

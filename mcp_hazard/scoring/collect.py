@@ -32,6 +32,7 @@ from mcp_hazard.proxy.config import LoadedProxyFile, is_proxy_file, load_proxy_f
 from mcp_hazard.proxy.environment import scenario_from_trace
 from mcp_hazard.scenario.files import SCENARIO_SUFFIXES, LoadedScenario
 from mcp_hazard.scenario.models import AnswerSpec, Scenario
+from mcp_hazard.scenario.suite_id import scenario_hash
 from mcp_hazard.scoring.episode import EpisodeScore, score_episode
 from mcp_hazard.scoring.run_log import RunNotes
 from mcp_hazard.scoring.run_plan import plans_beside
@@ -53,6 +54,9 @@ class Scored:
     timelines: dict[str, list[list[Any]]] = field(default_factory=dict)
     # What the runs that made these traces planned for each task (scoring/run_plan.py); empty without a plan.
     plan: list[dict[str, Any]] = field(default_factory=list)
+    # Each scored trace's (scenario id, scenario content hash, task id), by trace path: the suite it measured
+    # (scenario/suite_id.py), right even when one scenario id was read in two versions.
+    suite_parts: dict[str, tuple[str, str, str]] = field(default_factory=dict)
 
 
 def trace_files(paths: list[str]) -> list[Path]:
@@ -353,6 +357,7 @@ def _score_traces(paths: list[str], *, folders: list[str], allow_python: bool, t
         _for_reports(score, loaded.model, notes, where)
         folders_scored.append(where)
         scored.scenarios[loaded.id] = loaded.model
+        scored.suite_parts[score.trace] = (loaded.id, scenario_hash(loaded.model), score.task)
         if timelines:
             scored.timelines[score.trace] = timeline(trace.events)
         if note:

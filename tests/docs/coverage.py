@@ -85,6 +85,10 @@ CANNOT_RUN = {
     r"^(\.venv/bin/)?python -m bench\.": "a benchmark or a tool of bench/ (minutes of load, or a browser for "
     "screenshots): docs/performance.md records the benchmarks' measurements; tests use only bench's helpers",
     r"^mcp-hazard score /tmp/big ": "scores the benchmark's 10,000-episode folder (bench.report_load --keep)",
+    r"^mcp-hazard run scenarios/ scenarios/suite/$": "the full suite: about 5,000 episodes with the two default "
+    "agents (minutes on 2 cores); README's main job runs its quick subset, tests/suite/ check the rest of it",
+    r"^mcp-hazard verify scenarios/ scenarios/suite/ --seeds 0-4": "verifies the full suite (many minutes on 2 "
+    "cores): docs/suite.md records the result; tests/suite/test_suite.py verifies a seeded sample",
 }  # fmt: skip
 
 # (doc, heading) -> why no command under that heading (of any level) can run in CI
@@ -126,6 +130,7 @@ RUN_HERE: dict[str, list[tuple[str, tuple[str, ...] | Callable[[Shown], bool]]]]
     "docs/generator.md": [("tests/docs/test_small_docs.py::test_generator_doc", ())],
     "docs/hazards.md": [("tests/docs/test_small_docs.py::test_hazards_doc", ())],
     "docs/scenario-format.md": [("tests/docs/test_small_docs.py::test_scenario_format_doc", ())],
+    "docs/suite.md": [("tests/docs/test_small_docs.py::test_suite_doc", ())],
     "docs/security.md": [("tests/docs/test_small_docs.py::test_security_doc", ())],
     "docs/proxy.md": [("tests/proxy/test_docs.py::test_the_proxy_doc_runs_as_written", ())],
     "docs/research.md": [("tests/docs/test_small_docs.py::test_research_doc", ())],

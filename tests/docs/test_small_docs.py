@@ -108,6 +108,17 @@ def test_research_doc(tmp_path: Path) -> None:
     assert all(len(list((tmp_path / "gen" / name).glob("*.yaml"))) == 4 for name in folders)
 
 
+def test_suite_doc(tmp_path: Path) -> None:
+    """The generator's command and `validate` as the doc shows them; what it wrote is what the repository holds."""
+    doc = "docs/suite.md"
+    with session(tmp_path) as shell:
+        play(shell, to_run(doc, "test_suite_doc"))
+    shipped = sorted((ROOT / "scenarios" / "suite").glob("*.yaml"))
+    assert len(shipped) == 10
+    for path in shipped:
+        assert (tmp_path / "scenarios" / "suite" / path.name).read_bytes() == path.read_bytes(), path.name
+
+
 def test_performance_doc(tmp_path: Path) -> None:
     """The commands the doc shows besides its benchmarks (the bad inputs `replay` answers quickly)."""
     doc = "docs/performance.md"

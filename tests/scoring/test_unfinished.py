@@ -99,7 +99,8 @@ def _one_account(text: str, report: dict[str, Any], judged: bool) -> None:
     words = " ".join(text.split())  # the terminal table wraps long lines
     apart = UNFINISHED if judged else f"{UNFINISHED}, 1 not judged (no expected answer)"
     assert words.startswith("mcp-hazard scorecard: 1 episode, 1 agent; each agent's success, recovery and premature "
-                            f"answers below In no success rate: {apart}. "), text  # fmt: skip
+                            "answers below Suite: "), text  # fmt: skip
+    assert f"(1 task in 1 scenario, sha256 {report['suite']['hash'][:12]}). In no success rate: {apart}. " in words
     assert f"- Agents: No episode has a verdict: {apart}." in words, text
     assert "unknown" not in text and "No episodes" not in text, text
     assert (report["episodes"], report["unfinished"], report["not_judged"]) == (1, 1, 0 if judged else 1)

@@ -348,9 +348,10 @@ LEAK_HAZARDS = [
 
 
 def _scrub(value: Any) -> Any:
-    """Drop the two fields that are the episode's own name (chosen by the caller), then look at everything else."""
+    """Drop the two fields that are the episode's own name (chosen by the caller) and a file's sha256 (hex, which can
+    hold an answer's digits by chance), then look at everything else."""
     if isinstance(value, dict):
-        return {k: _scrub(v) for k, v in value.items() if k not in ("episode_id", "mcp_url")}
+        return {k: _scrub(v) for k, v in value.items() if k not in ("episode_id", "mcp_url", "sha256")}
     if isinstance(value, list):
         return [_scrub(item) for item in value]
     return value

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from mcp_hazard.scenario.suite_id import describe as describe_suite
 from mcp_hazard.scoring.report import _format as f
 from mcp_hazard.scoring.report import matrices, splits
 from mcp_hazard.scoring.report.research import build_research
@@ -34,6 +35,7 @@ def headline(report: dict[str, Any]) -> Section:
     firings = sum(int(as_dict(entry).get("n") or 0) for entry in as_dict(report.get("recovery")).values())
     rows = [
         ["episodes", f.count(report.get("episodes"))],
+        ["suite", describe_suite(as_dict(report.get("suite")))],
         ["agents", ", ".join(f.text(a) for a in agents) if 0 < len(agents) <= 6 else str(len(agents))],
         ["conditions", str(len(conditions))],
         ["hazard firings", str(firings) if firings else "none"],

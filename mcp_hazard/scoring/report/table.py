@@ -15,6 +15,7 @@ from rich.console import Console, JustifyMethod
 from rich.table import Table
 from rich.text import Text
 
+from mcp_hazard.scenario.suite_id import describe as describe_suite
 from mcp_hazard.scoring.report import _format as f
 from mcp_hazard.scoring.report.section import Section
 from mcp_hazard.scoring.report.sections import build
@@ -61,6 +62,9 @@ def _summary(report: dict[str, Any]) -> str:
     episodes = f.count(report.get("episodes"))
     line = (f"mcp-hazard scorecard: {episodes} episode{'' if episodes == '1' else 's'}, {count} agent"
             f"{'' if count == 1 else 's'}; each agent's success, recovery and premature answers below")  # fmt: skip
+    suite = report.get("suite")
+    if isinstance(suite, dict) and suite:
+        line += f"\nSuite: {describe_suite(suite)}."
     apart = f.without_verdict(report)
     return f"{line}\nIn no success rate: {apart}." if apart else line
 

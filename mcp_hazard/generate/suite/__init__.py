@@ -1,0 +1,9 @@
+"""The shipped suite's generator: a seeded world per domain and natural task templates (docs/suite.md).
+
+`mcp-hazard generate suite --out scenarios/suite` writes it (commands/generate.py).
+"""
+
+from mcp_hazard.generate.suite.build import SUITE_COMMAND, SUITE_NAME, SUITE_VERSION, render_suite, write_suite
+from mcp_hazard.generate.suite.domains import DOMAINS, Domain
+
+__all__ = ["DOMAINS", "SUITE_COMMAND", "SUITE_NAME", "SUITE_VERSION", "Domain", "render_suite", "write_suite"]
