@@ -8,6 +8,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from mcp_hazard.agentdojo.names import is_source
 from mcp_hazard.errors import UserError
 from mcp_hazard.load import load_scenario
 from mcp_hazard.scenario.files import LoadedScenario, read_source
@@ -60,6 +61,10 @@ def _scenario_for(started: dict[str, Any], scenarios: str | None, allow_python: 
         if found is None:
             raise UserError(f"--scenarios {scenarios}: no scenario {ref.get('id')!r}")
         loaded = found
+    elif is_source(ref.get("path")):  # an AgentDojo suite, built again from the installed AgentDojo
+        from mcp_hazard.agentdojo.sources import load_named
+
+        loaded = load_named([str(ref["path"])])[0]
     else:
         loaded = load_scenario(str(ref.get("path")), allow_python=allow_python)
     if ref.get("sha256") == loaded.sha256 and ref.get("path") and loaded.path != ref["path"]:
