@@ -16,6 +16,7 @@ from mcp_hazard.agentdojo.names import Source
 from mcp_hazard.agentdojo.plan import golden_plan, injection_plan
 from mcp_hazard.agentdojo.scenario import AgentDojoScenario, AgentDojoToolSpec, InjectionTaskInfo, LoadedSuite
 from mcp_hazard.agentdojo.snapshot import dump_snapshot
+from mcp_hazard.agentdojo.values import value_reads
 from mcp_hazard.proxy.environment import NOT_HERE
 from mcp_hazard.scenario.models import Annotations, Task
 
@@ -67,6 +68,9 @@ def build_scenario(suite: Suite, facts: LoadedFacts) -> AgentDojoScenario:
     tools = [tool_spec(function, facts.model.tools[function.name]) for function in suite.tools]
     user_tasks = suite.user_tasks
     tasks = [_task(task_id, user_tasks[task_id], suite) for task_id in sorted(user_tasks, key=_task_order)]
+    by_name = {tool.name: tool for tool in tools}
+    reads = {task.id: found for task in tasks
+             if (found := value_reads(suite, user_tasks[task.id], task.golden_path, by_name))}  # fmt: skip
     injections = suite.injection_tasks
     infos = [
         InjectionTaskInfo(id=task_id, goal=str(task.GOAL), golden_path=injection_plan(suite, task))
@@ -76,7 +80,7 @@ def build_scenario(suite: Suite, facts: LoadedFacts) -> AgentDojoScenario:
         format=1, id=source.suite, title=f"{TITLES.get(source.suite, source.suite)} {source.version}",
         description=f"AgentDojo {installed_version()}, suite {source.suite}, benchmark {source.version}",
         tools=tools, tasks=tasks, generated=None, source=source.name, agentdojo_version=installed_version(),
-        injection_tasks=infos, injection_vectors=suite.injection_candidates(),
+        injection_tasks=infos, injection_vectors=suite.injection_candidates(), value_reads=reads,
     )  # fmt: skip
 
 

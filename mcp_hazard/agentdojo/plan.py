@@ -15,7 +15,7 @@ from __future__ import annotations
 import re
 from typing import Any
 
-from mcp_hazard.scenario.expressions import template_expressions
+from mcp_hazard.scenario.expressions import ExpressionError, render, template_expressions
 from mcp_hazard.scenario.models import GoldenPath, GoldenStep
 
 _NUMBERISH = re.compile(r"^[\d\s.,:+-]*$")
@@ -83,11 +83,59 @@ def literal(value: Any) -> bool:
     return not template_expressions(value)
 
 
+def templated_answer(answer: str, results: list[Any]) -> str:
+    """The ground-truth output with each text an earlier result carries whole (three or more characters, not a
+    number) read from that result: `{{ s1[0].participants[1] }} ...`; the longest such texts first."""
+    if not answer or not literal(answer):
+        return answer
+    sources: dict[str, str] = {}
+    for index in range(len(results)):
+        for path, leaf in _leaves(results[index]):
+            if isinstance(leaf, str) and len(leaf) >= 3 and not _NUMBERISH.match(leaf) and leaf in answer and path:
+                sources[leaf] = "{{ " + step_id(index) + "".join(_accessor(part) for part in path) + " }}"
+    if not sources:
+        return answer
+    pattern = re.compile("|".join(re.escape(text) for text in sorted(sources, key=len, reverse=True)))
+    return pattern.sub(lambda found: sources[found.group()], answer)
+
+
+def _renders_back(template: Any, value: Any, results: list[Any]) -> bool:
+    """Whether `template`, filled from the ground truth's own results, gives back the ground truth's `value`."""
+    try:
+        return render(template, {step_id(i): result for i, result in enumerate(results)}) == value
+    except ExpressionError:
+        return False
+
+
 def build_path(calls: list[tuple[str, dict[str, Any]]], results: list[Any], answer: Any) -> GoldenPath:
+    """The golden path; arguments and answer read from earlier results where they carry the values (module doc),
+    each template kept only when it gives back the ground truth's own values."""
     steps = []
     for index, (function, arguments) in enumerate(calls):
-        steps.append(GoldenStep.model_construct(id=step_id(index), tool=function, arguments=arguments))
+        given = arguments
+        if literal(arguments):
+            reading = templated(arguments, results[:index])
+            given = reading if _renders_back(reading, arguments, results[:index]) else arguments
+        steps.append(GoldenStep.model_construct(id=step_id(index), tool=function, arguments=given))
+    if isinstance(answer, str):
+        reading = templated_answer(answer, results)
+        answer = reading if _renders_back(reading, answer, results) else answer
     return GoldenPath.model_construct(steps=steps, answer=answer)
+
+
+def reads(path: GoldenPath) -> dict[str, list[tuple[str | int, ...]]]:
+    """Per step id, the paths into its result that later steps and the answer read (`s1[3].amount` -> (3, 'amount'))."""
+    from mcp_hazard.scenario.expressions import access_paths
+
+    found: dict[str, list[tuple[str | int, ...]]] = {}
+    templates = [step.arguments for step in path.steps] + [path.answer]
+    for step in path.steps:
+        for template in templates:
+            for source in template_expressions(template):
+                for accessed in access_paths(source, step.id):
+                    if accessed and tuple(accessed) not in found.setdefault(step.id, []):
+                        found[step.id].append(tuple(accessed))
+    return {key: value for key, value in found.items() if value}
 
 
 def golden_plan(suite: Any, user_task: Any) -> GoldenPath:

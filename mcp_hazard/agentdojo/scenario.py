@@ -51,6 +51,9 @@ class AgentDojoScenario(Scenario):
     injection_tasks: list[InjectionTaskInfo] = []
     injection_vectors: dict[str, list[str]] = {}
     """Per user task, the injection vectors its ground truth shows the agent (where an attack can reach it)."""
+    value_reads: dict[str, list[Any]] = {}
+    """Per user task, the values its plan reads that, served wrong, change AgentDojo's verdict (values.py). Worked
+    out as the suite loads; not in a snapshot, which is for scoring."""
 
     def injection_task(self, task_id: str) -> InjectionTaskInfo | None:
         return next((task for task in self.injection_tasks if task.id == task_id), None)

@@ -1,0 +1,53 @@
+"""What a plan reads of a step's result: the top-level fields later steps and the answer name (`{{ s1.price_eur }}`),
+and the whole paths into it (`{{ s1[3].amount }}` -> (3, 'amount')), which is what a re-reading must agree on and what
+shape the result must have for the plan to read it."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from mcp_hazard.agents.normalise import convert_field
+from mcp_hazard.agents.verify import listed
+from mcp_hazard.scenario.expressions import access_paths, template_expressions
+from mcp_hazard.scenario.models import GoldenPath
+
+
+def _accessed(plan: GoldenPath, index: int) -> list[list[Any]]:
+    step_id = plan.steps[index].id
+    templates: list[Any] = [s.arguments for s in plan.steps[index + 1 :]] + [plan.answer]
+    found: list[list[Any]] = []
+    for template in templates:
+        for source in template_expressions(template):
+            for path in access_paths(source, step_id):
+                if path and path not in found:
+                    found.append(path)
+    return found
+
+
+def expected_fields(plan: GoldenPath, index: int) -> list[str]:
+    """Top-level fields of step `index`'s result that later steps or the answer read."""
+    fields: list[str] = []
+    for path in _accessed(plan, index):
+        if isinstance(path[0], str) and path[0] not in fields:
+            fields.append(path[0])
+    return fields
+
+
+def read_paths(plan: GoldenPath, index: int) -> list[list[Any]]:
+    """Whole paths into step `index`'s result that later steps or the answer read."""
+    return _accessed(plan, index)
+
+
+def has_fields(value: Any, fields: list[str]) -> bool:
+    """Whether a result holds every field the rest of the plan reads (under another name or unit, too)."""
+    if not fields:
+        return True
+    return isinstance(value, dict) and all(convert_field(value, f) is not None for f in fields)
+
+
+def as_read(value: Any, paths: list[list[Any]]) -> Any:
+    """The result in the shape the plan reads it: a list the result wraps (`{"items": [...], "page": 1, ...}`) when
+    the plan reads the result by position (`s1[3]`)."""
+    if any(isinstance(path[0], int) for path in paths):
+        return listed(value)
+    return value
