@@ -13,8 +13,8 @@ from typing import Any, NoReturn, cast
 from mcp_hazard import __version__
 from mcp_hazard.commands import ERROR_PREFIX, EXIT_INTERRUPTED, EXIT_USAGE
 from mcp_hazard.commands.examples import epilog
-from mcp_hazard.commands.flag_values import cpus, host_port, parse_seeds, positive, positive_float, seed, ttl
-from mcp_hazard.errors import ScenarioError, UserError
+from mcp_hazard.commands.flag_values import cpus, host_port, parse_seeds, port, positive, positive_float, seed, ttl
+from mcp_hazard.errors import Interrupted, ScenarioError, UserError
 from mcp_hazard.suggest import did_you_mean
 
 _WHOLE_PARSER = {"completion"}  # its script is written from every command's parser
@@ -124,6 +124,9 @@ def build_parser(only: str | None = None) -> argparse.ArgumentParser:
     serve.add_argument("--trace-dir", default="runs", help="where trace files go (default: ./runs)")
     serve.add_argument("--episode-id", help="name of the episode and its trace file (stdio)")
     serve.add_argument("--agent", help="name of the agent under test, recorded in the trace (stdio)")
+    # Not for people: `run` starts its stdio servers with it, and their traces then say that `run` ends them with
+    # `agent_ended` (trace/events.py, RunInfo.runner).
+    serve.add_argument("--runner", action="store_true", help=argparse.SUPPRESS)
     _condition_options(serve)
     serve.set_defaults(profile=None)  # strict, for the stdio episode; over HTTP each episode names its own
     serve.add_argument("--http", type=host_port, metavar="HOST:PORT", help="serve Streamable HTTP instead of stdio")
@@ -145,11 +148,14 @@ def build_parser(only: str | None = None) -> argparse.ArgumentParser:
                        "names (upstream.command); --upstream-cmd needs no flag")  # fmt: skip
     proxy.add_argument("--upstream-timeout", type=positive_float, metavar="SECONDS", help="seconds to wait for each "
                        "answer of the server (default: the file's upstream.timeout, else 60)")  # fmt: skip
+    proxy.add_argument("--upstream-log", metavar="FILE", help="append the server's stderr to FILE instead of "
+                       "passing it through to the proxy's stderr")  # fmt: skip
     proxy.add_argument("--task", help="task id from the proxy file (default: its first; none: an open episode)")
     proxy.add_argument("--seed", type=seed, default=None, help="seed of the condition (default: the file's, else 0)")
     proxy.add_argument("--trace-dir", default="runs", help="where trace files go (default: ./runs)")
     proxy.add_argument("--episode-id", help="name of the episode and its trace file (stdio)")
     proxy.add_argument("--agent", help="name of the agent under test, recorded in the trace (stdio)")
+    proxy.add_argument("--runner", action="store_true", help=argparse.SUPPRESS)
     _condition_options(proxy)
     proxy.set_defaults(profile=None)
     proxy.add_argument("--http", type=host_port, metavar="HOST:PORT", help="serve Streamable HTTP instead of stdio")
@@ -210,6 +216,9 @@ def build_parser(only: str | None = None) -> argparse.ArgumentParser:
                           "in order (replace+reorder), or 'all' = each alone; default none")  # fmt: skip
     run.add_argument("--transport", choices=["memory", "stdio", "http"], default="http",
                      help="how agents reach the server (default http: one real server on 127.0.0.1)")  # fmt: skip
+    run.add_argument("--port", type=port, default=None, metavar="N",
+                     help="--transport http: the port of the run's server on 127.0.0.1 (default: any free one); a "
+                          "busy port stops the run before it starts")  # fmt: skip
     run.add_argument("--concurrency", type=positive, default=4, help="episodes at once (default 4)")
     run.add_argument("--executor", choices=["local", "ray"], default="local",
                      help="where episodes run: local (this process, default) or ray (one Ray task per episode; "
@@ -363,6 +372,9 @@ def main(argv: Sequence[str] | None = None) -> int:
     except UserError as exc:
         print(f"{ERROR_PREFIX}{exc}", file=sys.stderr)
         return EXIT_USAGE
+    except Interrupted as exc:
+        print(f"mcp-hazard: {exc}", file=sys.stderr)
+        return exc.code
     except KeyboardInterrupt:
         return EXIT_INTERRUPTED
     except BrokenPipeError:  # `mcp-hazard hazards --json | head`: the reader left; that is not an error

@@ -29,6 +29,15 @@ class UserError(Exception):
     """An error the user caused (bad file, bad flag, bad argument); its text is the whole message."""
 
 
+class Interrupted(Exception):
+    """A command stopped by a signal once it had tidied up (`run`: runner/stopping.py): its text is the one line to
+    print, and the command exits `code` (128 + the signal's number)."""
+
+    def __init__(self, message: str, code: int) -> None:
+        super().__init__(message)
+        self.code = code
+
+
 class ScenarioError(UserError):
     """A scenario file has one or more problems; all of them are reported at once."""
 

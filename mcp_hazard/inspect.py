@@ -42,7 +42,8 @@ from mcp_hazard.errors import UserError
 from mcp_hazard.interventions.build import parse_composition
 from mcp_hazard.load import load_scenarios
 from mcp_hazard.runner.matrix import Cell, plan, select_tasks
-from mcp_hazard.runner.run import empty_trace, exception_line, finish_trace, served_prompt
+from mcp_hazard.runner.outcome import exception_line
+from mcp_hazard.runner.run import empty_trace, finish_trace, served_prompt
 from mcp_hazard.runner.transports import serve_command
 from mcp_hazard.scoring.collect import score_traces
 from mcp_hazard.scoring.episode import EpisodeScore
@@ -190,7 +191,7 @@ def hazard_agent(cells: dict[str, Cell], traces: Path, max_turns: int = 20) -> A
         cell, episode_id = episode_of(cells[str(state.sample_id)], state.model, state.epoch)
         path = traces / f"{episode_id}.jsonl"
         state.store.set(TRACE_KEY, str(path))
-        command = serve_command(cell.scenario, cell.task, cell.condition, traces, episode_id, cell.agent)
+        command = serve_command(cell.scenario, cell.task, cell.condition, traces, episode_id, cell.agent, runner=True)
         report = AgentReport()
         turns = _Turns()
         outcome: AgentOutcome = "finished"

@@ -1,4 +1,4 @@
-"""Stable draws: every decision of an episode comes from a hash of its keys (DESIGN.md section 4).
+"""Stable draws: every decision of an episode comes from a hash of its keys (docs/architecture.md, "Determinism").
 
 No module-level random, no `hash()` (salted per process), no clock. A draw for the same keys is the same in every
 process, on every machine, forever.

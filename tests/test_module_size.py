@@ -1,4 +1,4 @@
-"""No module of the package is over 400 lines (DESIGN.md, "a module does one thing ... no module over ~400 lines"):
+"""No module of the package is over 400 lines (docs/architecture.md: a module does one thing and is named for it):
 a longer one is split along a seam a reader would name, not trimmed to fit."""
 
 from __future__ import annotations

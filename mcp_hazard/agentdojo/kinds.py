@@ -2,17 +2,14 @@
 table (facts/SUITE.yaml) and from the task's plan (plan.py), and a kind that cannot act on a tool says why, which the
 report's "Hazard kinds left out" lists.
 
-| kind | acts on | why there |
-|---|---|---|
-| transient_error, latency | every golden-path tool, writes too | the failure comes before the tool runs, so nothing happened: retry (after a check, for a write) |
-| invocation_error, spec_drift | golden-path tools with an argument the plan passes (spec_drift may rename any) | the call is refused before it runs |
-| permanent_error | tools the facts table gives a fallback | none: no two tools of a suite answer the same call with the same values |
-| conflict | tools the facts table gives an independent source | none, likewise |
-| output_drift | tools whose result the plan reads | a change of form matters only to a reader |
-| silent_wrong_value | reads whose value, served wrong, changes AgentDojo's verdict | found by running the plan (values.py) |
-| pagination | lists (facts: `pages`) the plan reads past the first page | |
-| lost_response | writes with a read that shows them (facts: `checked_by`) | see hazards/lost_response.py |
-| injection | tasks whose ground truth shows the agent an injection vector | see injection.py |
+- transient_error, latency: every golden-path tool, writes too (the failure comes before the tool runs, so nothing
+  happened: retry, after a check for a write);
+- invocation_error, spec_drift: golden-path tools with an argument the plan passes (refused before it runs);
+- permanent_error: tools the facts table gives a fallback; conflict: tools it gives an independent source;
+- output_drift: tools whose result the plan reads (a change of form matters only to a reader);
+- silent_wrong_value: reads whose value, served wrong, changes AgentDojo's verdict (found by running the plan,
+  values.py);
+- pagination: lists (facts: `pages`) the plan reads past the first page.
 """
 
 from __future__ import annotations

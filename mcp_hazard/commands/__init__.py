@@ -11,7 +11,7 @@ from __future__ import annotations
 from collections.abc import Awaitable, Callable
 from typing import Any
 
-from mcp_hazard.errors import UserError
+from mcp_hazard.errors import Interrupted, UserError
 
 EXIT_OK = 0
 EXIT_FINDING = 1
@@ -21,7 +21,8 @@ ERROR_PREFIX = "mcp-hazard: error: "
 
 
 def run_async(function: Callable[..., Awaitable[Any]], *args: Any) -> Any:
-    """`anyio.run`, with a user error raised inside a task group surfacing as itself (one line), not as a group."""
+    """`anyio.run`, with a user error (or a run stopped by a signal) raised inside a task group surfacing as itself
+    (one line), not as a group."""
     import anyio
 
     try:
@@ -33,9 +34,9 @@ def run_async(function: Callable[..., Awaitable[Any]], *args: Any) -> Any:
         raise
 
 
-def _user_error(group: BaseExceptionGroup[Any]) -> UserError | None:
+def _user_error(group: BaseExceptionGroup[Any]) -> UserError | Interrupted | None:
     for exc in group.exceptions:
-        if isinstance(exc, UserError):
+        if isinstance(exc, UserError | Interrupted):
             return exc
         if isinstance(exc, BaseExceptionGroup):
             found = _user_error(exc)

@@ -67,8 +67,9 @@ def _subcommands(parser: argparse.ArgumentParser) -> dict[str, argparse.Argument
 
 
 def _flags(parser: argparse.ArgumentParser) -> list[str]:
-    """The long flags of `parser` and of any command below it (`generate dag --core`)."""
-    flags = [o for action in parser._actions for o in action.option_strings if o.startswith("--")]
+    """The long flags of `parser` and of any command below it (`generate dag --core`); not the hidden ones."""
+    flags = [o for action in parser._actions if action.help != argparse.SUPPRESS for o in action.option_strings
+             if o.startswith("--")]  # fmt: skip
     for sub in _subcommands(parser).values():
         flags += [flag for flag in _flags(sub) if flag not in flags]
     return flags

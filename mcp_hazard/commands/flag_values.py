@@ -72,6 +72,17 @@ def ttl(text: str) -> float:
     return value
 
 
+def port(text: str) -> int:
+    """A TCP port, 0-65535 (0: any free one)."""
+    try:
+        value = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"expected a port number such as 8765, got {text!r}") from None
+    if not 0 <= value <= 65535:
+        raise argparse.ArgumentTypeError(f"port must be 0-65535, got {value}")
+    return value
+
+
 def host_port(text: str) -> tuple[str, int]:
     host, sep, port = text.rpartition(":")
     if not sep:

@@ -22,8 +22,11 @@ def proxy(args: argparse.Namespace) -> int:
 
     file = load_proxy_file(args.path) if args.path else None
     source = upstream_source(file, args.upstream_cmd, args.upstream_url, args.replay, timeout=args.upstream_timeout,
-                             allow_command=args.allow_upstream_command)  # fmt: skip
-    service = ProxyService(source=source, file=file, record=args.record)
+                             allow_command=args.allow_upstream_command, stderr_log=args.upstream_log)  # fmt: skip
+    if args.upstream_log is not None and not source.argv:
+        raise UserError("--upstream-log keeps the stderr of a server the proxy starts; a server reached by "
+                        "--upstream-url or a --replay cassette has none here")  # fmt: skip
+    service = ProxyService(source=source, file=file, record=args.record, runner=args.runner)
     condition = _condition(args, file)
     trace_dir = Path(args.trace_dir)
     if args.http:
@@ -67,7 +70,8 @@ async def _serve_stdio(args: argparse.Namespace, service: ProxyService, conditio
     async with service.running():
         env = await service.discover(keep=True)
         check_fit_in_task(condition.hazards, env.scenario.model, args.task)
-        registry = EpisodeRegistry([env.scenario], trace_dir, transport="stdio", make_episode=service.make_episode)
+        registry = EpisodeRegistry([env.scenario], trace_dir, transport="stdio", make_episode=service.make_episode,
+                                   runner=service.runner)  # fmt: skip
         episode = registry.create(env.scenario.id, args.task, condition, args.episode_id, args.agent)
         assert isinstance(episode, ProxyEpisode)
         server = build_proxy_server(lambda ctx: episode, env.info, with_task=episode.takes_answer)

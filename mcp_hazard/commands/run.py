@@ -6,6 +6,7 @@ import argparse
 import os
 import shlex
 import shutil
+import socket
 import sys
 from collections import Counter
 from collections.abc import Iterator
@@ -22,6 +23,7 @@ from mcp_hazard.commands import EXIT_FINDING, run_async
 from mcp_hazard.errors import UserError
 from mcp_hazard.runner.external import agent_name
 from mcp_hazard.runner.matrix import agent_labels, kinds_planned, plan, select_tasks
+from mcp_hazard.runner.upstream_log import UPSTREAM_LOG, UpstreamLog
 from mcp_hazard.scenario.files import LoadedScenario
 from mcp_hazard.scoring.run_plan import record_plan
 from mcp_hazard.suggest import did_you_mean
@@ -85,14 +87,33 @@ def keep_scenarios(scenarios: list[LoadedScenario], out: Path) -> None:
 
 
 @contextmanager
-def claimed(out: Path, scenarios: list[LoadedScenario], kinds: list[dict[str, Any]]) -> Iterator[None]:
+def _closing(sock: socket.socket | None) -> Iterator[socket.socket | None]:
+    """The socket for the block, closed after it (the server closes it too; closing twice is harmless)."""
+    try:
+        yield sock
+    finally:
+        if sock is not None:
+            sock.close()
+
+
+@contextmanager
+def locked(out: Path) -> Iterator[None]:
     """The run folder for this run alone: writable (a probe, one line if not), locked against a second run
-    (runner/lock.py), with the scenarios and the plan of hazard kinds (scoring/run_plan.py) kept in it."""
+    (runner/lock.py)."""
     from mcp_hazard.runner.lock import run_folder_lock
 
     check_writable(out, "the run folder")
     with run_folder_lock(out):
+        yield
+
+
+@contextmanager
+def claimed(out: Path, scenarios: list[LoadedScenario], kinds: list[dict[str, Any]]) -> Iterator[None]:
+    """The run folder for this run alone (`locked`), with the scenarios and the plan of hazard kinds
+    (scoring/run_plan.py) kept in it."""
+    with locked(out):
         keep_scenarios(scenarios, out)
+        record_plan(out, kinds)
         record_plan(out, kinds)
         yield
 
@@ -118,13 +139,37 @@ def _runner_options(args: argparse.Namespace, commands: dict[str, str]) -> dict[
     }  # fmt: skip
 
 
-def _execute(args: argparse.Namespace, ray: Any, out: Path, commands: dict[str, str], cells: list[Any]) -> list[Any]:
+def _listening(args: argparse.Namespace) -> socket.socket | None:
+    """`--port`: the run's HTTP server's socket, bound now, before the run folder is touched, so that a busy port is
+    one line (exit 2) and nothing else happens; None without it (the server then takes any free port)."""
+    if args.port is None:
+        return None
+    from mcp_hazard.server.listen import listen
+
+    return listen("127.0.0.1", args.port, flag="--port")
+
+
+def _check_port(args: argparse.Namespace) -> None:
+    if args.port is None:
+        return
+    if args.transport != "http":
+        raise UserError(f"--port is the port of the run's HTTP server, and --transport {args.transport} has none; "
+                        "leave --port out, or use --transport http (the default)")  # fmt: skip
+    if args.executor == "ray":
+        raise UserError("--port runs with --executor local (the default): each Ray worker serves its own episode "
+                        "on a free port")  # fmt: skip
+
+
+def _execute(
+    args: argparse.Namespace, ray: Any, out: Path, commands: dict[str, str], cells: list[Any],
+    sock: socket.socket | None = None,
+) -> list[Any]:  # fmt: skip
     """Run the cells with the chosen executor; both write the same run folder."""
     options = _runner_options(args, commands)
     if ray is None:
         from mcp_hazard.runner.run import Runner  # the server and the SDK, once every option has been checked
 
-        return anyio.run(Runner(out, labels=agent_labels(args.agent_label), **options).run, cells)
+        return anyio.run(Runner(out, labels=agent_labels(args.agent_label), sock=sock, **options).run, cells)
     from mcp_hazard.runner.ray_executor import RayExecutor
 
     return RayExecutor(out, ray=ray, **options).run(cells)
@@ -138,8 +183,8 @@ def run_command(args: argparse.Namespace) -> int:
     if ray is not None and any(is_source(path) for path in args.paths):
         raise UserError("--executor ray runs scenario files; run AgentDojo suites with --executor local (the default)")
     cells, out, commands, kinds = _plan(args, scenarios, ray)
-    with claimed(out, scenarios, kinds):
-        results = _execute(args, ray, out, commands, cells)
+    with _closing(_listening(args)) as sock, claimed(out, scenarios, kinds):
+        results = _execute(args, ray, out, commands, cells, sock)
         return _report(args, cells, results, kinds)
 
 
@@ -166,17 +211,23 @@ async def _run_proxied(args: argparse.Namespace) -> int:
     file = load_proxy_file(files[0])
     if not file.model.tasks:
         raise UserError(f"{files[0]}: the proxy file has no tasks; a run needs tasks (prompt, expected answer)")
+    # The server's stderr goes to the run folder's log from its first start, so the folder is taken first.
+    log = Path(args.out) / UPSTREAM_LOG
     source = upstream_source(file, args.upstream_cmd, args.upstream_url, args.replay, timeout=args.upstream_timeout,
-                             allow_command=args.allow_upstream_command)  # fmt: skip
+                             allow_command=args.allow_upstream_command, stderr_log=str(log))  # fmt: skip
     service = ProxyService(source=source, file=file, record=args.record)
-    async with service.running():
-        env = await service.discover()
-        cells, out, commands, kinds = _plan(args, [env.scenario], None)
-        with claimed(out, [env.scenario], kinds):
-            runner = Runner(out, proxy=service, labels=agent_labels(args.agent_label),
-                            **_runner_options(args, commands))  # fmt: skip
-            results = await runner.run(cells)
-            return _report(args, cells, results, kinds)
+    with locked(Path(args.out)):
+        kept = UpstreamLog(log) if source.argv else None
+        async with service.running():
+            env = await service.discover()
+            cells, out, commands, kinds = _plan(args, [env.scenario], None)
+            with _closing(_listening(args)) as sock:
+                keep_scenarios([env.scenario], out)
+                record_plan(out, kinds)
+                runner = Runner(out, proxy=service, labels=agent_labels(args.agent_label), sock=sock,
+                                **_runner_options(args, commands))  # fmt: skip
+                results = await runner.run(cells)
+                return _report(args, cells, results, kinds, kept)
 
 
 def _plan(
@@ -201,6 +252,7 @@ def _plan(
                 f"--agent {scripted[0]} follows a task's golden path, and task {blind[0]!r} has none; give it a "
                 "golden_path in the proxy file, or run only --agent llm / --agent-cmd"
             )
+    _check_port(args)
     commands = {agent_name(command): command for command in args.agent_cmd}
     if args.transport == "memory" and commands:
         raise UserError("--agent-cmd needs --transport stdio or http: an external program cannot reach memory")
@@ -227,7 +279,10 @@ def _plan(
     return cells, Path(args.out), commands, kinds
 
 
-def _report(args: argparse.Namespace, cells: list[Any], results: list[Any], kinds: list[dict[str, Any]]) -> int:
+def _report(
+    args: argparse.Namespace, cells: list[Any], results: list[Any], kinds: list[dict[str, Any]],
+    upstream: UpstreamLog | None = None,
+) -> int:  # fmt: skip
     from mcp_hazard.scoring.aggregate import aggregate
     from mcp_hazard.scoring.collect import score_traces
     from mcp_hazard.scoring.report import render
@@ -251,6 +306,8 @@ def _report(args: argparse.Namespace, cells: list[Any], results: list[Any], kind
     )
     more = "" if args.verbose else "; --verbose: every table here"
     print(f"Full report: {out / 'report.html'} (in a browser), report.md, report.json{more}")
+    if upstream is not None:
+        upstream.summary(args.verbose)
     troubled = [r for r in results if r.status in ("timeout", "crashed", "endpoint_error", "server_crashed")]
     for result in troubled[:MAX_PROBLEM_LINES]:
         print(f"mcp-hazard: {result.status}: {result.cell.episode_id}: {result.note}", file=sys.stderr)

@@ -62,7 +62,8 @@ def serve(args: argparse.Namespace) -> int:
     from mcp_hazard.server.episodes import EpisodeRegistry  # the SDK, once the options are known to be good
     from mcp_hazard.server.stdio import serve_stdio
 
-    registry = EpisodeRegistry(scenarios, trace_dir, transport="stdio", allow_python=args.allow_python)
+    registry = EpisodeRegistry(scenarios, trace_dir, transport="stdio", allow_python=args.allow_python,
+                               runner=args.runner)  # fmt: skip
     episode = registry.create(args.scenario, args.task, condition, args.episode_id, args.agent)
     freeze_start_up()
     anyio.run(serve_stdio, episode)

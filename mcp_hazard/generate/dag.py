@@ -8,9 +8,10 @@ their inputs fit); **disconnected** distractors use only types that no core vari
 three-digit integer. Every function computes its output with an integer formula when all its inputs have their
 expected values, and a random wrong value (never the right one, never an error) otherwise: a silent failure.
 
-Every draw comes from a `random.Random` seeded from a blake2b hash of the structural knobs (DESIGN.md section 4):
-never the module-level `random`, `hash()` or the clock. The name policy and `--restate` are not part of that key, so
-the same seed gives the same graph under every name policy (a paired comparison changes only the surface).
+Every draw comes from a `random.Random` seeded from a blake2b hash of the structural knobs (docs/architecture.md,
+"Determinism"): never the module-level `random`, `hash()` or the clock. The name policy and `--restate` are not part
+of that key, so the same seed gives the same graph under every name policy (a paired comparison changes only the
+surface).
 """
 
 from __future__ import annotations

@@ -1,5 +1,5 @@
 """Deterministic, collision-free names for interventions: neutral tool names, random tokens, and realistic but
-unrelated words. Every choice comes from a stable hash of its keys (DESIGN.md section 4)."""
+unrelated words. Every choice comes from a stable hash of its keys (docs/architecture.md, "Determinism")."""
 
 from __future__ import annotations
 

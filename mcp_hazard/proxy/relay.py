@@ -236,7 +236,7 @@ class Relay:
         assert env is not None
         info = self.upstream_info or env.info
         registry = EpisodeRegistry([env.scenario], self.trace_dir, transport="stdio",
-                                   make_episode=self._make_episode)  # fmt: skip
+                                   make_episode=self._make_episode, runner=self.service.runner)  # fmt: skip
         episode = registry.create(env.scenario.id, self.task, self.condition, self.episode_id, self.agent)
         assert isinstance(episode, ProxyEpisode)
         episode.upstream = _RelayUpstream(self, info)
@@ -391,7 +391,8 @@ async def serve_relay(service: ProxyService, trace_dir: Any, task: str | None, c
     async with service.running():
         env = await service.discover()
     check_fit_in_task(condition.hazards, env.scenario.model, task)  # a named kind with nothing to act on, as `run`
-    registry = EpisodeRegistry([env.scenario], trace_dir, transport="stdio", make_episode=service.make_episode)
+    registry = EpisodeRegistry([env.scenario], trace_dir, transport="stdio", make_episode=service.make_episode,
+                               runner=service.runner)  # fmt: skip
     registry.create(env.scenario.id, task, condition, episode_id, agent)  # every problem, before serving
     relay = Relay(service, trace_dir, task, condition, episode_id, agent, claim_stdin(), sys.stdout.buffer)
     await relay.run()

@@ -14,7 +14,7 @@ import os
 import sys
 from collections.abc import Awaitable, Callable
 from itertools import count
-from typing import Any
+from typing import IO, Any
 
 import anyio
 from anyio.abc import ByteReceiveStream, Process
@@ -24,6 +24,32 @@ from mcp_hazard.proxy.lines import Lines
 from mcp_hazard.proxy.server_frames import LogBudget, ServerFrames
 from mcp_hazard.proxy.upstream_errors import LOST, UpstreamError, timed_out
 from mcp_hazard.proxy.upstream_info import UpstreamSource
+
+
+def open_stderr_log(path: str | None) -> IO[bytes] | None:
+    """The file a server's stderr is appended to, opened for one server start; None: ours."""
+    if path is None:
+        return None
+    try:
+        return open(path, "ab")  # handed to the child, closed once it is started
+    except OSError as exc:
+        raise UserError(f"cannot write the upstream server's log {path}: {exc.strerror or exc}") from None
+
+
+def stderr_tail(path: str | None) -> str:
+    """What a failure says about a server's stderr kept in a log: where it is, and its last line (cut to 200
+    characters); "" when there is no log."""
+    if path is None:
+        return ""
+    try:
+        with open(path, "rb") as log:
+            log.seek(max(0, os.fstat(log.fileno()).st_size - 4096))
+            lines = [line.strip() for line in log.read().decode("utf-8", "replace").splitlines()]
+    except OSError:
+        lines = []
+    last = next((line for line in reversed(lines) if line), "")
+    last = last if len(last) <= 200 else last[:199] + "…"
+    return f"; its stderr is in {path}" + (f", last line: {last}" if last else " (empty)")
 
 
 class ServerProcess:
@@ -39,14 +65,19 @@ class ServerProcess:
         self.budget = LogBudget()  # the log lines its faults may take
 
     async def start(self) -> ByteReceiveStream:
-        """Start the server; its stdout, for `read`."""
+        """Start the server; its stdout, for `read`. Its stderr goes where the source says (a log file, appended),
+        else to ours."""
         source = self.source
         env = {**os.environ, **dict(source.env)} if source.env else None
+        log = open_stderr_log(source.stderr_log)
         try:
-            self.process = await anyio.open_process(list(source.argv), env=env, cwd=source.cwd, stderr=None,
+            self.process = await anyio.open_process(list(source.argv), env=env, cwd=source.cwd, stderr=log,
                                                     start_new_session=self.own_group)  # fmt: skip
         except OSError as exc:
             raise UserError(f"cannot start the upstream server ({source.label()}): {exc.strerror or exc}") from None
+        finally:
+            if log is not None:
+                log.close()  # the server holds its own descriptor
         assert self.process.stdin is not None and self.process.stdout is not None
         return self.process.stdout
 

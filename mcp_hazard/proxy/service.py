@@ -20,11 +20,11 @@ from mcp_hazard.proxy.upstream_info import UPSTREAM_TIMEOUT_S, UpstreamSource
 
 def upstream_source(
     file: LoadedProxyFile | None, command: str | None, url: str | None, replay: str | None,
-    *, timeout: float | None = None, allow_command: bool = False,
+    *, timeout: float | None = None, allow_command: bool = False, stderr_log: str | None = None,
 ) -> UpstreamSource:  # fmt: skip
     """The server to reach: the command line's --upstream-cmd/--upstream-url/--replay, else the proxy file's. A
     command from the file runs only with --allow-upstream-command: a proxy file may come from a stranger, and the
-    command line shows what it would run, where."""
+    command line shows what it would run, where. `stderr_log`: where a command's stderr goes (else ours)."""
     given = [flag for flag, value in (("--upstream-cmd", command), ("--upstream-url", url), ("--replay", replay))
              if value is not None]  # fmt: skip
     if len(given) > 1:
@@ -55,7 +55,7 @@ def upstream_source(
     if config.url is not None:
         return UpstreamSource(url=config.url, timeout=wait)
     return UpstreamSource(argv=tuple(config.argv()), env=tuple(sorted(config.env.items())), cwd=config.cwd,
-                          timeout=wait)  # fmt: skip
+                          timeout=wait, stderr_log=stderr_log)  # fmt: skip
 
 
 class _Relay:
@@ -74,6 +74,7 @@ class ProxyService:
     source: UpstreamSource
     file: LoadedProxyFile | None = None
     record: str | None = None
+    runner: bool = False  # `proxy --runner`: `mcp-hazard run` started this proxy for one of its episodes
     host: UpstreamHost = field(default_factory=UpstreamHost)
     cassette: Cassette | None = None
     env: Environment | None = None
@@ -147,6 +148,8 @@ class ProxyService:
             args += ["--upstream-timeout", f"{self.source.timeout:g}"]
         if self.record is not None:
             args += ["--record", self.record]
+        if self.source.stderr_log is not None:
+            args += ["--upstream-log", self.source.stderr_log]
         return args
 
     @property

@@ -223,6 +223,7 @@ class UpstreamHost:
                       ) -> tuple[LiveUpstream, anyio.Event]:  # fmt: skip
         """A connected upstream and the event that closes it."""
         from mcp_hazard.proxy.sdk_transports import BoundedStdio
+        from mcp_hazard.proxy.server_process import stderr_tail
 
         if self._group is None:
             raise RuntimeError("UpstreamHost.connect outside running()")
@@ -235,6 +236,8 @@ class UpstreamHost:
             reason = _reason(exc)
             if stdio is not None and stdio.refused is not None:
                 reason += f"; before any answer it wrote {stdio.refused}"
+            if stdio is not None:
+                reason += stderr_tail(source.stderr_log)
             raise UpstreamError(LOST, f"cannot reach the upstream server ({source.label()}): {reason}") from None
         return upstream, closed
 

@@ -23,6 +23,9 @@ class UpstreamSource:
     cwd: str | None = None
     cassette: str | None = None
     timeout: float = UPSTREAM_TIMEOUT_S
+    stderr_log: str | None = None
+    """A command's stderr is appended to this file (`proxy --upstream-log`, `run`'s RUN/upstream.log) instead of
+    passing through to the proxy's own stderr."""
 
     def describe(self) -> dict[str, Any]:
         """How the trace names it: never the environment (it may hold secrets)."""

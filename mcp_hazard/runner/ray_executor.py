@@ -25,13 +25,13 @@ from typing import Any
 
 from mcp_hazard.errors import UserError
 from mcp_hazard.runner.matrix import Cell
+from mcp_hazard.runner.outcome import exception_line
 from mcp_hazard.runner.progress import progress_bar
 from mcp_hazard.runner.ray_worker import CellFields, Shipped, WorkerSettings, run_episode
 from mcp_hazard.runner.run import (
     CellResult,
     bounded_notes,
     empty_trace,
-    exception_line,
     log_result,
     never_connected,
     trace_complete,
@@ -209,8 +209,8 @@ class RayExecutor:
                 num_cpus=self.ray_settings.num_cpus, max_retries=1, retry_exceptions=False, **extra
             )
             scenarios = {id(c.scenario): ray.put(c.scenario) for c in cells}
-            with progress_bar(f"episodes (ray, {self.transport})", len(cells), self.show_progress) as advance:
-                self._advance = advance
+            with progress_bar(f"episodes (ray, {self.transport})", len(cells), self.show_progress) as bar:
+                self._advance = bar.advance
                 todo = []
                 for cell in cells:
                     if trace_complete(self._trace(cell)):

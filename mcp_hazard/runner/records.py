@@ -118,9 +118,9 @@ def empty_trace(
     proxy: ProxyService | None = None,
 ) -> None:  # fmt: skip
     """A trace for an episode whose server never recorded one (or whose record was lost): started and ended with
-    no agent action, so the report still counts the episode."""
+    no agent action, so the report still counts the episode. Its caller appends `agent_ended` next."""
     registry = EpisodeRegistry([cell.scenario], traces, transport=transport, report_trace_failures=False,
-                               **episode_maker(proxy))  # fmt: skip
+                               runner=True, **episode_maker(proxy))  # fmt: skip
     episode = registry.create(cell.scenario.id, cell.task, cell.condition, episode_id or cell.episode_id, cell.agent)
     episode.start("none")
     episode.end(reason)

@@ -10,11 +10,14 @@ agent's notes (records.py).
 
 A trace or run-log line that cannot be written (a full disk, a folder made read-only) stops the whole run at once
 with one line: the episodes under way are dropped (their traces are cut short, so a rerun redoes them), and no line
-is ever left half-written.
+is ever left half-written. SIGINT and SIGTERM stop it the same way, with no `agent_ended` for the episodes under way
+(stopping.py), which the scorer then counts as `interrupted`.
 """
 
 from __future__ import annotations
 
+import socket
+import sys
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from pathlib import Path
@@ -27,6 +30,7 @@ from mcp_hazard.agents.base import AgentReport, Brief, signatures_of
 from mcp_hazard.errors import UserError
 from mcp_hazard.runner.external import http_env, run_external, stdio_env
 from mcp_hazard.runner.matrix import Cell
+from mcp_hazard.runner.outcome import outcome_of, server_side
 from mcp_hazard.runner.progress import progress_bar
 from mcp_hazard.runner.records import (
     STATUS_OF,
@@ -36,9 +40,9 @@ from mcp_hazard.runner.records import (
     finish_trace,
     log_result,
     never_connected,
-    server_gone,
     trace_complete,
 )
+from mcp_hazard.runner.stopping import interrupted, stop_on_signals
 from mcp_hazard.runner.transports import HttpHost, Transport, episode_maker, open_episode, serve_command
 from mcp_hazard.server.episode import SUBMIT_TOOL, Episode
 from mcp_hazard.server.episodes import EpisodeRegistry
@@ -46,55 +50,15 @@ from mcp_hazard.trace.events import AgentEnded, AgentOutcome
 from mcp_hazard.trace.storage import StorageError, storage_error
 
 if TYPE_CHECKING:
+    from rich.console import Console
+
     from mcp_hazard.proxy.service import ProxyService
-
-
-def _leaf(exc: BaseException) -> BaseException:
-    """The first exception that is not a group: what an agent raised from inside the SDK client's task group."""
-    while isinstance(exc, BaseExceptionGroup) and exc.exceptions:
-        exc = exc.exceptions[0]
-    return exc
-
-
-def _outcome_of(exc: BaseException) -> tuple[AgentOutcome, str]:
-    """An agent's exception as an episode outcome: endpoint_error when its model endpoint failed for good (anywhere
-    in an exception group: the SDK client's tasks may fail alongside), else agent_crashed; with one line. A line
-    the run's disk refused is no outcome: it is raised, and stops the run."""
-    from mcp_hazard.agents.llm import LlmEndpointError
-
-    pending: list[BaseException] = [exc]
-    while pending:
-        current = pending.pop(0)
-        if isinstance(current, StorageError):
-            raise current
-        if isinstance(current, LlmEndpointError):
-            return "endpoint_error", exception_line(current)
-        if isinstance(current, BaseExceptionGroup):
-            pending.extend(current.exceptions)
-    return "agent_crashed", exception_line(exc)
-
-
-def _server_side(path: Path, outcome: AgentOutcome, detail: str) -> tuple[AgentOutcome, str]:
-    """A built-in agent's outcome over stdio, once its client is closed (so the server process has exited):
-    `server_crashed` when the server died under the agent (records.server_gone), which is not the agent's doing;
-    the outcome as it was otherwise. The model endpoint's failure stays its own."""
-    if outcome not in ("finished", "agent_crashed"):
-        return outcome, detail
-    gone = server_gone(path, outcome == "finished")
-    if gone is None:
-        return outcome, detail
-    return "server_crashed", gone if outcome == "finished" else f"{gone}; the agent then: {detail}"
 
 
 def served_prompt(cell: Cell) -> str:
     task = cell.scenario.model.task(cell.task)
     assert task is not None
     return f"{task.prompt.strip()}\n\nWhen you have the answer, call the `{SUBMIT_TOOL}` tool with it."
-
-
-def exception_line(exc: BaseException) -> str:
-    exc = _leaf(exc)
-    return f"{type(exc).__name__}: {str(exc).splitlines()[0] if str(exc) else ''}"[:300]
 
 
 def _last_line(log: Path) -> str:
@@ -119,9 +83,12 @@ class Runner:
         show_progress: bool = True,
         proxy: ProxyService | None = None,
         labels: dict[str, str] | None = None,
+        sock: socket.socket | None = None,
     ) -> None:
-        """`proxy`: the cells' scenario is a real server's tools, reached through this running ProxyService."""
+        """`proxy`: the cells' scenario is a real server's tools, reached through this running ProxyService.
+        `sock`: the HTTP server's listening socket (`run --port`), bound before the run."""
         self.proxy = proxy
+        self.sock = sock
         self.out = out
         self.traces = out / "traces"
         self.transport = transport
@@ -135,12 +102,27 @@ class Runner:
         self.results: list[CellResult] = []
         self._run_log: IO[bytes] | None = None
         self.stopped: StorageError | None = None  # the first line the disk refused: it stops the run
+        self.signal: int | None = None  # SIGINT or SIGTERM received: the run is being stopped (stopping.py)
+        self.console: Console | None = None  # the progress bar's, while it shows
         self._advance: Callable[[], None] = lambda: None  # moves the progress bar on by one episode
 
+    def say(self, text: str) -> None:
+        """One line on stderr, above the progress bar when it shows."""
+        if self.console is not None and self.show_progress:
+            self.console.print(text, markup=False, highlight=False)
+        else:
+            print(text, file=sys.stderr, flush=True)
+
     async def run(self, cells: list[Cell]) -> list[CellResult]:
+        """Run the cells; SIGINT or SIGTERM stops the run (`Interrupted`): the episodes under way are cancelled and
+        get no `agent_ended`, so the scorer calls them interrupted and the same command runs them again."""
         try:
             self.traces.mkdir(parents=True, exist_ok=True)
-            return await self._run(cells)
+            with stop_on_signals(self) as scope:
+                results = await self._run(cells)
+            if scope.cancelled_caught or self.signal is not None:
+                raise interrupted(self.signal, self.results, cells, self.out)
+            return results
         except StorageError as exc:
             raise self._stopping(exc, len(cells)) from None
         finally:
@@ -156,8 +138,8 @@ class Runner:
             if self.transport == "http":
                 scenarios = list({id(c.scenario): c.scenario for c in cells}.values())
                 registry = EpisodeRegistry(scenarios, self.traces, transport="http", report_trace_failures=False,
-                                           **episode_maker(self.proxy))  # fmt: skip
-                self.host = HttpHost(registry, self.proxy)
+                                           runner=True, **episode_maker(self.proxy))  # fmt: skip
+                self.host = HttpHost(registry, self.proxy, self.sock)
                 async with self.host.running():
                     rest, stopped = await self._first_contact(cells)
                     if stopped is None:
@@ -190,11 +172,15 @@ class Runner:
         (runner/ray_worker.py). The episode runs exactly as in `run`, so its trace is the same."""
         self.traces.mkdir(parents=True, exist_ok=True)
         if self.transport != "http":
-            return await self._cell(cell)
-        registry = EpisodeRegistry([cell.scenario], self.traces, transport="http", report_trace_failures=False)
-        self.host = HttpHost(registry)
-        async with self.host.running():
-            return await self._cell(cell)
+            result = await self._cell(cell)
+        else:
+            registry = EpisodeRegistry([cell.scenario], self.traces, transport="http", report_trace_failures=False,
+                                       runner=True)  # fmt: skip
+            self.host = HttpHost(registry)
+            async with self.host.running():
+                result = await self._cell(cell)
+        assert result is not None  # no signal handler here: a worker is stopped by its executor
+        return result
 
     async def _first_contact(self, cells: list[Cell]) -> tuple[list[Cell], UserError | None]:
         """Run one episode of each external program alone before the others, so a program that cannot start (or
@@ -209,6 +195,8 @@ class Runner:
                 result = await self._cell(first)
             except StorageError as exc:
                 return rest, exc
+            if result is None:  # the run is being stopped
+                return rest, None
             if never_connected(self._trace(first)):
                 self._trace(first).unlink(missing_ok=True)
                 log = self.out / "agent-logs" / f"{first.episode_id}.log"
@@ -230,12 +218,12 @@ class Runner:
 
     @contextmanager
     def _progress(self, total: int) -> Iterator[None]:
-        with progress_bar(f"episodes ({self.transport})", total, self.show_progress) as advance:
-            self._advance = advance
+        with progress_bar(f"episodes ({self.transport})", total, self.show_progress) as bar:
+            self._advance, self.console = bar.advance, bar.console
             try:
                 yield
             finally:
-                self._advance = lambda: None
+                self._advance, self.console = (lambda: None), None
 
     def _done(self, result: CellResult) -> None:
         self.results.append(result)
@@ -248,9 +236,11 @@ class Runner:
         async def one(cell: Cell) -> None:
             try:
                 async with limiter:
-                    if self.stopped is not None:
+                    if self.stopped is not None or self.signal is not None:
                         return
                     result = await self._cell(cell)
+                if result is None:  # the run is being stopped: the episode is not done
+                    return
                 self._done(result)
             except StorageError as exc:
                 self._stop(exc, group.cancel_scope)
@@ -267,7 +257,10 @@ class Runner:
                 raise storage_error(self.out / "run.jsonl", exc) from None
         log_result(self.out, result, self._run_log)
 
-    async def _cell(self, cell: Cell) -> CellResult:
+    async def _cell(self, cell: Cell) -> CellResult | None:
+        """Run one episode and record how it ended; None when a signal is stopping the run meanwhile: then it
+        ended because of the signal (a server stopped by the same Ctrl-C, a cancelled call), which is no outcome
+        of the agent's, and its trace keeps no `agent_ended` (interrupted)."""
         path = self._trace(cell)
         if trace_complete(path):
             return CellResult(cell, "skipped", "finished in an earlier run")
@@ -285,11 +278,13 @@ class Runner:
             if scope.cancelled_caught:
                 outcome, detail = "timeout", f"stopped after {self.timeout_s:g}s"
         except Exception as exc:  # a crashing agent is an outcome of its episode, never the end of the run
-            outcome, detail = _outcome_of(exc)
+            outcome, detail = outcome_of(exc)
         if served and served[0].trace.failure is not None:  # the episode's trace could not be written
             raise served[0].trace.failure
+        if self.signal is not None:
+            return None
         if self.transport == "stdio" and cell.agent not in self.agent_cmds and outcome != "timeout":
-            outcome, detail = _server_side(path, outcome, detail)
+            outcome, detail = server_side(path, outcome, detail)
         await self._finish(cell, outcome, detail, report, served[0] if served else None)
         return CellResult(cell, STATUS_OF[outcome], detail, bounded_notes(report.notes))
 
@@ -317,7 +312,7 @@ class Runner:
                       signatures=signatures_of(cell.scenario.model), report=report)  # fmt: skip
         async with open_episode(
             self.transport, cell.scenario, cell.task, cell.condition, self.traces, http_host=self.host,
-            agent=cell.agent, episode_id=cell.episode_id, proxy=self.proxy,
+            agent=cell.agent, episode_id=cell.episode_id, proxy=self.proxy, runner=True,
         ) as connected:  # fmt: skip
             if connected.episode is not None:
                 served.append(connected.episode)
@@ -349,7 +344,7 @@ class Runner:
             env.update(http_env(created["mcp_url"]))
         else:
             server = serve_command(cell.scenario, cell.task, cell.condition, self.traces, cell.episode_id, cell.agent,
-                                   self.proxy)  # fmt: skip
+                                   self.proxy, runner=True)  # fmt: skip
             env.update(stdio_env(server))
         log = self.out / "agent-logs" / f"{cell.episode_id}.log"
         try:

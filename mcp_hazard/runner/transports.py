@@ -29,6 +29,7 @@ from mcp_hazard.server.connections import Limits, Server, http_server
 from mcp_hazard.server.episode import Episode
 from mcp_hazard.server.episodes import EpisodeRegistry, new_episode_id
 from mcp_hazard.server.http import build_http_app
+from mcp_hazard.server.listen import listen
 from mcp_hazard.server.stdio import single_episode_server
 from mcp_hazard.trace.storage import check_writable
 
@@ -36,6 +37,9 @@ if TYPE_CHECKING:
     from mcp_hazard.proxy.service import ProxyService
 
 Transport = Literal["memory", "stdio", "http"]
+SHUTDOWN_GRACE_S = 1
+"""How long a run's HTTP server waits for calls still under way when the run stops early (a hazard's delay may be
+far longer); they are cancelled after that."""
 
 
 def episode_maker(proxy: ProxyService | None) -> dict[str, Any]:
@@ -81,9 +85,11 @@ def serve_command(
     episode_id: str,
     agent: str | None = None,
     proxy: ProxyService | None = None,
+    *,
+    runner: bool = False,
 ) -> list[str]:
     """The stdio command line for one episode (also what a desktop assistant's config would hold): `serve`, or
-    `proxy` for a real server's tools."""
+    `proxy` for a real server's tools. `runner`: the caller ends the trace with `agent_ended` (`--runner`)."""
     served = ["serve", scenario.path] if proxy is None else ["proxy", *([scenario.path] if scenario.path else []),
                                                                 *proxy.upstream_args()]  # fmt: skip
     command = [
@@ -93,6 +99,8 @@ def serve_command(
     ]  # fmt: skip
     if agent is not None:
         command += ["--agent", agent]
+    if runner:
+        command += ["--runner"]
     for name in condition.interventions:
         command += ["--intervention", name]
     for hazard in condition.hazards:
@@ -102,17 +110,27 @@ def serve_command(
 
 
 def free_port() -> int:
+    """A port on 127.0.0.1 that was free a moment ago, to hand to another process (which must cope with losing it);
+    this process binds its own servers with `listen(..., 0)` instead."""
     with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as sock:
         sock.bind(("127.0.0.1", 0))
         return int(sock.getsockname()[1])
 
 
 class HttpHost:
-    """A uvicorn server on 127.0.0.1 running inside the caller's event loop, for the span of a `with` block."""
+    """A uvicorn server on 127.0.0.1 running inside the caller's event loop, for the span of a `with` block.
 
-    def __init__(self, registry: EpisodeRegistry, proxy: ProxyService | None = None) -> None:
+    It serves on `sock` when given (`run --port`, bound before the run starts so that a busy port is one line),
+    else on a free port it binds itself: binding first, rather than picking a port and letting uvicorn bind it,
+    leaves no moment in which another program could take the port. uvicorn's own signal handlers are not
+    installed: the caller decides what a signal does (runner/run.py)."""
+
+    def __init__(
+        self, registry: EpisodeRegistry, proxy: ProxyService | None = None, sock: socket.socket | None = None
+    ) -> None:
         self.registry = registry
         self.proxy = proxy
+        self.sock = sock
         self.port = 0
         self.token = secrets.token_urlsafe(24)
         self._server: Server | None = None
@@ -132,23 +150,35 @@ class HttpHost:
 
     @asynccontextmanager
     async def running(self) -> AsyncIterator[HttpHost]:
-        self.port = free_port()
+        sock = self.sock if self.sock is not None else listen("127.0.0.1", 0)
+        self.port = int(sock.getsockname()[1])
         app = build_http_app(self.registry, token=self.token)
         if self.proxy is not None:  # its connections live in the runner's ProxyService, already running
             proxy = self.proxy
             app = build_http_app(self.registry, token=self.token, build=lambda resolve: proxy_server(proxy, resolve))
-        self._server = http_server(app, Limits(), host="127.0.0.1", port=self.port, lifespan="on")
+        self._server = http_server(app, Limits(), lifespan="on", signals=False)
         async with AsyncExitStack() as clients, anyio.create_task_group() as group:
+            clients.callback(sock.close)
             self.http = await clients.enter_async_context(httpx.AsyncClient(headers=self.auth))
             self.mcp_http = await clients.enter_async_context(mcp_http_client())
-            group.start_soon(self._server.serve)
+            group.start_soon(self._serve, sock)
             with anyio.fail_after(20):
                 while not self._server.started:
                     await anyio.sleep(0.01)
             try:
                 yield self
+            except BaseException:  # cancelled (a run stopped by a signal) or failed: in-flight calls are abandoned
+                self._server.config.timeout_graceful_shutdown = SHUTDOWN_GRACE_S
+                raise
             finally:
                 self._server.should_exit = True
+
+    async def _serve(self, sock: socket.socket) -> None:
+        """Serve until told to stop; shielded, so that a cancelled run still shuts the server down in order (its
+        lifespan ends every open episode) instead of abandoning it mid-request."""
+        assert self._server is not None
+        with anyio.CancelScope(shield=True):
+            await self._server.serve(sockets=[sock])
 
     async def create_episode(
         self, scenario: str, task: str, condition: Condition, agent: str | None = None, episode_id: str | None = None
@@ -179,11 +209,13 @@ async def open_episode(
     agent: str | None = None,
     episode_id: str | None = None,
     proxy: ProxyService | None = None,
+    runner: bool = False,
 ) -> AsyncIterator[Connected]:
-    """Start an episode over `transport` and yield a connected client; the episode ends when the block exits."""
+    """Start an episode over `transport` and yield a connected client; the episode ends when the block exits.
+    `runner`: the caller ends the trace with `agent_ended` (over HTTP, the host's registry says so)."""
     if transport == "memory":
         registry = EpisodeRegistry([scenario], trace_dir, transport="memory", report_trace_failures=False,
-                                   **episode_maker(proxy))  # fmt: skip
+                                   runner=runner, **episode_maker(proxy))  # fmt: skip
         episode = registry.create(scenario.id, task, condition, episode_id, agent)
         server = single_episode_server(episode) if proxy is None else proxy_server(proxy, lambda ctx: episode)
         try:
@@ -193,7 +225,7 @@ async def open_episode(
             episode.end("disconnected")
     elif transport == "stdio":
         episode_id = episode_id or new_episode_id(scenario.id, task, condition.seed)
-        command = serve_command(scenario, task, condition, trace_dir, episode_id, agent, proxy)
+        command = serve_command(scenario, task, condition, trace_dir, episode_id, agent, proxy, runner=runner)
         params = StdioServerParameters(command=command[0], args=command[1:])
         async with Client(params, mode=mode) as client:
             yield Connected(client, trace_dir / f"{episode_id}.jsonl", episode_id)

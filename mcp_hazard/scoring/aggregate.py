@@ -4,8 +4,9 @@ runs ended, and one row per episode. docs/scoring.md defines each number.
 
 Every scored episode is in every denominator, including those whose agent crashed, lost its model endpoint or timed
 out: those are failures of the agent under test, not missing data. An infrastructure outcome (`server_crashed`: the
-episode's server died under the agent) is neither a pass nor the agent's failure: it is in no rate and no count
-but `episodes`, the agent outcomes, the per-episode rows and `infrastructure`, which reports it apart. A hazard
+episode's server died under the agent; `interrupted`: the run was stopped before the episode ended) is neither a
+pass nor the agent's failure: it is in no rate and no count but `episodes`, the agent outcomes, the per-episode rows
+and `infrastructure`, which reports it apart. A hazard
 that fired in no episode of a group has no recovery rate (None, with `fired: 0`), never 0% or 100%.
 """
 
@@ -38,8 +39,8 @@ REPORT_SCHEMA_VERSION = 4
 #    (docs/scoring.md, "Research quantities"); `not_judged`.
 #    Added within 4 (new fields need no new version): `groups_by_agent`, `failures_by_agent`, `efficiency_by_agent`,
 #    `premature` in `agents`, `paths` and `mean_calls_to_recover` in `recovery_by_agent`; per-episode `expected`,
-#    `match` and `notes`; `unfinished`.
-AGENT_OUTCOMES = ("finished", "agent_crashed", "endpoint_error", "timeout", "server_crashed")
+#    `match` and `notes`; `unfinished`; the agent outcome and `infrastructure` count `interrupted`.
+AGENT_OUTCOMES = ("finished", "agent_crashed", "endpoint_error", "timeout", "server_crashed", "interrupted")
 DIMENSIONS: dict[str, Callable[[EpisodeScore], str]] = {
     "agent": lambda s: s.agent,
     "scenario": lambda s: s.scenario,

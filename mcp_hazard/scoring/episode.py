@@ -53,8 +53,9 @@ class EpisodeScore:
     calls: int
     redundant_calls: int
     ended: str | None
-    # How the agent's run ended (the trace's agent_ended event): finished, agent_crashed, endpoint_error, timeout;
-    # "unknown" for a trace without one (an episode served to a client that `run` did not drive).
+    # How the agent's run ended (the trace's agent_ended event): finished, agent_crashed, endpoint_error, timeout,
+    # server_crashed; "interrupted" for a trace of `run`'s without one (the run was stopped before the episode
+    # ended); "unknown" for a trace without one of a client that `run` did not drive.
     agent_outcome: str = "unknown"
     answer_rule: str = ""  # which answer rule decided `correct`, in words (docs/scoring.md)
     judged: bool = True  # False: the task has no expected answer (a proxied server's), so `correct` means nothing
@@ -112,7 +113,8 @@ def score_episode(trace: Trace, scenario: Scenario) -> EpisodeScore:
         if c["outcome"] != "ok"
     ]
     agent_ended = by_type.get("agent_ended", [])
-    outcome = str(agent_ended[-1].get("outcome", "unknown")) if agent_ended else "unknown"
+    run = started.get("run", {})
+    outcome = str(agent_ended[-1].get("outcome", "unknown")) if agent_ended else _without_end(run)
     research = _research(calls, scenario, task, condition, correct, agent_ended[-1] if agent_ended else {})
     failures += malformed_calls(agent_ended[-1] if agent_ended else {})
     reasons: list[str] = []
@@ -133,11 +135,15 @@ def score_episode(trace: Trace, scenario: Scenario) -> EpisodeScore:
         episode_failure = answer_failure(calls, judged, answer)
     redundant = redundant_calls([c for c in calls.calls if c["outcome"] == "ok"], calls.key)
     ended = by_type.get("episode_ended", [])
-    run = started.get("run", {})
     kinds = [interned(h.get("kind", "?")) for h in started.get("hazards", [])]
     warnings = list(trace.warnings)
-    unfinished = not ended and not agent_ended  # an agent_ended means the runner ended it: an outcome, not a gap
-    if unfinished:
+    # An agent_ended means the runner ended it: an outcome, not a gap; a runner's trace without one is interrupted.
+    unfinished = not ended and not agent_ended and outcome != "interrupted"
+    if outcome == "interrupted":
+        cut = "" if ended else " (its server recorded no end either)"
+        warnings.append(f"{trace.path}: interrupted: the run was stopped before this episode ended{cut}; it is in no "
+                        "rate, and running the same `mcp-hazard run` command again runs it again")  # fmt: skip
+    elif unfinished:
         warnings.append(f"{trace.path}: {UNFINISHED}")
         episode_failure, correct = None, False
     elif not ended:
@@ -205,6 +211,12 @@ def gives_up(answer: Any) -> bool:
     from mcp_hazard.scenario.gave_up import refusal
 
     return isinstance(answer, str) and bool(answer.strip()) and refusal(answer) is not None
+
+
+def _without_end(run: Any) -> str:
+    """The outcome of a trace without `agent_ended`: `interrupted` when `mcp-hazard run` drove it (it appends one to
+    every episode it sees end, so the run was stopped first), else `unknown` (any other client has none)."""
+    return "interrupted" if isinstance(run, dict) and run.get("runner") is True else "unknown"
 
 
 def _research(

@@ -18,12 +18,14 @@ help. Here, at the protocol layer where bytes arrive:
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import errno
 import json
 import logging
 import socket
 import time
 from collections import Counter
+from collections.abc import Iterator
 from dataclasses import dataclass
 from typing import Any
 
@@ -195,11 +197,21 @@ def protocol_for(limits: Limits) -> tuple[type[asyncio.Protocol], _Summary]:
 
 
 class Server(uvicorn.Server):
-    """uvicorn's server with the accept loop's out-of-descriptors errors counted in the summary, not logged."""
+    """uvicorn's server with the accept loop's out-of-descriptors errors counted in the summary, not logged; with
+    `signals=False`, without uvicorn's SIGINT/SIGTERM handlers (a server inside a run, which handles them itself)."""
 
-    def __init__(self, config: uvicorn.Config, summary: _Summary) -> None:
+    def __init__(self, config: uvicorn.Config, summary: _Summary, *, signals: bool = True) -> None:
         super().__init__(config)
         self.summary = summary
+        self.signals = signals
+
+    @contextlib.contextmanager
+    def capture_signals(self) -> Iterator[None]:
+        if self.signals:
+            with super().capture_signals():
+                yield
+        else:
+            yield
 
     async def serve(self, sockets: list[socket.socket] | None = None) -> None:
         loop = asyncio.get_running_loop()
@@ -222,12 +234,13 @@ class Server(uvicorn.Server):
             loop.set_exception_handler(previous)
 
 
-def http_server(app: Any, limits: Limits, **options: Any) -> Server:
-    """A uvicorn server for `app` that applies `limits` (options: uvicorn.Config's, e.g. host and port)."""
+def http_server(app: Any, limits: Limits, *, signals: bool = True, **options: Any) -> Server:
+    """A uvicorn server for `app` that applies `limits` (options: uvicorn.Config's, e.g. host and port); with
+    `signals=False` it leaves SIGINT and SIGTERM to its caller."""
     protocol, summary = protocol_for(limits)
     options.setdefault("log_level", "warning")
     config = uvicorn.Config(app, http=protocol, backlog=limits.backlog, **options)
-    return Server(config, summary)
+    return Server(config, summary, signals=signals)
 
 
 def fit_file_limit(read_timeout: float, max_connections: int) -> Limits:

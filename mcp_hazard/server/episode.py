@@ -7,6 +7,7 @@ state, its lifecycle and what it lists; calls.py how it serves a call.
 
 from __future__ import annotations
 
+import contextlib
 import operator
 from collections import OrderedDict
 from functools import lru_cache
@@ -158,6 +159,8 @@ class Episode(Calls):
 
     report_trace_failure = True
     """Log one line when the trace cannot be written (`serve`); a run says it once itself, so its episodes do not."""
+    runner = False
+    """`mcp-hazard run` drives the episode and appends `agent_ended` to its trace (recorded in `episode_started`)."""
 
     def _trace_failed(self, failure: StorageError) -> None:
         """The trace could not take a line (a full disk, a read-only folder): the episode is over, since nothing it
@@ -201,7 +204,12 @@ class Episode(Calls):
             software={"mcp_hazard": __version__, "mcp": _mcp_version()},
             protocol_version=protocol_version,
             hazards=[describe_hazard(hazard, targets) for hazard, targets in self.hazards],
-            run=ev.RunInfo(episode_id=self.id, transport=self.transport, agent=self.agent),  # type: ignore[arg-type]
+            run=ev.RunInfo(
+                episode_id=self.id,
+                transport=self.transport,  # type: ignore[arg-type]
+                agent=self.agent,
+                runner=self.runner,
+            ),
             upstream=self.upstream_record(),
         )
         log.info("episode started", episode=self.id, scenario=self.scenario.id, task=self.task.id)
@@ -243,6 +251,16 @@ class Episode(Calls):
             return
         self.trace.close()
         log.info("episode ended", episode=self.id, reason=reason)
+
+    def close(self, reason: str) -> None:
+        """End the episode from the control side (`DELETE`, the TTL, the server's shutdown). Unlike a transport's
+        `end`, an episode no client ever joined still leaves its trace: `episode_started` (protocol version
+        "none", as for an agent that never connected) and `episode_ended` with `reason`, so that every episode a
+        server created is on disk, as docs/http-api.md says."""
+        if not self.started and not self.trace.closed:
+            with contextlib.suppress(StorageError):  # the trace has said so once; the episode ends all the same
+                self.start("none")
+        self.end(reason)
 
     # -- what the agent sees ---------------------------------------------------------------------------------------
 

@@ -83,13 +83,16 @@ class EpisodeRegistry:
         make_episode: Callable[..., Episode] = Episode,
         default_condition: Condition | None = None,
         report_trace_failures: bool = True,
+        runner: bool = False,
     ) -> None:
         """`ttl=None` never releases an episode (one run's in-process host); a server passes --episode-ttl.
         `report_trace_failures=False`: an episode whose trace cannot be written logs nothing (a run stops and says
-        so once).
+        so once). `runner=True`: `mcp-hazard run` drives these episodes and ends each trace with `agent_ended`
+        (recorded in `episode_started`, so a trace without it reads as interrupted).
 
         `clock` decides only when an episode is released from memory, never anything a trace records as a
-        decision (DESIGN.md section 4): it is monotonic so a wall-clock jump cannot release everything at once.
+        decision (docs/architecture.md, "Determinism"): it is monotonic so a wall-clock jump cannot release everything
+        at once.
         """
         self.scenarios = {scenario.id: scenario for scenario in scenarios}
         self.trace_dir = trace_dir
@@ -109,6 +112,7 @@ class EpisodeRegistry:
         self.sessions_of: dict[str, set[str]] = {}
         self._last_sweep = clock()
         self.report_trace_failures = report_trace_failures
+        self.runner = runner
 
     def trace_path(self, episode_id: str) -> Path:
         """Where an episode's trace goes; the id was checked with fullmatch, so it is one plain file name."""
@@ -167,6 +171,7 @@ class EpisodeRegistry:
             agent=agent,
         )
         episode.report_trace_failure = self.report_trace_failures
+        episode.runner = self.runner
         self.sweep()
         self.episodes[episode_id] = episode
         self.last_seen[episode_id] = self.clock()
@@ -187,7 +192,8 @@ class EpisodeRegistry:
 
     def release(self, episode_id: str) -> None:
         """Forget an episode (its trace stays on disk). An open one is ended first as `disconnected`: its agent went
-        quiet for the whole TTL, which is what a client that left looks like; its file handle is closed either way."""
+        quiet for the whole TTL, which is what a client that left looks like; one no client ever joined as
+        `never_connected`, with a trace of its own (Episode.close); its file handle is closed either way."""
         episode = self.episodes.pop(episode_id, None)
         self.last_seen.pop(episode_id, None)
         self.order.pop(episode_id, None)
@@ -195,7 +201,7 @@ class EpisodeRegistry:
             return
         for session in self.sessions_of.pop(episode_id, set()):
             self.sessions.pop(session, None)
-        episode.end("disconnected")
+        episode.close("disconnected" if episode.started else "never_connected")
         self.released += 1
 
     def session_episode(self, session: str) -> str | None:
@@ -246,6 +252,8 @@ class EpisodeRegistry:
         return found, None
 
     def close_all(self, reason: str) -> None:
+        """End every episode (the server stops). One no client joined leaves no trace: nothing happened to it, and
+        its id may be created again after a restart."""
         for episode in self.episodes.values():
             episode.end(reason)
 

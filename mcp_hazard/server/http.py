@@ -256,7 +256,7 @@ def build_http_app(
         if episode is None:
             return missing(registry, episode_id)
         if request.method == "DELETE":
-            episode.end("closed")
+            episode.close("closed")
         return JSONResponse(describe(episode, request.scope, rights))
 
     async def index(request: Request) -> JSONResponse:

@@ -17,17 +17,19 @@ import socket
 from mcp_hazard.errors import UserError
 
 
-def listen(host: str, port: int) -> socket.socket:
-    """A listening TCP socket on (host, port), or a one-line UserError saying why not."""
+def listen(host: str, port: int, *, flag: str = "--http") -> socket.socket:
+    """A listening TCP socket on (host, port), or a one-line UserError saying why not, naming `flag` as given:
+    `--http HOST:PORT` (serve, proxy) or `--port PORT` (run, which listens on 127.0.0.1 only)."""
     family = socket.AF_INET6 if ":" in host else socket.AF_INET
     try:
         sock = socket.create_server((host, port), family=family, backlog=2048)
         return socket.socket(sock.family, sock.type, socket.IPPROTO_TCP, fileno=sock.detach())  # see above
     except OSError as exc:
-        where = f"--http {f'[{host}]' if ':' in host else host}:{port}"
+        where = f"--http {f'[{host}]' if ':' in host else host}:{port}" if flag == "--http" else f"{flag} {port}"
+        free = "port 0 for any free one" if flag == "--http" else f"leave {flag} out for any free one"
         if exc.errno == errno.EADDRINUSE:
             raise UserError(f"{where}: the port is already in use (another server is listening there); pick "
-                            "another port, or port 0 for any free one") from None  # fmt: skip
+                            f"another port, or {free}") from None  # fmt: skip
         if exc.errno == errno.EACCES:
             raise UserError(f"{where}: permission denied (ports below 1024 need privileges); pick a port above "
                             "1024") from None  # fmt: skip

@@ -43,6 +43,10 @@ class RunInfo(BaseModel):
     episode_id: str
     transport: Literal["memory", "stdio", "http"]
     agent: str | None = None
+    # `mcp-hazard run` drives this episode and ends its trace with `agent_ended`: a trace so marked without one was
+    # cut short by stopping the run (the scorer's `interrupted`). Left out for every other client, whose trace has
+    # no `agent_ended` by design.
+    runner: bool = Field(default=False, exclude_if=lambda value: not value)
 
 
 class EpisodeStarted(_Event):

@@ -44,8 +44,9 @@ _second: tuple[str, str] = ("", "")  # the epoch second's digits, and that secon
 
 def utc_now() -> str:
     """UTC time to the microsecond, ISO 8601 with `Z`. Timestamps are recorded, never used to decide anything
-    (DESIGN.md section 4). The date and time of day are formatted once per second; the microseconds are cut from
-    the clock's decimal digits, which in place takes about half as long as dividing and formatting the number."""
+    (docs/architecture.md, "Determinism"). The date and time of day are formatted once per second; the microseconds
+    are cut from the clock's decimal digits, which in place takes about half as long as dividing and formatting the
+    number."""
     global _second
     digits = str(time.time_ns())
     if len(digits) < 10:  # within a second of 1970: a test's clock

@@ -24,8 +24,8 @@ from mcp_hazard.agents.argument_fit import argument_fit, best_assignment, value_
 from mcp_hazard.agents.base import Brief
 from mcp_hazard.agents.leaves import flat_view
 from mcp_hazard.agents.matching import output_fit, planned_write, rank_tools, tool_writes
-from mcp_hazard.agents.prose import idf_weights, prose_words, word_overlap
 from mcp_hazard.agents.plan_reads import expected_fields
+from mcp_hazard.agents.prose import idf_weights, prose_words, word_overlap
 from mcp_hazard.agents.recovering import RecoveringAgent
 from mcp_hazard.condition import Condition
 from mcp_hazard.runner.transports import open_episode

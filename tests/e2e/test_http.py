@@ -298,6 +298,7 @@ async def test_stopping_the_server_ends_open_episodes_as_server_stopped(
     legacy = await create_episode(server, scenario="travel", task="fare-class", seed=1)
     modern = await create_episode(server, scenario="travel", task="cheapest-trip", seed=2)
     answered = await create_episode(server, scenario="travel", task="fare-class", seed=3)
+    unjoined = await create_episode(server, scenario="travel", task="fare-class", seed=4)
     async with Client(answered["mcp_url"], mode="legacy") as client:
         await client.call_tool(SUBMIT_TOOL, {"answer": "Standard"})
 
@@ -322,6 +323,7 @@ async def test_stopping_the_server_ends_open_episodes_as_server_stopped(
         assert len(calls(events)) == 1
     events = strict_events(Path(answered["trace"]))
     assert [e.get("reason") for e in events if e["type"] == "episode_ended"] == ["answered"]
+    assert not Path(unjoined["trace"]).exists()  # nothing happened to it: its id may be created again later
     for trace in server.trace_dir.glob("*.jsonl"):
         strict_events(trace)  # every line of every trace is valid JSON
 
@@ -370,6 +372,51 @@ async def test_delete_closes_an_episode_and_later_calls_are_refused(http_server:
     events = strict_events(Path(created["trace"]))
     assert [e.get("reason") for e in events if e["type"] == "episode_ended"] == ["closed"]
     assert len(calls(events)) == 1
+
+
+async def test_delete_of_an_episode_no_client_joined_leaves_its_trace(http_server: HttpServer) -> None:
+    """docs/http-api.md: DELETE records `episode_ended` with reason `closed`, whether or not a client ever came."""
+    created = await create_episode(http_server, scenario="travel", task="fare-class", seed=43, agent="nobody")
+    assert not Path(created["trace"]).exists()  # nothing to record before a client comes or the episode ends
+    with anyio.fail_after(DEADLINE):
+        async with httpx.AsyncClient(timeout=30, headers=http_server.auth) as http:
+            deleted = await http.delete(f"{http_server.base_url}/episodes/{created['episode_id']}")
+            again = await http.delete(f"{http_server.base_url}/episodes/{created['episode_id']}")
+        events = strict_events(Path(created["trace"]))
+        async with Client(created["mcp_url"], mode="legacy") as client:
+            late = await client.call_tool("get_fare", {"flight_id": "AU-426"})
+    assert deleted.status_code == 200 and deleted.json()["ended"] is True, deleted.text
+    assert again.status_code == 200, again.text
+    assert [(e["type"], e.get("reason")) for e in events] == [("episode_started", None), ("episode_ended", "closed")]
+    started = events[0]
+    assert (started["protocol_version"], started["task"], started["condition"]["seed"]) == ("none", "fare-class", 43)
+    assert started["run"] == {"episode_id": created["episode_id"], "transport": "http", "agent": "nobody"}
+    assert late.is_error is True  # the episode is over: a late client's call is refused, not served
+    after = strict_events(Path(created["trace"]))
+    assert after[: len(events)] == events and {e["type"] for e in after[len(events) :]} <= {"call_refused"}
+
+
+async def test_an_episode_no_client_joined_is_released_by_the_ttl_with_its_trace(tmp_path: Path) -> None:
+    """`--episode-ttl`: an episode created and never joined is released as `never_connected`, on disk."""
+    from conftest import SERVER_STOP_TIMEOUT, start_http_server
+
+    server = start_http_server(tmp_path / "traces", tmp_path / "logs", extra=("--episode-ttl", "1"))
+    try:
+        created = await create_episode(server, scenario="travel", task="fare-class", seed=44)
+        trace = Path(created["trace"])
+        with anyio.fail_after(DEADLINE):
+            async with httpx.AsyncClient(timeout=30, headers=server.auth) as http:
+                while (await http.get(f"{server.base_url}/episodes/{created['episode_id']}")).status_code == 200:
+                    await anyio.sleep(0.2)
+                gone = await http.get(f"{server.base_url}/episodes/{created['episode_id']}")
+    finally:
+        server.process.kill()
+        server.process.wait(timeout=SERVER_STOP_TIMEOUT)
+    assert gone.status_code == 410, gone.text  # released, and its trace is on disk
+    events = strict_events(trace)
+    assert [(e["type"], e.get("reason")) for e in events] == [("episode_started", None),
+                                                              ("episode_ended", "never_connected")]  # fmt: skip
+    assert "Traceback" not in server.stderr(), server.stderr()
 
 
 async def test_refusal_after_delete_does_not_claim_an_answer_was_submitted(http_server: HttpServer) -> None:

@@ -1,7 +1,7 @@
 """The proxy commands in docs/proxy.md, README.md, the shipped proxy files' comments and `--help` examples work as
 written: each parses, each that would start a proxy file's own command says `--allow-upstream-command` (without it,
-it would only print the refusal), the refusal docs/proxy.md shows is the one printed, and a stdio proxy from a
-file's comment serves. The matrices they show are run, with `--upstream-cmd`, by the other tests of this folder."""
+it would only print the refusal), the refusal docs/proxy.md shows is the one printed, a stdio proxy from a file's
+comment serves, and docs/proxy.md's commands run as written in one shell session (tests/docs/session.py)."""
 
 from __future__ import annotations
 
@@ -20,9 +20,12 @@ from mcp import Client, StdioServerParameters
 
 from mcp_hazard.cli import build_parser
 from mcp_hazard.commands.examples import EXAMPLES
+from tests.docs.coverage import to_run
+from tests.docs.session import play, session
 from tests.e2e.support import console_script
 
 from .support import PROXIES
+from .test_everything_server import _everything_over_http
 
 pytestmark = pytest.mark.e2e
 
@@ -86,3 +89,18 @@ def test_a_stdio_proxy_from_a_files_comment_serves(tmp_path: Path, time_server: 
 
     assert anyio.run(run) == ["get_current_time", "convert_time", "submit_answer"]
     assert list((tmp_path / "runs").glob("*.jsonl"))
+
+
+def test_the_proxy_doc_runs_as_written(tmp_path: Path, time_server: str, npm_servers: dict[str, Path]) -> None:
+    """Every command of docs/proxy.md that tests/docs/coverage.py leaves to this session, in order: `python` is the
+    virtualenv's, which has mcp-server-time; the doc's Streamable HTTP server (127.0.0.1:3001) is server-everything
+    over HTTP on a free port. The replayed run gives the recorded run's traces."""
+    doc = "docs/proxy.md"
+    with (
+        _everything_over_http(npm_servers, tmp_path / "everything.log") as upstream,
+        session(tmp_path, paths={"http://127.0.0.1:3001/mcp": upstream}) as shell,
+    ):
+        play(shell, to_run(doc, "test_the_proxy_doc_runs_as_written"))
+    recorded = sorted(path.name for path in (tmp_path / "runs" / "matrix" / "traces").glob("*.jsonl"))
+    replayed = sorted(path.name for path in (tmp_path / "runs" / "replayed" / "traces").glob("*.jsonl"))
+    assert recorded and recorded == replayed

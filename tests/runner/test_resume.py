@@ -113,6 +113,17 @@ def test_a_killed_run_resumes_where_it_stopped(tmp_path: Path) -> None:
     assert len(complete) < len(ids), "every episode finished before the kill"
     assert set(left) <= set(ids)
 
+    # `score` of the killed run: each trace cut short is interrupted (ours: in no rate, warned about), never the
+    # agent's no_answer.
+    scored = run_cli("score", str(out), "--format", "json", timeout=60)
+    assert scored.code == 0, scored.explain()
+    report = json.loads(scored.stdout)
+    started = {eid for eid, events in left.items() if events and events[0]["type"] == "episode_started"}
+    assert report["infrastructure"]["interrupted"] == len(started & cut), report["infrastructure"]
+    assert report["overall"]["n"] == len(complete), "an interrupted episode is in a success rate"
+    for episode_id in started & cut:
+        assert any(f"{episode_id}.jsonl: interrupted" in w for w in report["warnings"]), report["warnings"]
+
     # 3. The same command again: it completes, skipping what finished and redoing what was cut.
     began = time.monotonic()
     ran = run_cli("run", *ARGS, "--out", str(out), timeout=WAIT_S)

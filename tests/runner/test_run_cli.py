@@ -260,7 +260,7 @@ def test_a_real_external_agent_solves_fare_class(real_run: RunFolder) -> None:
     for episode_id in real_run.of_agent(REAL):
         path = real_run.traces()[episode_id]
         events = assert_trace_ended(path)
-        assert events[0]["run"] == {"episode_id": episode_id, "transport": transport, "agent": REAL}
+        assert events[0]["run"] == {"episode_id": episode_id, "transport": transport, "agent": REAL, "runner": True}
         score = score_episode(read_trace(path), scenario.model)
         assert score.correct and score.answer == "Standard", score
 

@@ -186,18 +186,6 @@ def test_every_share_says_what_it_is_of(run: dict[str, Any]) -> None:
             f" of {naive['classified_episodes']}")  # fmt: skip
 
 
-def test_the_intervention_scorecard_in_the_docs_is_what_run_prints(tmp_path: Path) -> None:
-    """docs/interventions.md shows the scorecard of a run with every intervention: its lines, as printed."""
-    text = (ROOT / "docs" / "interventions.md").read_text(encoding="utf-8")
-    block = next(b for b in re.findall(r"```console\n(.*?)```", text, re.S) if "--intervention all --agent naive" in b)
-    command, *shown = block.splitlines()
-    args = command.removeprefix("$ mcp-hazard ").replace("/tmp/matrix", str(tmp_path / "matrix")).split()
-    printed = cli(*args).stdout.splitlines()
-    for line in shown:
-        if line != "...":
-            assert line.replace("/tmp/matrix", str(tmp_path / "matrix")) in printed, line
-
-
 def test_a_resumed_run_keeps_the_notes_of_the_run_that_played_each_episode(run: dict[str, Any], tmp_path: Path) -> None:
     """A rerun skips every finished episode and logs it as `skipped`, with no notes: those records replace nothing."""
     copy = tmp_path / "run"

@@ -176,6 +176,7 @@ def test_crashed_episodes_are_failures_in_every_denominator(run: dict[str, Any])
     assert report["overall"]["n"] == EPISODES
     assert report["agent_outcomes"][crash] == {
         "episodes": 4, "finished": 0, "agent_crashed": 4, "endpoint_error": 0, "timeout": 0, "server_crashed": 0,
+        "interrupted": 0,
     }  # fmt: skip
     assert report["agent_outcomes"]["naive"]["finished"] == 4
     assert report["groups"]["agent"][crash]["n"] == 4 and report["groups"]["agent"][crash]["successes"] == 0
@@ -187,7 +188,7 @@ def test_crashed_episodes_are_failures_in_every_denominator(run: dict[str, Any])
     # every format shows the agent outcomes and the crash class
     for rows in (table_rows(render(report, "table")), markdown_rows(render(report, "markdown")),
                  read_html(render(report, "html")).sections):  # fmt: skip
-        assert [crash, "4", "0", "4", "0", "0", "0"] in rows["Agent outcomes"], rows["Agent outcomes"]
+        assert [crash, "4", "0", "4", "0", "0"] in rows["Agent outcomes"], rows["Agent outcomes"]  # no crash of ours
         assert [crash, "episode", "agent_crashed", "4", "100.0%", "4 episodes"] in rows["Failure taxonomy"]
 
 

@@ -423,7 +423,7 @@ def test_a_killed_stdio_server_is_a_server_side_outcome_and_rerun(tmp_path: Path
     ended = whole_lines(trace)[-1]
     assert ended["type"] == "agent_ended" and ended["outcome"] == "server_crashed", ended
     report = json.loads((out / "report.json").read_text())
-    assert report["infrastructure"] == {"server_crashed": 1} and report["episodes"] == 2
+    assert report["infrastructure"] == {"server_crashed": 1, "interrupted": 0} and report["episodes"] == 2
     assert report["overall"]["n"] == 1  # in no rate: neither a pass nor the agent's failure
     assert report["agent_outcomes"]["recovering"]["server_crashed"] == 1
     assert "agent_crashed" not in report["failures"]["episodes"]

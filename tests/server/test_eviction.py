@@ -95,7 +95,7 @@ async def test_ended_and_idle_episodes_are_released_and_their_ids_answer_410(tmp
             clock.advance(TTL / 2)  # idle-1 and never-1: TTL + 61 s without a request; busy-1: TTL / 2
             assert await _listed(http, base) == {"busy-1"}
             assert (await http.get(f"{base}/episodes/idle-1")).status_code == 410
-            assert (await http.get(f"{base}/episodes/never-1")).status_code == 404  # never started: no trace
+            assert (await http.get(f"{base}/episodes/never-1")).status_code == 410  # never joined, and on disk
             assert registry.sessions == {} and registry.sessions_of == {}, "the session map is cleaned too"
             assert (await http.post(idle["mcp_url"], headers=headers, json=call)).status_code == 410
             assert (await http.get(f"{base}/episodes/busy-1")).json()["ended"] is False
@@ -103,7 +103,9 @@ async def test_ended_and_idle_episodes_are_released_and_their_ids_answer_410(tmp
     idle_events = _events(tmp_path / "idle-1.jsonl")
     assert idle_events[-1]["type"] == "episode_ended" and idle_events[-1]["reason"] == "disconnected"
     assert sum(1 for e in idle_events if e["type"] == "tool_called") == 1
-    assert not (tmp_path / "never-1.jsonl").exists()
+    never = _events(tmp_path / "never-1.jsonl")  # no client joined: the trace still says so
+    assert [e["type"] for e in never] == ["episode_started", "episode_ended"]
+    assert (never[0]["protocol_version"], never[-1]["reason"]) == ("none", "never_connected")
     assert registry.released == 3
 
 

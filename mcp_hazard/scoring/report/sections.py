@@ -15,6 +15,7 @@ from mcp_hazard.scoring.report import _format as f
 from mcp_hazard.scoring.report import matrices, splits
 from mcp_hazard.scoring.report.research import build_research
 from mcp_hazard.scoring.report.section import Section, as_dict, dict_rows
+from mcp_hazard.scoring.rules import INFRASTRUCTURE
 
 FOLD = 20  # longer tables are folded (HTML, Markdown) and left to --verbose in the terminal
 REORDER_BLURB = (
@@ -41,7 +42,8 @@ def headline(report: dict[str, Any]) -> Section:
     if isinstance(not_judged, int) and not_judged:
         shown = f"{not_judged} (tasks with no expected answer: in no success rate; recovery and failures count)"
         rows.insert(1, ["not judged", shown])
-    crashed = as_dict(report.get("infrastructure")).get("server_crashed")
+    infrastructure = as_dict(report.get("infrastructure"))
+    crashed = infrastructure.get("server_crashed")
     if isinstance(crashed, int) and crashed:
         shown = f"{crashed} (the server died under the agent: in no rate, not the agent's doing; a rerun retries them)"
         rows.insert(1, ["server crashes", shown])
@@ -50,6 +52,11 @@ def headline(report: dict[str, Any]) -> Section:
         shown = (f"{unfinished} (no episode_ended: still served, or its server was stopped first; no verdict, in no "
                  "success rate; recovery and failures so far count)")  # fmt: skip
         rows.insert(1, ["unfinished", shown])
+    interrupted = infrastructure.get("interrupted")
+    if isinstance(interrupted, int) and interrupted:
+        shown = (f"{interrupted} (the run was stopped before they ended: in no rate, not the agent's doing; the same "
+                 "run command runs them again; listed under Warnings)")  # fmt: skip
+        rows.insert(1, ["interrupted", shown])
     unscorable = report.get("unscorable")
     if isinstance(unscorable, list) and unscorable:
         rows.append(["unscorable traces", f"{len(unscorable)} (not in any number of this report; listed below)"])
@@ -68,6 +75,8 @@ def agent_outcomes(report: dict[str, Any]) -> Section:
     outcomes: list[str] = []
     for entry in data.values():
         outcomes += [k for k in as_dict(entry) if k != "episodes" and k not in outcomes]
+    # The outcomes that are ours (a server crash, a stopped run) get a column only when some episode had one.
+    outcomes = [k for k in outcomes if k not in INFRASTRUCTURE or any(as_dict(e).get(k) for e in data.values())]
     rows = [
         [f.text(agent), f.count(as_dict(entry).get("episodes")), *(f.count(as_dict(entry).get(k, 0)) for k in outcomes)]
         for agent, entry in sorted(data.items())
@@ -80,8 +89,9 @@ def agent_outcomes(report: dict[str, Any]) -> Section:
     return Section(
         "agent-outcomes", "Agent outcomes",
         "How each agent's runs ended: finished, or stopped early (agent_crashed, endpoint_error, timeout), or "
-        "server_crashed (its server died under it). Stopped episodes count as failures in every success rate; "
-        "server_crashed ones in none (infrastructure, not the agent).",
+        "server_crashed (its server died under it), or interrupted (the run was stopped before the episode ended). "
+        "Stopped episodes count as failures in every success rate; server_crashed and interrupted ones in none "
+        "(infrastructure, not the agent).",
         ["agent", "episodes", *outcomes], rows if stopped else [], why if data else "No episodes.",
         numeric=set(range(1, len(outcomes) + 2)), scorecard=True,
         links=[{"agent": agent} for agent in sorted(data)],
