@@ -99,6 +99,10 @@ class AgentDojoOutputDrift(_PlanReads, ProxyOutputDrift):
     pass
 
 
+def _at_least(key: str | int, size: int) -> bool:
+    return isinstance(key, int) and key >= size
+
+
 @_register
 class AgentDojoPagination(ProxyPagination):
     """A list the plan reads past its first page; a result that is the list itself is served as `{"items": [...],
@@ -120,7 +124,7 @@ class AgentDojoPagination(ProxyPagination):
                 continue
             prefix = split_path(spec.pages)
             later = [p for p in read.get(step.id, []) if list(p[: len(prefix)]) == prefix and len(p) > len(prefix)
-                     and isinstance(p[len(prefix)], int) and p[len(prefix)] >= size]  # fmt: skip
+                     and _at_least(p[len(prefix)], size)]  # fmt: skip
             out[step.tool] = "" if later else f"the plan reads nothing of {step.tool!r}'s list past its first page"
         return out
 

@@ -118,8 +118,8 @@ def build_path(calls: list[tuple[str, dict[str, Any]]], results: list[Any], answ
             given = reading if _renders_back(reading, arguments, results[:index]) else arguments
         steps.append(GoldenStep.model_construct(id=step_id(index), tool=function, arguments=given))
     if isinstance(answer, str):
-        reading = templated_answer(answer, results)
-        answer = reading if _renders_back(reading, answer, results) else answer
+        said = templated_answer(answer, results)
+        answer = said if _renders_back(said, answer, results) else answer
     return GoldenPath.model_construct(steps=steps, answer=answer)
 
 

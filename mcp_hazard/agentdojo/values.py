@@ -13,6 +13,7 @@ from __future__ import annotations
 import datetime
 import hashlib
 import json
+from collections.abc import Mapping
 from typing import Any
 
 from pydantic import BaseModel, ConfigDict
@@ -69,7 +70,7 @@ def run_plan(suite: Suite, user_task: Any, path: GoldenPath, change: tuple[int, 
             if error is not None:
                 return False
             if change is not None and change[0] == index:
-                result = replaced(result, change[1], change[2])
+                result = replaced(result, tuple(change[1]), change[2])
             results[step.id] = result
         answer = render(path.answer, results)
     except (ExpressionError, KeyError, IndexError, TypeError):
@@ -78,7 +79,7 @@ def run_plan(suite: Suite, user_task: Any, path: GoldenPath, change: tuple[int, 
     return bool(verdict)
 
 
-def value_reads(suite: Suite, user_task: Any, path: GoldenPath, tools: dict[str, ToolSpec]) -> list[ValueReads]:
+def value_reads(suite: Suite, user_task: Any, path: GoldenPath, tools: Mapping[str, ToolSpec]) -> list[ValueReads]:
     """The steps of reads whose results the plan reads, each with the wrong values that change the verdict."""
     read = reads(path)
     if not read:
