@@ -44,6 +44,12 @@ REGISTERED = [
                "tests/test_inspect.py::test_inspect_eval_cli_with_the_mock_model"),
     Registered("inspect eval mcp_hazard/inspect.py --model mockllm/model",
                "tests/test_inspect.py::test_inspect_eval_cli_with_the_mock_model"),
+    Registered("mcp-hazard run agentdojo:all --agent golden --seeds 0 --hazard declared --transport memory --out "
+               "runs/agentdojo", "tests/agentdojo_suites/test_golden.py::golden_run",
+               {"mcp-hazard": "main()", "runs/agentdojo": "a temporary folder"}),
+    Registered("mcp-hazard score runs/agentdojo --per-episode episodes.csv",
+               "tests/agentdojo_suites/test_golden.py::test_the_export_names_the_suite_and_agentdojos_task",
+               {"mcp-hazard": "main()", "runs/agentdojo": "the golden run", "episodes.csv": "a temporary file"}),
     Registered("inspect eval mcp_hazard/inspect.py",
                "tests/test_inspect.py::test_inspect_eval_cli_with_the_mock_model"),
 ]  # fmt: skip
@@ -121,6 +127,7 @@ RUN_HERE: dict[str, list[tuple[str, tuple[str, ...] | Callable[[Shown], bool]]]]
     ],
     "docs/generator.md": [("tests/docs/test_small_docs.py::test_generator_doc", ())],
     "docs/hazards.md": [("tests/docs/test_small_docs.py::test_hazards_doc", ())],
+    "docs/agentdojo.md": [("tests/agentdojo_suites/test_doc.py::test_agentdojo_doc", ())],
     "docs/scenario-format.md": [("tests/docs/test_small_docs.py::test_scenario_format_doc", ())],
     "docs/security.md": [("tests/docs/test_small_docs.py::test_security_doc", ())],
     "docs/proxy.md": [("tests/proxy/test_docs.py::test_the_proxy_doc_runs_as_written", ())],
