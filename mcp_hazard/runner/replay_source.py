@@ -55,9 +55,9 @@ def read_script(path: str, *, allow_python: bool) -> ReplayScript:
 def _scenario_for(started: dict[str, Any], scenarios: str | None, allow_python: bool) -> LoadedScenario:
     ref = started.get("scenario") or {}
     if scenarios is not None:
-        from mcp_hazard.load import load_scenarios
+        from mcp_hazard.agentdojo.sources import load_sources
 
-        found = {s.id: s for s in load_scenarios([scenarios], allow_python=allow_python)}.get(str(ref.get("id")))
+        found = {s.id: s for s in load_sources([scenarios], allow_python=allow_python)}.get(str(ref.get("id")))
         if found is None:
             raise UserError(f"--scenarios {scenarios}: no scenario {ref.get('id')!r}")
         loaded = found
