@@ -23,7 +23,16 @@ def test_naive_verdicts_under_hazards_equal_agentdojos(tmp_path: Path) -> None:
     code = main(["run", "agentdojo:banking", "--agent", "naive", "--seeds", "0", *hazards, "--transport", "memory",
                  "--out", str(out), "--no-progress"])  # fmt: skip
     assert code == 0
-    rows = json.loads((out / "report.json").read_text(encoding="utf-8"))["per_episode"]
+    report = json.loads((out / "report.json").read_text(encoding="utf-8"))
+    rows = report["per_episode"]
+    # a kind with nothing to act on in a task is left out of it, and the report says why
+    left_out = {(entry["kind"], entry["reason"]) for entry in report["skipped_hazards"]}
+    assert ("pagination", "the plan reads nothing of 'get_most_recent_transactions''s list past its first page") in (
+        left_out
+    )
+    assert ("silent_wrong_value", "needs a value the plan reads that, served wrong, changes AgentDojo's verdict") in (
+        left_out
+    )
     hazarded = [row for row in rows if row["condition"] != "clean"]
     assert {row["condition"] for row in hazarded} >= {"transient_error", "invocation_error", "spec_drift"}
     assert any(not row["correct"] for row in hazarded)  # the hazards bite the naive agent somewhere

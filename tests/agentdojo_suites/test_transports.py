@@ -91,6 +91,9 @@ async def test_stdio_episode_of_a_suite(tmp_path: Path) -> None:
         (["validate", "agentdojo:banking@v1.3"], "no benchmark version 'v1.3'"),
         (["run", "agentdojo:slack", "--task", "user_task_99", "--hazard", "declared"],
          "--task 'user_task_99': no such task in the selected scenarios (did you mean 'user_task_9'?)"),
+        (["run", "agentdojo:banking", "--hazard", "permanent_error"],
+         "--hazard permanent_error can act in none of the 16 selected tasks, so no episode would carry it: no other "
+         "tool of the suite answers 'send_money''s calls with the same values (no fallback)"),
         (["serve", "agentdojo:banking", "--task", "user_tsk_1"],
          "has no task 'user_tsk_1' (did you mean 'user_task_1'?)"),
     ],
