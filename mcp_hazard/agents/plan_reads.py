@@ -4,9 +4,11 @@ shape the result must have for the plan to read it."""
 
 from __future__ import annotations
 
+import ast
+import re
 from typing import Any
 
-from mcp_hazard.agents.normalise import convert_field
+from mcp_hazard.agents.normalise import convert_field, snake
 from mcp_hazard.agents.verify import listed
 from mcp_hazard.scenario.expressions import access_paths, template_expressions
 from mcp_hazard.scenario.models import GoldenPath
@@ -51,3 +53,30 @@ def as_read(value: Any, paths: list[list[Any]]) -> Any:
     if any(isinstance(path[0], int) for path in paths):
         return listed(value)
     return value
+
+
+_KEY = re.compile(r"\[('(?:[^'\\]|\\.)*'|\"(?:[^\"\\]|\\.)*\")\]|\.([A-Z][A-Za-z0-9_]*)")
+_EXPRESSION = re.compile(r"\{\{(.*?)\}\}", re.S)
+
+
+def _unaliased(key: str) -> str:
+    """A key as normalise.unalias reads it: a display-like one (spaces, a unit, a capital first) as a field name."""
+    return snake(key) if (" " in key or "(" in key or key[:1].isupper()) else key
+
+
+def unaliased_keys(template: Any) -> Any:
+    """The template with each key it reads (`s1['City Hub']`, `s2.Miznon`) as the agent's reading of results names it
+    (`s1['city_hub']`, `s2['miznon']`; normalise.unalias): a result keyed by display-like names (hotel names) is read
+    back as field names, and the plan must read it the same way."""
+    if isinstance(template, str):
+
+        def key(found: re.Match[str]) -> str:
+            name = ast.literal_eval(found.group(1)) if found.group(1) else found.group(2)
+            return "[" + repr(_unaliased(name)) + "]"
+
+        return _EXPRESSION.sub(lambda part: "{{" + _KEY.sub(key, part.group(1)) + "}}", template)
+    if isinstance(template, list):
+        return [unaliased_keys(item) for item in template]
+    if isinstance(template, dict):
+        return {name: unaliased_keys(item) for name, item in template.items()}
+    return template

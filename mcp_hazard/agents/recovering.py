@@ -40,7 +40,7 @@ from mcp_hazard.agents.fallback import alternatives, in_expected_shape, named_to
 from mcp_hazard.agents.matching import planned_write, rank_tools, tool_writes
 from mcp_hazard.agents.normalise import coerce_numbers, convert_field, read_result, stale
 from mcp_hazard.agents.paths import page_argument, with_path
-from mcp_hazard.agents.plan_reads import as_read, expected_fields, has_fields, read_paths
+from mcp_hazard.agents.plan_reads import as_read, expected_fields, has_fields, read_paths, unaliased_keys
 from mcp_hazard.agents.remap import remap_arguments
 from mcp_hazard.agents.verify import confirmed
 from mcp_hazard.scenario.expressions import ExpressionError, render
@@ -368,8 +368,12 @@ def _alike(value: Any, second: dict[str, Any], fields: list[str]) -> bool:
 
 
 def _render(template: Any, results: dict[str, Any]) -> Any:
-    """Fill the plan's template; if the results' numbers came as text and arithmetic failed, read them as numbers."""
+    """Fill the plan's template; if the results' numbers came as text and arithmetic failed, read them as numbers; if
+    a key it reads was a display-like name, read as a field name (`unaliased_keys`)."""
     try:
         return render(template, results)
     except ExpressionError:
-        return render(template, coerce_numbers(results))
+        try:
+            return render(template, coerce_numbers(results))
+        except ExpressionError:
+            return render(unaliased_keys(template), coerce_numbers(results))
