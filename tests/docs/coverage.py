@@ -87,6 +87,8 @@ CANNOT_RUN = {
     "tests/runner/test_research_cli.py computes the same quantities on a small matrix",
     r"^(\.venv/bin/)?python -m bench\.": "a benchmark or a tool of bench/ (minutes of load, or a browser for "
     "screenshots): docs/performance.md records the benchmarks' measurements; tests use only bench's helpers",
+    r"^mcp-hazard run agentdojo:all --agent naive --agent recovering": "a research run of 1138 episodes (minutes on "
+    "2 cores); tests/agentdojo_suites/ run the same agents on one suite",
     r"^mcp-hazard score /tmp/big ": "scores the benchmark's 10,000-episode folder (bench.report_load --keep)",
 }  # fmt: skip
 
