@@ -3,14 +3,15 @@ against the same function run by AgentDojo's own `FunctionsRuntime` behind a bar
 the official SDK client. docs/performance.md records the figures.
 
     python -m bench.agentdojo_call [--suite banking] [--task user_task_1] [--rounds 8] [--calls 300]
+                                   [--transport memory|stdio]
 
 The work: the task's ground-truth calls that only read (facts table: `effect: read`), so repeating them changes
 nothing, called in a cycle with the same arguments on one connection per side, opened and listed before timing.
-(a) mcp-hazard: `open_episode("memory", ...)` on the suite, the episode running AgentDojo's function on its own
-    environment and writing its trace.
+(a) mcp-hazard: `open_episode(TRANSPORT, ...)` on the suite (over stdio `mcp-hazard serve agentdojo:SUITE --task T`),
+    the episode running AgentDojo's function on its own environment and writing its trace.
 (b) bare: a low-level SDK server whose `tools/call` runs `FunctionsRuntime.run_function` on one environment and
     returns the result as JSON text (as mcp-hazard serves it), listing the same tools; no validation, no hazards
-    engine, no trace.
+    engine, no trace. Over stdio it is this module with `--serve-bare`, in its own process.
 Rounds of K calls are interleaved a, b, b, a, ...; per side the best round's mean per call, the ratio of the two
 (bare / mcp-hazard: 1.00 = no overhead) and the median of the paired ratios. Every result of both sides must be the
 same JSON, else the run stops.
@@ -97,7 +98,7 @@ async def _round(client: Client, calls: list[tuple[str, dict[str, Any]]], count:
     return (time.perf_counter() - started) / count
 
 
-async def measure(suite_name: str, task_id: str, rounds: int, count: int) -> dict[str, Any]:
+async def measure(suite_name: str, task_id: str, rounds: int, count: int, transport: str) -> dict[str, Any]:
     loaded = load_suite(parse(f"agentdojo:{suite_name}")[0])
     calls = read_calls(loaded, task_id)
     ours: list[float] = []
@@ -105,8 +106,8 @@ async def measure(suite_name: str, task_id: str, rounds: int, count: int) -> dic
     seen: dict[str, str] = {}
     with tempfile.TemporaryDirectory() as traces:
         async with (
-            open_episode("memory", loaded, task_id, Condition(seed=0), Path(traces)) as connected,
-            Client(bare_agentdojo_server(loaded, task_id)) as plain,
+            open_episode(transport, loaded, task_id, Condition(seed=0), Path(traces)) as connected,  # type: ignore[arg-type]
+            Client(_bare(loaded, suite_name, task_id, transport)) as plain,
         ):
             await connected.client.list_tools()
             await plain.list_tools()
@@ -118,11 +119,23 @@ async def measure(suite_name: str, task_id: str, rounds: int, count: int) -> dic
                     times.append(await _round(client, calls, count, seen))
     paired = [b / a for a, b in zip(ours, bare, strict=True)]
     return {
-        "suite": suite_name, "task": task_id, "tools": sorted({name for name, _ in calls}), "calls_per_round": count,
+        "transport": transport, "suite": suite_name, "task": task_id, "tools": sorted({name for name, _ in calls}),
+        "calls_per_round": count,
         "rounds": rounds, "mcp_hazard_us": round(min(ours) * 1e6, 1), "bare_us": round(min(bare) * 1e6, 1),
         "ratio": round(min(bare) / min(ours), 3), "median_paired_ratio": round(statistics.median(paired), 3),
         "load_average": load_average(),
     }  # fmt: skip
+
+
+def _bare(loaded: LoadedSuite, suite_name: str, task_id: str, transport: str) -> Any:
+    if transport == "memory":
+        return bare_agentdojo_server(loaded, task_id)
+    from mcp import StdioServerParameters
+
+    from bench.processes import REPO
+
+    return StdioServerParameters(command=sys.executable, cwd=str(REPO), args=[
+        "-m", "bench.agentdojo_call", "--serve-bare", "--suite", suite_name, "--task", task_id])  # fmt: skip
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -131,8 +144,16 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--task", default="user_task_1")
     parser.add_argument("--rounds", type=int, default=8)
     parser.add_argument("--calls", type=int, default=300)
+    parser.add_argument("--transport", choices=("memory", "stdio"), default="memory")
+    parser.add_argument("--serve-bare", action="store_true", help="serve the bare side over stdio (the bench's own)")
     args = parser.parse_args(argv)
-    row = anyio.run(measure, args.suite, args.task, args.rounds, args.calls)
+    if args.serve_bare:
+        from bench.bare_server import serve_stdio
+
+        loaded = load_suite(parse(f"agentdojo:{args.suite}")[0])
+        anyio.run(serve_stdio, bare_agentdojo_server(loaded, args.task))
+        return 0
+    row = anyio.run(measure, args.suite, args.task, args.rounds, args.calls, args.transport)
     print(json.dumps(row))
     return 0
 
