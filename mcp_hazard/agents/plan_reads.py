@@ -55,7 +55,7 @@ def as_read(value: Any, paths: list[list[Any]]) -> Any:
     return value
 
 
-_KEY = re.compile(r"\[('(?:[^'\\]|\\.)*'|\"(?:[^\"\\]|\\.)*\")\]|\.([A-Z][A-Za-z0-9_]*)")
+_KEY = re.compile(r"\[('(?:[^'\\]|\\.)*'|\"(?:[^\"\\]|\\.)*\")\]|\.([A-Za-z_][A-Za-z0-9_]*)")
 _EXPRESSION = re.compile(r"\{\{(.*?)\}\}", re.S)
 
 
@@ -64,19 +64,30 @@ def _unaliased(key: str) -> str:
     return snake(key) if (" " in key or "(" in key or key[:1].isupper()) else key
 
 
-def unaliased_keys(template: Any) -> Any:
+def unaliased_keys(template: Any, every: bool = False) -> Any:
     """The template with each key it reads (`s1['City Hub']`, `s2.Miznon`) as the agent's reading of results names it
     (`s1['city_hub']`, `s2['miznon']`; normalise.unalias): a result keyed by display-like names (hotel names) is read
-    back as field names, and the plan must read it the same way."""
+    back as field names, and the plan must read it the same way. `every`: every key as `snake` names it (`id_` ->
+    `id`), for results read with `snaked` (a form whose keys were renamed and back loses what `snake` drops)."""
     if isinstance(template, str):
 
         def key(found: re.Match[str]) -> str:
             name = ast.literal_eval(found.group(1)) if found.group(1) else found.group(2)
-            return "[" + repr(_unaliased(name)) + "]"
+            renamed = snake(name) if every else _unaliased(name)
+            return found.group(0) if renamed == name else "[" + repr(renamed) + "]"
 
         return _EXPRESSION.sub(lambda part: "{{" + _KEY.sub(key, part.group(1)) + "}}", template)
     if isinstance(template, list):
-        return [unaliased_keys(item) for item in template]
+        return [unaliased_keys(item, every) for item in template]
     if isinstance(template, dict):
-        return {name: unaliased_keys(item) for name, item in template.items()}
+        return {name: unaliased_keys(item, every) for name, item in template.items()}
     return template
+
+
+def snaked(value: Any) -> Any:
+    """`value` with every key as `snake` names it, at every depth."""
+    if isinstance(value, dict):
+        return {snake(str(key)): snaked(item) for key, item in value.items()}
+    if isinstance(value, list):
+        return [snaked(item) for item in value]
+    return value

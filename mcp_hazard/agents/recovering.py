@@ -40,7 +40,7 @@ from mcp_hazard.agents.fallback import alternatives, in_expected_shape, named_to
 from mcp_hazard.agents.matching import planned_write, rank_tools, tool_writes
 from mcp_hazard.agents.normalise import coerce_numbers, convert_field, read_result, stale
 from mcp_hazard.agents.paths import page_argument, with_path
-from mcp_hazard.agents.plan_reads import as_read, expected_fields, has_fields, read_paths, unaliased_keys
+from mcp_hazard.agents.plan_reads import as_read, expected_fields, has_fields, read_paths, snaked, unaliased_keys
 from mcp_hazard.agents.remap import remap_arguments
 from mcp_hazard.agents.verify import confirmed
 from mcp_hazard.scenario.expressions import ExpressionError, render
@@ -376,4 +376,7 @@ def _render(template: Any, results: dict[str, Any]) -> Any:
         try:
             return render(template, coerce_numbers(results))
         except ExpressionError:
-            return render(unaliased_keys(template), coerce_numbers(results))
+            try:
+                return render(unaliased_keys(template), coerce_numbers(results))
+            except ExpressionError:
+                return render(unaliased_keys(template, every=True), snaked(coerce_numbers(results)))
