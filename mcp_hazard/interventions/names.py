@@ -89,17 +89,32 @@ class _RelationNames(Intervention):
                 if tool not in taken:
                     break
             taken.add(tool)
-            local = set(self.originals) | {given}
-            names: dict[str, str] = {}
-            for index, prop in enumerate(properties(surface.input_schema)):
-                if index == 0 and prop in self.originals:  # a field a hazard renamed gets a name of its own
-                    names[prop] = given
-                    continue
-                others = [e for e in ENTITIES if e not in local and not familiar(e, output)]
-                names[prop] = choose(others, *self.keys(surface.inner, prop)) if others else f"{given}_{index}"
-                local.add(names[prop])
+            names = self._argument_names(surface, output, given)
             out.append(_renamed(surface, tool, names))
         return out
+
+    def _argument_names(self, surface: Surface, output: str, given: str) -> dict[str, str]:
+        """Each argument's name depends on the tool and the argument alone (a retry on a clash), and arguments the
+        scenario declared are named before those a hazard introduced: so a tool that accepts a changed shape (an
+        invocation error's renamed field) is served with the same names for the arguments it shares with the
+        listing, and its error's advice names an argument the agent's next call can use."""
+        props = list(properties(surface.input_schema))
+        fixed = set(self.originals) | {given}
+        others = [e for e in ENTITIES if e not in fixed and not familiar(e, output)]
+        names: dict[str, str] = {}
+        ordered = [p for p in props if p in self.originals] + [p for p in props if p not in self.originals]
+        for prop in ordered:
+            if prop == props[0] and prop in self.originals:
+                names[prop] = given
+                continue
+            for attempt in range(len(others) + 1):
+                pick = choose(others, *self.keys(surface.inner, prop, attempt)) if others else ""
+                if pick and pick not in names.values():
+                    break
+            else:
+                pick = f"{given}_{props.index(prop)}"
+            names[prop] = pick
+        return names
 
 
 @register

@@ -81,6 +81,16 @@ def test_verify_under_interventions_proves_every_instance_solvable_there_too() -
     assert "all solvable, all biting; solvable under every intervention" in line
 
 
+def test_an_invocation_error_under_contradicting_names_advises_an_argument_the_tool_accepts() -> None:
+    """The tool that accepts an invocation error's changed shape is served with the listing's names for the arguments
+    both share: the error's advice names an argument the recovering agent's next call can use (at seed 1 the recovering
+    agent once ended `fare-in-dollars` and `two-nights` without an answer)."""
+    ran = run_cli("verify", "scenarios/travel.yaml", "--seeds", "1", "--hazard", "invocation_error",
+                  "--intervention", "names=contradicting")  # fmt: skip
+    assert ran.code == 0, ran.explain()
+    assert "solvable under every intervention" in verdict(ran)
+
+
 def test_an_instance_unsolvable_under_an_intervention_is_named_with_it() -> None:
     ran = run_cli("verify", "scenarios/travel.yaml", "--seeds", "0", "--hazard", "transient_error:times=9",
                   "--intervention", "rename")  # fmt: skip
