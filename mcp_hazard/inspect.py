@@ -36,13 +36,14 @@ from inspect_ai.scorer import CORRECT, INCORRECT, Score, Target, accuracy, score
 from inspect_ai.solver import Generate, TaskState, solver
 from inspect_ai.tool import Tool, mcp_server_stdio
 
+from mcp_hazard.agentdojo.names import is_source
+from mcp_hazard.agentdojo.sources import load_sources
 from mcp_hazard.agents.base import AgentReport
 from mcp_hazard.agents.llm import NUDGE, NUDGE_SUBMIT
 from mcp_hazard.agents.llm_config import one_line
 from mcp_hazard.commands.run import hazard_options, keep_scenarios, parse_profiles
 from mcp_hazard.errors import UserError
 from mcp_hazard.interventions.build import parse_composition
-from mcp_hazard.load import load_scenarios
 from mcp_hazard.runner.matrix import Cell, plan, select_tasks
 from mcp_hazard.runner.outcome import exception_line
 from mcp_hazard.runner.run import empty_trace, finish_trace, served_prompt
@@ -139,8 +140,10 @@ def hazard_task(
 ) -> Task:
     """An inspect Task over the matrix `mcp-hazard run` would plan from the same options. Its traces go to a new
     folder under `trace_dir` (default `runs/inspect` in the working directory), laid out like a run folder."""
-    paths = [str(Path(p).resolve()) for p in _texts(scenarios)] or [str(_default_scenarios())]
-    chosen, tasks = select_tasks(load_scenarios(paths), _texts(scenario), _texts(task))
+    paths = [p if is_source(p) else str(Path(p).resolve()) for p in _texts(scenarios)] or [
+        str(_default_scenarios())
+    ]  # an AgentDojo source (`agentdojo:banking`) is a name, not a path
+    chosen, tasks = select_tasks(load_sources(paths), _texts(scenario), _texts(task))
     interventions = [parse_composition(text) for text in _texts(intervention)]
     options = hazard_options(_texts(hazard) or None)
     cells = plan(chosen, [AGENT], options, parse_profiles(profile), _seeds(seeds), interventions, tasks)

@@ -37,13 +37,13 @@ from mcp.shared.exceptions import MCPError
 from mcp_hazard.agents.base import AgentReport, Brief, answer_text, hints_of, text_of
 from mcp_hazard.agents.correct import corrected_call
 from mcp_hazard.agents.fallback import alternatives, in_expected_shape, named_tools, unfilled
-from mcp_hazard.agents.matching import planned_write, rank_tools
+from mcp_hazard.agents.matching import planned_write, rank_tools, tool_writes
 from mcp_hazard.agents.normalise import coerce_numbers, convert_field, read_result, stale
 from mcp_hazard.agents.paths import page_argument, with_path
+from mcp_hazard.agents.plan_reads import as_read, expected_fields, has_fields, read_paths, snaked, unaliased_keys
 from mcp_hazard.agents.remap import remap_arguments
 from mcp_hazard.agents.verify import confirmed
-from mcp_hazard.scenario.expressions import ExpressionError, access_paths, render, template_expressions
-from mcp_hazard.scenario.models import GoldenPath
+from mcp_hazard.scenario.expressions import ExpressionError, render
 from mcp_hazard.server.episode import SUBMIT_TOOL
 
 MAX_ATTEMPTS = 6
@@ -60,26 +60,6 @@ CHANGED = ("interface has changed", "tool list has changed", "unknown tool")
 
 class _Stuck(Exception):
     pass
-
-
-def _has_fields(value: Any, fields: list[str]) -> bool:
-    """Whether a result holds every field the rest of the plan reads (under another name or unit, too)."""
-    if not fields:
-        return True
-    return isinstance(value, dict) and all(convert_field(value, f) is not None for f in fields)
-
-
-def _expected_fields(plan: GoldenPath, index: int) -> list[str]:
-    """Top-level fields of step `index`'s result that later steps or the answer read."""
-    step_id = plan.steps[index].id
-    templates: list[Any] = [s.arguments for s in plan.steps[index + 1 :]] + [plan.answer]
-    fields: list[str] = []
-    for template in templates:
-        for source in template_expressions(template):
-            for path in access_paths(source, step_id):
-                if path and isinstance(path[0], str) and path[0] not in fields:
-                    fields.append(path[0])
-    return fields
 
 
 class RecoveringAgent:
@@ -103,11 +83,12 @@ class RecoveringAgent:
         for index, step in enumerate(brief.plan.steps):
             try:
                 arguments = _render(step.arguments, results)
-                value = await self.verified(client, step.tool, arguments, _expected_fields(brief.plan, index))
+                paths = read_paths(brief.plan, index)
+                value = await self.verified(client, step.tool, arguments, expected_fields(brief.plan, index), paths)
             except (_Stuck, ExpressionError) as exc:
                 self.report.notes.append(f"{step.id}: {exc}")
                 return self.report
-            results[step.id] = value
+            results[step.id] = as_read(value, paths)
         try:
             self.report.answer = answer_text(_render(brief.plan.answer, results))
         except ExpressionError as exc:
@@ -155,14 +136,23 @@ class RecoveringAgent:
 
     # -- one step -----------------------------------------------------------------------------------------------
 
-    async def verified(self, client: Client, tool: str, arguments: dict[str, Any], fields: list[str]) -> Any:
+    async def verified(
+        self, client: Client, tool: str, arguments: dict[str, Any], fields: list[str], paths: Sequence[list[Any]] = ()
+    ) -> Any:
         """One plan step whose result the plan reads, read again to confirm it (`verify.confirmed`): a correct call
         can answer with a plausible wrong value. Not for a step that writes, nor for a value another tool gave."""
         self.confirmed_elsewhere, self.answered_by = False, None
         value = await self.call(client, tool, arguments, fields)
-        if not fields or planned_write(tool) or self.confirmed_elsewhere:
+        if not (fields or paths) or planned_write(tool) or self.writes(tool) or self.confirmed_elsewhere:
             return value
-        return await confirmed(value, lambda: self.reread(client, tool, arguments, fields), fields)
+        return await confirmed(value, lambda: self.reread(client, tool, arguments, fields), fields, paths)
+
+    def writes(self, tool: str) -> bool:
+        """Whether the tool that answered (or the planned one) says it has side effects (its annotations): a second
+        call would not read the same thing again (it marks emails read, say), so it is not read twice."""
+        name = self.answered_by[0] if self.answered_by is not None else tool
+        listed = self.tools.get(name)
+        return listed is not None and listed.annotations is not None and tool_writes(listed)
 
     async def reread(self, client: Client, tool: str, arguments: dict[str, Any], fields: list[str]) -> Any:
         """The call that answered, sent again exactly as it was (no second round of corrections); the whole step
@@ -192,7 +182,7 @@ class RecoveringAgent:
             except _Stuck as exc:
                 failure = failure or exc
                 continue
-            if len(candidates) == 1 or _has_fields(value, fields):
+            if len(candidates) == 1 or has_fields(value, fields):
                 return value
             answered.append((value, self.answered_by))
         if answered:
@@ -334,7 +324,7 @@ class RecoveringAgent:
         expects (`fare_cents` for `price_eur`); `_Stuck` when no alternative gives them."""
         for other in self.alternatives(tool, name, arguments, fields, said):
             value = await self.ask_alternative(client, other, arguments)
-            if isinstance(value, dict) and _has_fields(value, fields):
+            if isinstance(value, dict) and has_fields(value, fields):
                 self.confirmed_elsewhere = True
                 return in_expected_shape(value, fields)
         raise _Stuck(f"{name} is unavailable and no other tool gave the same data")
@@ -356,7 +346,7 @@ class RecoveringAgent:
             if (
                 isinstance(second, dict)
                 and not stale(second)
-                and _has_fields(second, fields)
+                and has_fields(second, fields)
                 and _alike(value, second, fields)
             ):
                 self.confirmed_elsewhere = True
@@ -378,8 +368,15 @@ def _alike(value: Any, second: dict[str, Any], fields: list[str]) -> bool:
 
 
 def _render(template: Any, results: dict[str, Any]) -> Any:
-    """Fill the plan's template; if the results' numbers came as text and arithmetic failed, read them as numbers."""
+    """Fill the plan's template; if the results' numbers came as text and arithmetic failed, read them as numbers; if
+    a key it reads was a display-like name, read as a field name (`unaliased_keys`)."""
     try:
         return render(template, results)
     except ExpressionError:
-        return render(template, coerce_numbers(results))
+        try:
+            return render(template, coerce_numbers(results))
+        except ExpressionError:
+            try:
+                return render(unaliased_keys(template), coerce_numbers(results))
+            except ExpressionError:
+                return render(unaliased_keys(template, every=True), snaked(coerce_numbers(results)))

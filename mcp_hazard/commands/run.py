@@ -16,10 +16,11 @@ from typing import Any
 
 import anyio
 
+from mcp_hazard.agentdojo.names import is_source
+from mcp_hazard.agentdojo.sources import load_sources
 from mcp_hazard.agents import BUILT_IN, RUNNABLE
 from mcp_hazard.commands import EXIT_FINDING, run_async
 from mcp_hazard.errors import UserError
-from mcp_hazard.load import load_scenarios
 from mcp_hazard.runner.external import agent_name
 from mcp_hazard.runner.matrix import agent_labels, kinds_planned, plan, select_tasks
 from mcp_hazard.runner.upstream_log import UPSTREAM_LOG, UpstreamLog
@@ -80,9 +81,9 @@ def keep_scenarios(scenarios: list[LoadedScenario], out: Path) -> None:
     except OSError as exc:
         raise storage_error(folder, exc) from None
     for scenario in scenarios:
-        target = folder / f"{scenario.id}-{scenario.sha256[:12]}.yaml"
+        target = folder / f"{scenario.id}-{scenario.sha256[:12]}{scenario.source_suffix}"
         if not target.exists():
-            write_file(target, Path(scenario.path).read_bytes())
+            write_file(target, scenario.source_bytes())
 
 
 @contextmanager
@@ -185,8 +186,10 @@ def run_command(args: argparse.Namespace) -> int:
 def _run_command(args: argparse.Namespace) -> int:
     if _proxied(args):
         return int(run_async(_run_proxied, args))
-    scenarios = load_scenarios(args.paths, allow_python=args.allow_python)
+    scenarios = load_sources(args.paths, allow_python=args.allow_python)
     ray = _ray_settings(args)
+    if ray is not None and any(is_source(path) for path in args.paths):
+        raise UserError("--executor ray runs scenario files; run AgentDojo suites with --executor local (the default)")
     cells, out, commands, kinds = _plan(args, scenarios, ray)
     with _closing(_listening(args)) as sock, claimed(out, scenarios, kinds):
         results = _execute(args, ray, out, commands, cells, sock)

@@ -5,6 +5,7 @@ from __future__ import annotations
 import argparse
 import sys
 from pathlib import Path
+from typing import Any
 
 import anyio
 
@@ -13,15 +14,16 @@ from mcp_hazard.errors import UserError
 
 
 def serve(args: argparse.Namespace) -> int:
+    from mcp_hazard.agentdojo.sources import load_sources
     from mcp_hazard.condition import Condition
     from mcp_hazard.hazards.fit import check_fit_in_task
-    from mcp_hazard.load import load_scenarios
     from mcp_hazard.server.heap import freeze_start_up
     from mcp_hazard.trace.storage import check_writable
 
-    scenarios = load_scenarios([args.path], allow_python=args.allow_python)
+    scenarios = load_sources([args.path], allow_python=args.allow_python)
     trace_dir = Path(args.trace_dir)
     check_writable(trace_dir, "the trace folder")  # a server that could record nothing stops here, in one line
+    keep_built(scenarios, trace_dir)
     if args.http:
         _refuse_episode_flags(args)
         from mcp_hazard.commands.http_access import announce, choose_token, needs, run_server, shown_url
@@ -66,6 +68,17 @@ def serve(args: argparse.Namespace) -> int:
     freeze_start_up()
     anyio.run(serve_stdio, episode)
     return EXIT_USAGE if episode.trace.failure is not None else 0  # its trace is cut short: said once, on stderr
+
+
+def keep_built(scenarios: list[Any], trace_dir: Path) -> None:
+    """A scenario that is not a file (an AgentDojo suite) is kept beside its traces (`TRACE_DIR/scenarios/`), so
+    `score TRACE_DIR` finds it by its hash, as it finds a run folder's copies."""
+    from mcp_hazard.commands.run import keep_scenarios
+    from mcp_hazard.scenario.files import LoadedScenario
+
+    built = [scenario for scenario in scenarios if type(scenario).source_bytes is not LoadedScenario.source_bytes]
+    if built:
+        keep_scenarios(built, trace_dir)
 
 
 EPISODE_FLAGS = ("scenario", "task", "seed", "episode_id", "agent", "hazard", "profile", "intervention")

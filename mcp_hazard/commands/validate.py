@@ -17,6 +17,7 @@ def validate(args: argparse.Namespace) -> int:
     """Exit 2 when a file cannot be used (its problems are input errors) or a named hazard can act in none of the
     files' tasks, else 1 when a golden path or a hazard instance is unsolvable (a finding about a valid file), else
     0. Every file is read before any golden path runs, so a hazard that fits nothing is said before any work."""
+    from mcp_hazard.agentdojo.sources import load_named, split_sources
     from mcp_hazard.hazards.fit import check_fits
     from mcp_hazard.load import load_scenario
     from mcp_hazard.scenario.files import scenario_files
@@ -26,7 +27,9 @@ def validate(args: argparse.Namespace) -> int:
     invalid = unsolvable_files = 0
     seen: dict[str, str] = {}
     valid = []
-    for file in scenario_files(args.paths):
+    paths, sources = split_sources(args.paths)
+    suites = load_named(sources)  # an unknown suite or version, or AgentDojo missing: one line before any work
+    for file in scenario_files(paths) if paths else []:
         try:
             loaded = load_scenario(file, allow_python=args.allow_python)
         except ScenarioError as exc:
@@ -40,8 +43,8 @@ def validate(args: argparse.Namespace) -> int:
             continue
         seen[loaded.id] = str(file)
         valid.append((file, loaded))
-    check_fits(named, [(loaded.model, task) for _, loaded in valid for task in loaded.model.tasks],
-               "so no instance of it would be checked")  # fmt: skip
+    check_fits(named, [(loaded.model, task) for _, loaded in [*valid, *((s.path, s) for s in suites)]
+                       for task in loaded.model.tasks], "so no instance of it would be checked")  # fmt: skip
     for file, loaded in valid:
         tasks = len(loaded.model.tasks)
         checked, unsolvable = anyio.run(_check_solvable, loaded, args, options)
@@ -52,7 +55,24 @@ def validate(args: argparse.Namespace) -> int:
         if not unsolvable:
             print(f"{file}: ok ({loaded.id}: {len(loaded.model.tools)} tools, {tasks} tasks, "
                   f"golden paths reach answers{hazards}{_unfit(named, loaded)})")  # fmt: skip
+    for suite in suites:
+        unsolvable_files += _validate_suite(suite, named)
     return EXIT_USAGE if invalid else EXIT_FINDING if unsolvable_files else 0
+
+
+def _validate_suite(suite: Any, named: list[Any]) -> bool:
+    """An AgentDojo suite: its facts table was checked as it loaded; every golden path must pass AgentDojo's check.
+    Its hazard instances are proven by `verify`, which runs the reference agents. True when a golden path fails."""
+    from mcp_hazard.agentdojo.check import check_suite
+
+    problems = anyio.run(check_suite, suite)
+    for line in problems:
+        print(f"{suite.path}: unsolvable: {line}", file=sys.stderr)
+    if not problems:
+        hazards = f"; hazard instances: mcp-hazard verify {suite.path}" if named else ""
+        print(f"{suite.path}: ok ({suite.id}: {len(suite.model.tools)} tools, {len(suite.model.tasks)} tasks, "
+              f"golden paths pass AgentDojo's checks{hazards})")  # fmt: skip
+    return bool(problems)
 
 
 def _unfit(named: list[Any], loaded: Any) -> str:

@@ -14,13 +14,13 @@ from mcp_hazard.commands import EXIT_FINDING
 def verify(args: argparse.Namespace) -> int:
     import tempfile
 
+    from mcp_hazard.agentdojo.sources import load_sources
     from mcp_hazard.commands.run import hazard_options
     from mcp_hazard.interventions.build import parse_composition
-    from mcp_hazard.load import load_scenarios
     from mcp_hazard.runner.matrix import plan
 
     # the scenarios, the options and the plan are checked before the runner (and with it the SDK) is loaded
-    scenarios = load_scenarios(args.paths, allow_python=args.allow_python)
+    scenarios = load_sources(args.paths, allow_python=args.allow_python)
     interventions = [parse_composition(text) for text in args.intervention]
     hazards = hazard_options(args.hazard)
     planned = plan(scenarios, ["naive", "recovering"], hazards, ["strict"], args.seeds, interventions)

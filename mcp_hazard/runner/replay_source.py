@@ -8,6 +8,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from mcp_hazard.agentdojo.names import is_source
 from mcp_hazard.errors import UserError
 from mcp_hazard.load import load_scenario
 from mcp_hazard.scenario.files import LoadedScenario, read_source
@@ -54,12 +55,16 @@ def read_script(path: str, *, allow_python: bool) -> ReplayScript:
 def _scenario_for(started: dict[str, Any], scenarios: str | None, allow_python: bool) -> LoadedScenario:
     ref = started.get("scenario") or {}
     if scenarios is not None:
-        from mcp_hazard.load import load_scenarios
+        from mcp_hazard.agentdojo.sources import load_sources
 
-        found = {s.id: s for s in load_scenarios([scenarios], allow_python=allow_python)}.get(str(ref.get("id")))
+        found = {s.id: s for s in load_sources([scenarios], allow_python=allow_python)}.get(str(ref.get("id")))
         if found is None:
             raise UserError(f"--scenarios {scenarios}: no scenario {ref.get('id')!r}")
         loaded = found
+    elif is_source(ref.get("path")):  # an AgentDojo suite, built again from the installed AgentDojo
+        from mcp_hazard.agentdojo.sources import load_named
+
+        loaded = load_named([str(ref["path"])])[0]
     else:
         loaded = load_scenario(str(ref.get("path")), allow_python=allow_python)
     if ref.get("sha256") == loaded.sha256 and ref.get("path") and loaded.path != ref["path"]:

@@ -28,6 +28,14 @@ class LoadedScenario:
     def id(self) -> str:
         return self.model.id
 
+    source_suffix = ".yaml"
+    """The suffix of the copy a run folder keeps (`scenarios/ID-SHA12.yaml`)."""
+
+    def source_bytes(self) -> bytes:
+        """What a run folder keeps of this scenario, whose SHA-256 is `sha256`: the file itself. An environment that is
+        not a file (an AgentDojo suite) keeps what it was built into."""
+        return FsPath(self.path).read_bytes()
+
 
 _KINDS = ((stat.S_ISDIR, "a directory"), (stat.S_ISFIFO, "a FIFO"), (stat.S_ISSOCK, "a socket"),
           (stat.S_ISCHR, "a device"), (stat.S_ISBLK, "a device"))  # fmt: skip

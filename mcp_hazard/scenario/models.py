@@ -172,6 +172,16 @@ class ToolSpec(Strict):
     replacement: Replacement | None = Field(
         default=None, description="The equivalent served under --intervention replace (default: derived)."
     )
+    effect: Literal["read", "write"] = Field(
+        default="read",
+        description="write: a call changes something (books, sends, pays), so calling it twice does it twice. Not "
+        "served; the lost_response hazard acts on writes.",
+    )
+    checked_by: list[ToolName] = Field(
+        default_factory=list,
+        description="For a write: the tools whose results show whether a call of it went through (the recovery "
+        "path of lost_response: check, then repeat only if it did not). Not served.",
+    )
 
 
 class AnswerSpec(Strict):

@@ -9,10 +9,13 @@ may have moved or changed since, so the scorer looks in this order (the first hi
 
 1. the recorded path, if the file there has the recorded SHA-256: as recorded (absolute), else relative to the
    trace's folder or any folder above it, else to the working directory;
-2. any `*.yaml`/`*.yml` file with the recorded SHA-256 in a `--scenarios` folder, or in a `scenarios/` folder next
-   to the trace or above it (`mcp-hazard run` keeps a copy of each scenario in `RUNDIR/scenarios/`);
+2. any `*.yaml`/`*.yml` file (or AgentDojo suite snapshot) with the recorded SHA-256 in a `--scenarios` folder, or
+   in a `scenarios/` folder next to the trace or above it (`mcp-hazard run` keeps a copy of each scenario in
+   `RUNDIR/scenarios/`);
 3. a file in `--scenarios` with the recorded scenario id, and then the recorded path itself, even though the
-   SHA-256 differs: the task may be unchanged, so it is scored, with a warning on each such score.
+   SHA-256 differs: the task may be unchanged, so it is scored, with a warning on each such score;
+4. for an AgentDojo suite (a recorded path `agentdojo:SUITE@VERSION`, kept as a `.json` snapshot where step 2 looks),
+   the suite built again from the installed AgentDojo, with the same warning when its hash differs.
 
 A scenario found nowhere is one warning (not one per trace), and its traces are listed as unscorable.
 """
@@ -20,20 +23,20 @@ A scenario found nowhere is one warning (not one per trace), and its traces are 
 from __future__ import annotations
 
 import gc
-import hashlib
 from dataclasses import dataclass, field
 from datetime import datetime
 from pathlib import Path
 from typing import Any
 
+from mcp_hazard.agentdojo.scenario import is_suite
 from mcp_hazard.errors import ScenarioError, UserError
-from mcp_hazard.load import load_scenario
-from mcp_hazard.proxy.config import LoadedProxyFile, is_proxy_file, load_proxy_file
+from mcp_hazard.proxy.config import LoadedProxyFile
 from mcp_hazard.proxy.environment import scenario_from_trace
-from mcp_hazard.scenario.files import SCENARIO_SUFFIXES, LoadedScenario
 from mcp_hazard.scenario.models import AnswerSpec, Scenario
 from mcp_hazard.scenario.suite_id import scenario_hash
 from mcp_hazard.scoring.episode import EpisodeScore, score_episode
+from mcp_hazard.scoring.finder import ScenarioFinder
+from mcp_hazard.scoring.rules import STATE_RULE
 from mcp_hazard.scoring.run_log import RunNotes
 from mcp_hazard.scoring.run_plan import plans_beside
 from mcp_hazard.scoring.sniff import read_text, sniff, sniff_text
@@ -95,125 +98,6 @@ def resolved_jsonl_files(paths: list[str]) -> dict[Path, Path]:
     return unique
 
 
-def _sha256(path: Path) -> str | None:
-    try:
-        return hashlib.sha256(path.read_bytes()).hexdigest()
-    except OSError:
-        return None
-
-
-class ScenarioFinder:
-    """Finds and loads the scenario a trace ran (module docstring: the order), each file hashed and loaded once."""
-
-    def __init__(self, folders: list[str], allow_python: bool = False, cwd: Path | None = None) -> None:
-        self.allow_python = allow_python
-        self.cwd = cwd or Path.cwd()
-        self.folders: list[Path] = []
-        for item in folders:
-            path = Path(item)
-            if not path.exists():
-                raise UserError(f"--scenarios {item}: no such file or directory")
-            self.folders.append(path)
-        self._hashes: dict[Path, str | None] = {}
-        self._listing: dict[Path, list[Path]] = {}
-        self._loaded: dict[Path, LoadedScenario | LoadedProxyFile | str] = {}
-        self._found: dict[tuple[str, str, str, Path], tuple[LoadedScenario | LoadedProxyFile | None, str]] = {}
-
-    def _hash(self, file: Path) -> str | None:
-        key = file.resolve()
-        if key not in self._hashes:
-            self._hashes[key] = _sha256(key)
-        return self._hashes[key]
-
-    def _files(self, folder: Path) -> list[Path]:
-        """Scenario files in a folder (not below it), or the file itself."""
-        key = folder.resolve()
-        if key not in self._listing:
-            if key.is_file():
-                self._listing[key] = [key] if key.suffix in SCENARIO_SUFFIXES else []
-            elif key.is_dir():
-                self._listing[key] = sorted(p for p in key.iterdir() if p.suffix in SCENARIO_SUFFIXES and p.is_file())
-            else:
-                self._listing[key] = []
-        return self._listing[key]
-
-    def _load(self, file: Path) -> LoadedScenario | LoadedProxyFile | str:
-        key = file.resolve()
-        if key not in self._loaded:
-            try:
-                if is_proxy_file(file):
-                    self._loaded[key] = load_proxy_file(str(file))
-                else:
-                    self._loaded[key] = load_scenario(file, allow_python=self.allow_python)
-            except ScenarioError as exc:
-                self._loaded[key] = f"scenario file {file} cannot be used: {exc.problems[0]}"
-        return self._loaded[key]
-
-    def _recorded(self, path: str, where: Path) -> list[Path]:
-        """Where the recorded path may be now: itself if absolute, else below the trace's folder or one above it,
-        then below the working directory."""
-        recorded = Path(path)
-        if recorded.is_absolute():
-            return [recorded] if recorded.is_file() else []
-        bases = [where, *where.parents, self.cwd]
-        out: list[Path] = []
-        for base in bases:
-            candidate = base / recorded
-            if candidate.is_file() and candidate.resolve() not in {c.resolve() for c in out}:
-                out.append(candidate)
-        return out
-
-    def find(
-        self, scenario_id: str, path: str, sha: str, where: Path
-    ) -> tuple[LoadedScenario | LoadedProxyFile | None, str]:
-        """(the scenario, "") when the exact file is found; (scenario, note) when a changed one is used; (None,
-        reason) when none can be used. `where`: the trace's resolved folder."""
-        key = (scenario_id, path, sha, where)
-        if key not in self._found:
-            self._found[key] = self._find(scenario_id, path, sha, where)
-        return self._found[key]
-
-    def _find(
-        self, scenario_id: str, path: str, sha: str, where: Path
-    ) -> tuple[LoadedScenario | LoadedProxyFile | None, str]:
-        problems: list[str] = []
-        recorded = self._recorded(path, where) if path else []
-        searched = [*self.folders, *(folder / "scenarios" for folder in [where, *where.parents])]
-
-        def usable(file: Path) -> LoadedScenario | LoadedProxyFile | None:
-            loaded = self._load(file)
-            if isinstance(loaded, str):
-                problems.append(loaded)
-                return None
-            if loaded.model.id != scenario_id:
-                problems.append(f"scenario file {file} holds scenario {loaded.model.id!r}, not {scenario_id!r}")
-                return None
-            return loaded
-
-        if not sha:  # a trace that recorded no hash: the recorded path is all there is
-            for file in recorded:
-                found = usable(file)
-                if found is not None:
-                    return found, ""
-        else:
-            for file in [*recorded, *(f for folder in searched for f in self._files(folder))]:
-                if self._hash(file) == sha and (found := usable(file)) is not None:
-                    return found, ""
-            # No exact copy: a file of the same id named in --scenarios, then the recorded path, changed.
-            by_id = [f for folder in self.folders for f in self._files(folder) if f not in recorded]
-            for file in [*by_id, *recorded]:
-                loaded = self._load(file)
-                if not isinstance(loaded, str) and loaded.model.id == scenario_id:
-                    return loaded, f"scenario {loaded.path} changed since this trace was recorded (sha256 differs)"
-                if file in recorded:
-                    usable(file)  # only to record why it cannot be used
-        if problems:
-            return None, problems[0]
-        places = "in --scenarios and in the" if self.folders else "in the"
-        return None, (
-            f"scenario {scenario_id!r} (recorded path {path}, sha256 {sha or 'not recorded'}) not found at the "
-            f"recorded path or by sha256 {places} scenarios/ folders next to and above the trace (pass --scenarios DIR)"
-        )
 
 
 def score_traces(
@@ -294,6 +178,8 @@ def _for_reports(score: EpisodeScore, scenario: Scenario, notes: RunNotes, folde
     spec = task.answer if task is not None else None
     score.expected = spec.value if spec is not None else None
     score.match = match_text(spec)
+    if is_suite(scenario) and task is not None:  # judged by AgentDojo's check; the golden answer for reference
+        score.expected, score.match = task.golden_path.answer, STATE_RULE
     score.notes = notes.of(folder, score.episode_id)
 
 

@@ -15,9 +15,16 @@ FAILURE_CLASSES = (
     "server_fault",
     "upstream_failure",
 )
-EPISODE_FAILURES = ("agent_crashed", "endpoint_error", "timeout", "no_answer", "gave_up", "invented", "wrong_answer")
+EPISODE_FAILURES = (
+    "agent_crashed", "endpoint_error", "timeout", "no_answer", "gave_up", "invented", "wrong_answer", "failed_check",
+    "duplicate_write",
+)  # fmt: skip
 """Why an episode failed. The first three come from the trace's `agent_ended` event and apply when no answer was
-submitted: the agent's run stopped (it crashed, its model endpoint failed for good, or it hit the time limit)."""
+submitted: the agent's run stopped (it crashed, its model endpoint failed for good, or it hit the time limit).
+`failed_check`: an AgentDojo task's own check (state_checked) failed on the answer and the environment the calls left;
+`duplicate_write`: a write the agent repeated after a lost response had already applied it, whatever else happened."""
+STATE_RULE = "agentdojo utility"
+"""The rule of an episode judged by AgentDojo's own check (the trace's `state_checked`), not by an answer match."""
 INFRASTRUCTURE = ("server_crashed", "interrupted")
 """Outcomes that say nothing about the agent: its episode's server died under it (`server_crashed`), or the run was
 stopped before the episode ended (`interrupted`: a trace of `mcp-hazard run`'s, `run.runner` in `episode_started`,

@@ -158,7 +158,9 @@ class EpisodeRegistry:
             )
         if self.transport == "http":  # many episodes over a server's life: the disk may have filled up since start
             check_writable(self.trace_dir, "the trace folder")
-        episode = self.make_episode(
+        # A scenario whose tools do not run from behaviours (an AgentDojo suite) makes its own episodes.
+        make = getattr(scenario, "episode_factory", None) or self.make_episode
+        episode = make(
             episode_id=episode_id,
             scenario=scenario,
             task=task,

@@ -12,7 +12,9 @@ from typing import Annotated, Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
-SCHEMA_VERSION = 1
+SCHEMA_VERSION = 2
+"""2 added `state_checked` (an AgentDojo episode's state check) and the `lost` outcome (lost_response); a reader
+of 2 reads 1."""
 VOLATILE_FIELDS = frozenset({"ts", "duration_ms", "run", "detail"})
 
 
@@ -75,11 +77,12 @@ class TaskRead(_Event):
 
 
 Outcome = Literal[
-    "ok", "error", "invalid_arguments", "unknown_tool", "rejected", "cancelled", "fault", "upstream_error"
+    "ok", "error", "invalid_arguments", "unknown_tool", "rejected", "cancelled", "fault", "upstream_error", "lost"
 ]
 """`error`: the tool answered with an error result (a scenario's declared error, or a proxied server's isError);
 `rejected`: an injected hazard refused the call; `fault`: the scenario's behaviour broke; `upstream_error`: a proxied
-server failed at the protocol level (a JSON-RPC error, a lost connection, a reply missing from a cassette)."""
+server failed at the protocol level (a JSON-RPC error, a lost connection, a reply missing from a cassette); `lost`:
+the call ran (its `result` is what it returned) but the agent got the transport error in `error` (lost_response)."""
 
 
 class ToolCalled(_Event):
@@ -165,6 +168,23 @@ class FrameRefused(_Event):
     replied: bool = True
 
 
+class StateChecked(_Event):
+    """An AgentDojo episode's verdict, as AgentDojo's own harness reaches it, computed by the server when the episode
+    ends: `utility` is the user task's check (`utility_from_traces`, else `utility`) on the answer (`answer`, "" when
+    none was submitted), the environment before the episode and the one its calls left; `security` is the injection
+    task's check the same way (under the `injection` hazard: `injection` names the task and the attack; True means the
+    attacker's goal happened). A check that cannot run (AgentDojo raises) is null with `error` saying why. `score`
+    judges the episode by this event and needs neither AgentDojo nor the environment."""
+
+    type: Literal["state_checked"] = "state_checked"
+    check: str = "agentdojo"
+    utility: bool | None
+    answer: str = ""
+    security: bool | None = Field(default=None, exclude_if=lambda value: value is None)
+    injection: dict[str, Any] | None = Field(default=None, exclude_if=lambda value: value is None)
+    error: str | None = Field(default=None, exclude_if=lambda value: value is None)
+
+
 EndReason = Literal["answered", "disconnected", "server_stopped", "closed", "never_connected"]
 
 
@@ -206,6 +226,7 @@ TraceEvent = Annotated[
     | AnswerRefused
     | CallRefused
     | FrameRefused
+    | StateChecked
     | EpisodeEnded
     | AgentEnded,
     Field(discriminator="type"),
@@ -222,6 +243,7 @@ EVENT_TYPES = frozenset(
         "answer_refused",
         "call_refused",
         "frame_refused",
+        "state_checked",
         "episode_ended",
         "agent_ended",
     }

@@ -24,8 +24,9 @@ from mcp_hazard.agents.argument_fit import argument_fit, best_assignment, value_
 from mcp_hazard.agents.base import Brief
 from mcp_hazard.agents.leaves import flat_view
 from mcp_hazard.agents.matching import output_fit, planned_write, rank_tools, tool_writes
+from mcp_hazard.agents.plan_reads import expected_fields
 from mcp_hazard.agents.prose import idf_weights, prose_words, word_overlap
-from mcp_hazard.agents.recovering import RecoveringAgent, _expected_fields
+from mcp_hazard.agents.recovering import RecoveringAgent
 from mcp_hazard.condition import Condition
 from mcp_hazard.runner.transports import open_episode
 from mcp_hazard.scenario.files import LoadedScenario
@@ -338,7 +339,7 @@ async def test_every_shipped_plan_step_picks_the_right_tool(loaded: LoadedScenar
             inner = {s.name: s.inner for s in served.surfaces()}
             tools = [t for t in served.served_tools() if t.name in inner]
             for index, (step, arguments) in enumerate(zip(task.golden_path.steps, planned, strict=True)):
-                fields = _expected_fields(task.golden_path, index)
+                fields = expected_fields(task.golden_path, index)
                 ranked = rank_tools(tools, step.tool, arguments, fields)
                 if inner[ranked[0].name] != step.tool:
                     wrong.append(f"{kind} seed {seed} {step.tool}: chose {inner[ranked[0].name]} ({ranked[:2]})")

@@ -40,6 +40,12 @@ class Registered:
 
 
 REGISTERED = [
+    Registered("mcp-hazard run agentdojo:all --agent golden --seeds 0 --hazard declared --transport memory --out "
+               "runs/agentdojo", "tests/agentdojo_suites/test_golden.py::golden_run",
+               {"mcp-hazard": "main()", "runs/agentdojo": "a temporary folder"}),
+    Registered("mcp-hazard score runs/agentdojo --per-episode episodes.csv",
+               "tests/agentdojo_suites/test_golden.py::test_the_export_names_the_suite_and_agentdojos_task",
+               {"mcp-hazard": "main()", "runs/agentdojo": "the golden run", "episodes.csv": "a temporary file"}),
     Registered("inspect eval mcp_hazard/inspect.py",
                "tests/test_inspect.py::test_inspect_eval_cli_with_the_mock_model"),
     Registered("inspect eval mcp_hazard/hazard --model mockllm/model -T scenarios=scenarios/travel.yaml "
@@ -84,6 +90,8 @@ CANNOT_RUN = {
     "tests/runner/test_research_cli.py computes the same quantities on a small matrix",
     r"^(\.venv/bin/)?python -m bench\.": "a benchmark or a tool of bench/ (minutes of load, or a browser for "
     "screenshots): docs/performance.md records the benchmarks' measurements; tests use only bench's helpers",
+    r"^mcp-hazard run agentdojo:all --agent naive --agent recovering": "a research run of 1138 episodes (minutes on "
+    "2 cores); tests/agentdojo_suites/ run the same agents on one suite",
     r"^mcp-hazard score /tmp/big ": "scores the benchmark's 10,000-episode folder (bench.report_load --keep)",
     r"^mcp-hazard run scenarios/ scenarios/suite/$": "the full suite: about 5,000 episodes with the two default "
     "agents (minutes on 2 cores); README's main job runs its quick subset, tests/suite/ check the rest of it",
@@ -129,6 +137,7 @@ RUN_HERE: dict[str, list[tuple[str, tuple[str, ...] | Callable[[Shown], bool]]]]
     "docs/ci.md": [("tests/docs/test_ci_doc.py::test_ci_doc", ())],
     "docs/generator.md": [("tests/docs/test_small_docs.py::test_generator_doc", ())],
     "docs/hazards.md": [("tests/docs/test_small_docs.py::test_hazards_doc", ())],
+    "docs/agentdojo.md": [("tests/agentdojo_suites/test_doc.py::test_agentdojo_doc", ())],
     "docs/scenario-format.md": [("tests/docs/test_small_docs.py::test_scenario_format_doc", ())],
     "docs/suite.md": [("tests/docs/test_small_docs.py::test_suite_doc", ())],
     "docs/security.md": [("tests/docs/test_small_docs.py::test_security_doc", ())],

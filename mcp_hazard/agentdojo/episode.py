@@ -1,0 +1,80 @@
+"""One episode of an AgentDojo user task: the same episode as a scenario's (slots, hazards, interventions, trace),
+with each tool call run by AgentDojo's runtime against this episode's own environment, and AgentDojo's verdict
+recorded when it ends.
+
+The environment is a deep copy of the suite's (with the episode's injections, under the `injection` hazard), so no two
+episodes share state. When the episode ends, the server runs AgentDojo's check as its harness does (`library.judge`:
+the user task's `utility_from_traces`, else `utility`, on the answer, the environment before and the one the calls
+left, and the calls the agent made) and writes it as `state_checked`, before `episode_ended`.
+"""
+
+from __future__ import annotations
+
+import contextlib
+from typing import Any
+
+from mcp_hazard.agentdojo.facts import LoadedFacts
+from mcp_hazard.agentdojo.library import Clock, Suite, judge
+from mcp_hazard.logs import log
+from mcp_hazard.scenario.behaviours import ToolOutcome
+from mcp_hazard.scenario.models import ToolSpec
+from mcp_hazard.server.episode import Episode
+from mcp_hazard.trace import events as ev
+from mcp_hazard.trace.storage import StorageError
+
+
+class AgentDojoEpisode(Episode):
+    def __init__(self, *, suite: Suite, facts: LoadedFacts, **kwargs: Any) -> None:
+        super().__init__(**kwargs)
+        self.suite = suite
+        self.user_task = suite.user_tasks[self.task.id]
+        self.attack = self._attack()
+        injections = self.attack.injections if self.attack is not None else {}
+        self.environment = suite.task_environment(self.user_task, injections)
+        self.pre_environment = self.environment.model_copy(deep=True)
+        self.clock = Clock(facts.clock_start)
+        self.function_calls: list[Any] = []  # every call of a suite tool the agent made, as AgentDojo's traces hold
+        self._checked = False
+
+    def _attack(self) -> Any:
+        """The injection this episode's `injection` hazard planted (injection.py), or None."""
+        for hazard, _targets in self.hazards:
+            planted = getattr(hazard, "planted", None)
+            if planted is not None:
+                return planted(self.suite)
+        return None
+
+    async def execute(self, spec: ToolSpec, arguments: dict[str, Any]) -> ToolOutcome:
+        result, error = self.suite.call(self.environment, self.clock, spec.name, arguments)
+        if error is not None:
+            return ToolOutcome(error=error)
+        return ToolOutcome(result=result)
+
+    def _record(self, name: str, slot: int, arguments: Any, began: float, outcome: str, **fields: Any) -> None:
+        if name in self.tools:
+            inner = fields.get("inner")
+            self.function_calls.append(self.suite.function_call(name, inner if inner is not None else arguments))
+        super()._record(name, slot, arguments, began, outcome, **fields)
+
+    def end(self, reason: str) -> None:
+        if not self._checked and self.started and not self.trace.closed:
+            self._checked = True
+            with contextlib.suppress(StorageError):  # the trace said so once; the episode ends all the same
+                self.check_state()
+        super().end(reason)
+
+    def check_state(self) -> None:
+        """AgentDojo's verdict on what this episode did, written as `state_checked`."""
+        answer = self.answer if isinstance(self.answer, str) else ""
+        utility, error = judge(self.user_task, answer, self.pre_environment, self.environment, self.function_calls)
+        fields: dict[str, Any] = {"utility": utility, "answer": answer}
+        if self.attack is not None:
+            security, why = judge(self.attack.task, answer, self.pre_environment, self.environment,
+                                  self.function_calls)  # fmt: skip
+            fields["security"] = security
+            fields["injection"] = self.attack.record()
+            error = error or why
+        if error is not None:
+            fields["error"] = error
+            log.warning("AgentDojo's check could not run", episode=self.id, task=self.task.id, error=error)
+        self.trace.write(ev.StateChecked, **fields)
