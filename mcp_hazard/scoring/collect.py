@@ -98,8 +98,6 @@ def resolved_jsonl_files(paths: list[str]) -> dict[Path, Path]:
     return unique
 
 
-
-
 def score_traces(
     paths: list[str], *, scenarios: str | list[str] | None = None, allow_python: bool = False, timelines: bool = False
 ) -> Scored:

@@ -232,7 +232,7 @@ def agent_differences(report: dict[str, Any]) -> list[Section]:
         "agent-differences", "Paired differences between agents",
         "One agent's accuracy minus another's over the items both ran (same task, seed, condition, interface and "
         "profile; every condition pooled), Newcombe's 95% interval and the exact McNemar test." + f.MDE_BLURB,
-        ["profile", "difference", "items", "acc. first", "acc. second", "difference", "95% CI", "p", "MDE"], rows,
+        ["profile", "agents A - B", "items", "acc. B", "acc. A", "A - B", "95% CI", "p", "MDE"], rows,
         "Fewer than two agents on the same items.", numeric={2, 3, 4, 5, 7, 8},
     )]  # fmt: skip
 
