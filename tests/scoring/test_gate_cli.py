@@ -100,6 +100,7 @@ def test_different_suites_refuse_to_compare(runs, capsys, tmp_path) -> None:
     assert "ran different suites: travel 1 (hash aaaaaaaaaaaa) and travel 1 (hash bbbbbbbbbbbb)" in err
     same = copy_run(runs["recovering"], tmp_path / "same", suite("a"))
     assert gate(capsys, str(a), "--baseline", str(same))[0] == 1  # the same suite: compared (and naive dropped)
+
     # no suite hash (a report written before it was recorded): a scenario kept in both folders must be the same file
     def unhashed(report: dict[str, Any]) -> None:
         report.pop("suite", None)
