@@ -5,10 +5,25 @@ Only library.py imports the installed AgentDojo package (the `agentdojo` extra),
 the rest reads names, facts tables and snapshots, so `score` and `--help` never import it.
 """
 
+from __future__ import annotations
+
+import importlib
+from typing import Any
+
 from mcp_hazard.agentdojo.names import DEFAULT_VERSION, PREFIX, SUITES, Source, is_source, parse
-from mcp_hazard.agentdojo.scenario import AgentDojoScenario, LoadedSuite, is_suite
-from mcp_hazard.agentdojo.snapshot import is_snapshot, load_snapshot
 from mcp_hazard.agentdojo.sources import load_named, load_sources, split_sources
+
+# Loaded on first use: a suite's scenario brings its hazard kinds (and the proxy's tool facts they share), which
+# `serve` of a scenario file must not import.
+_LAZY = {"AgentDojoScenario": "scenario", "LoadedSuite": "scenario", "is_suite": "scenario",
+         "is_snapshot": "snapshot", "load_snapshot": "snapshot"}  # fmt: skip
+
+
+def __getattr__(name: str) -> Any:
+    if name in _LAZY:
+        return getattr(importlib.import_module(f"mcp_hazard.agentdojo.{_LAZY[name]}"), name)
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+
 
 __all__ = [
     "DEFAULT_VERSION",

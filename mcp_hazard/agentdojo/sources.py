@@ -23,9 +23,11 @@ def split_sources(paths: Iterable[str]) -> tuple[list[str], list[str]]:
 def load_named(names: Iterable[str]) -> list[LoadedScenario]:
     """The suites AgentDojo source names mean, each loaded once (`agentdojo:all` and `agentdojo:banking` together
     load banking once)."""
+    sources = [source for name in names for source in parse(name)]
+    if not sources:
+        return []  # scenario files only: the suites' modules stay unimported
     from mcp_hazard.agentdojo.build import load_suite
 
-    sources = [source for name in names for source in parse(name)]
     return [load_suite(source) for source in dict.fromkeys(sources)]
 
 

@@ -73,11 +73,12 @@ def serve(args: argparse.Namespace) -> int:
 def keep_built(scenarios: list[Any], trace_dir: Path) -> None:
     """A scenario that is not a file (an AgentDojo suite) is kept beside its traces (`TRACE_DIR/scenarios/`), so
     `score TRACE_DIR` finds it by its hash, as it finds a run folder's copies."""
-    from mcp_hazard.commands.run import keep_scenarios
     from mcp_hazard.scenario.files import LoadedScenario
 
     built = [scenario for scenario in scenarios if type(scenario).source_bytes is not LoadedScenario.source_bytes]
     if built:
+        from mcp_hazard.commands.run import keep_scenarios  # the runner's closure, only when a suite is served
+
         keep_scenarios(built, trace_dir)
 
 

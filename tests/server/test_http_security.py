@@ -19,7 +19,7 @@ import anyio
 import httpx
 import httpx2
 import pytest
-from conftest import TEST_TOKEN, HttpServer, start_http_server
+from conftest import TEST_TOKEN, WAIT_S, HttpServer, start_http_server
 from mcp import Client
 from mcp.client.streamable_http import streamable_http_client
 
@@ -296,7 +296,11 @@ async def test_no_token_opens_the_control_plane_with_a_warning_and_operator_deta
     open_server: HttpServer,
 ) -> None:
     base = open_server.base_url
-    warnings = [line for line in open_server.stderr().splitlines() if "--no-token" in line]
+    warnings: list[str] = []
+    with anyio.move_on_after(WAIT_S):  # the server may answer before its stderr reaches the file
+        while not warnings:
+            warnings = [line for line in open_server.stderr().splitlines() if "--no-token" in line]
+            await anyio.sleep(0.05)
     assert len(warnings) == 1 and "anyone" in warnings[0], open_server.stderr()
     async with httpx.AsyncClient(timeout=120) as http:
         created = (await http.post(f"{base}/episodes", json=CREATE)).json()
