@@ -8,21 +8,25 @@ from pathlib import Path
 from typing import Any
 
 
+def _first_line(line: str, file: Path, number: int) -> tuple[dict[str, Any] | None, str | None]:
+    """What the first non-blank line says: a trace's start, other JSONL, or a line that is not JSON."""
+    try:
+        event = json.loads(line)
+    except json.JSONDecodeError as exc:
+        return None, f"{file}:{number}: first line is not JSON ({exc.msg}); file skipped"
+    if isinstance(event, dict) and event.get("type") == "episode_started":
+        return event, None
+    return None, None
+
+
 def sniff(file: Path) -> tuple[dict[str, Any] | None, str | None]:
     """(the episode_started event, None) for a trace; (None, None) for other JSONL; (None, warning) for a file
     whose first line cannot be read. Reads the first non-blank line only."""
     try:
         with open(file, encoding="utf-8") as handle:
             for number, line in enumerate(handle, start=1):
-                if not line.strip():
-                    continue
-                try:
-                    event = json.loads(line)
-                except json.JSONDecodeError as exc:
-                    return None, f"{file}:{number}: first line is not JSON ({exc.msg}); file skipped"
-                if isinstance(event, dict) and event.get("type") == "episode_started":
-                    return event, None
-                return None, None
+                if line.strip():
+                    return _first_line(line, file, number)
     except UnicodeDecodeError as exc:
         return None, f"{file}: not UTF-8 text (byte {exc.start}); file skipped"
     except OSError as exc:
@@ -38,13 +42,7 @@ def sniff_text(text: str, file: Path) -> tuple[dict[str, Any] | None, str | None
         end = len(text) if end < 0 else end
         line = text[start:end]
         if line.strip():
-            try:
-                event = json.loads(line)
-            except json.JSONDecodeError as exc:
-                return None, f"{file}:{number}: first line is not JSON ({exc.msg}); file skipped"
-            if isinstance(event, dict) and event.get("type") == "episode_started":
-                return event, None
-            return None, None
+            return _first_line(line, file, number)
         start, number = end + 1, number + 1
     return None, f"{file}: empty file; skipped"
 
