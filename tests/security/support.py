@@ -1,4 +1,5 @@
-"""Shared by the security tests: a scenario full of patterns that backtracking regex engines choke on."""
+"""Shared by the security tests: a scenario full of patterns that backtracking regex engines choke on, and a
+process's own peak memory."""
 # ruff: noqa: E501  (the e-mail pattern is a classic ReDoS case and must stay one YAML line)
 
 from __future__ import annotations
@@ -73,3 +74,16 @@ def near_misses(length: int) -> dict[str, list[object]]:
             {"word": "a", "list": deep},
         ],
     }
+
+
+def high_water_kib(pid: int) -> int:
+    """The process's own peak RSS (VmHWM). Not `ru_maxrss`: on Linux it keeps the high-water mark of the memory
+    the child was forked from, the whole pytest worker, so it would measure the worker, not the command."""
+    try:
+        with open(f"/proc/{pid}/status", encoding="ascii") as status:
+            for line in status:
+                if line.startswith("VmHWM:"):
+                    return int(line.split()[1])
+    except (OSError, ValueError):
+        pass  # ended between two readings: its last reading stands
+    return 0

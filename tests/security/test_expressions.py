@@ -20,6 +20,8 @@ import pytest
 from conftest import REPO_ROOT, hazard_command, start_http_server
 from mcp import Client
 
+from .support import high_water_kib
+
 GUARD_S = 60.0  # a guard against a hung process on a busy 2-core machine, not a timing assertion
 RSS_CEILING_KB = 600 * 1024  # the unbounded bomb took the server to 2.8 GB; a bounded one stays near its start
 PROBLEM_LINE = re.compile(r"^(?P<file>[^:\n]+):(?P<line>\d+):(?P<col>\d+): (?P<path>\S+): (?P<msg>\S.*)$")
@@ -133,15 +135,17 @@ BOMBS = {
 
 
 def run_measured(args: list[str], timeout: float = GUARD_S) -> tuple[int, str, float, int]:
-    """Run a command; its exit code, stdout+stderr, seconds and peak RSS in KiB (wait4's, for this child only: at
-    least the test process's own RSS when it forked, so an upper bound). Killed past `timeout`."""
+    """Run a command; its exit code, stdout+stderr, seconds and peak RSS in KiB (the child's own high-water mark,
+    read while it runs). Killed past `timeout`."""
     out = Path(os.environ.get("TMPDIR", "/tmp")) / f"measured-{os.getpid()}-{threading.get_ident()}.out"
     began = time.monotonic()
     with out.open("wb") as sink:
         process = subprocess.Popen(args, cwd=REPO_ROOT, stdin=subprocess.DEVNULL, stdout=sink, stderr=sink)
     try:
+        peak_kib = 0
         while True:
-            pid, status, usage = os.wait4(process.pid, os.WNOHANG)
+            peak_kib = max(peak_kib, high_water_kib(process.pid))
+            pid, status, _ = os.wait4(process.pid, os.WNOHANG)
             if pid:
                 break
             if time.monotonic() - began > timeout:
@@ -154,7 +158,7 @@ def run_measured(args: list[str], timeout: float = GUARD_S) -> tuple[int, str, f
             process.returncode,
             out.read_text(encoding="utf-8", errors="replace"),
             time.monotonic() - began,
-            (usage.ru_maxrss),
+            peak_kib,
         )
     finally:
         out.unlink(missing_ok=True)

@@ -27,6 +27,8 @@ from mcp import Client
 
 from mcp_hazard.scenario.yaml_source import MAX_FILE_BYTES, MAX_NODES, MAX_SCALAR_CHARS
 
+from .support import high_water_kib
+
 pytestmark = pytest.mark.e2e
 
 DEADLINE = 60.0  # a guard against a hang on a busy machine, not a timing assertion: each run takes about a second
@@ -105,10 +107,12 @@ def run_cli(*args: str) -> tuple[int, str, float, float]:
     """Exit code, stdout + stderr, wall seconds and peak RSS (MiB) of one `mcp-hazard ARGS...` run, killed at the
     deadline (a hang is a failure, never a stuck test)."""
     started = time.monotonic()
+    peak_kib = 0
     with tempfile.TemporaryFile() as out, open(os.devnull, "rb") as stdin:
         child = subprocess.Popen(hazard_command(*args), cwd=REPO_ROOT, stdin=stdin, stdout=out, stderr=out)
         while True:
-            pid, status, usage = os.wait4(child.pid, os.WNOHANG)
+            peak_kib = max(peak_kib, high_water_kib(child.pid))
+            pid, status, _ = os.wait4(child.pid, os.WNOHANG)
             if pid:
                 break
             if time.monotonic() - started > DEADLINE:
@@ -119,7 +123,7 @@ def run_cli(*args: str) -> tuple[int, str, float, float]:
         child.returncode = os.waitstatus_to_exitcode(status)
         out.seek(0)
         output = out.read().decode("utf-8", "replace")
-    return child.returncode, output, time.monotonic() - started, usage.ru_maxrss / 1024
+    return child.returncode, output, time.monotonic() - started, peak_kib / 1024
 
 
 def refused_once(done: tuple[int, str, float, float], file: Path, *, position: bool = True) -> re.Match[str]:
