@@ -27,7 +27,9 @@ Family = Literal[
     "silent_wrong_value",
     "pagination",
 ]
-Recovery = Literal["retry", "fallback", "corrected_call", "relist", "normalise", "verify", "cross_check", "paginate", "check_state"]
+Recovery = Literal[
+    "retry", "fallback", "corrected_call", "relist", "normalise", "verify", "cross_check", "paginate", "check_state"
+]
 
 
 class HazardParams(BaseModel):
