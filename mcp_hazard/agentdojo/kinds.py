@@ -9,7 +9,9 @@ report's "Hazard kinds left out" lists.
 - output_drift: tools whose result the plan reads (a change of form matters only to a reader);
 - silent_wrong_value: reads whose value, served wrong, changes AgentDojo's verdict (found by running the plan,
   values.py);
-- pagination: lists (facts: `pages`) the plan reads past the first page.
+- pagination: lists (facts: `pages`) the plan reads past the first page;
+- lost_response: golden-path writes a repeat does twice (facts: `retry_safe: false`) with a read that shows them
+  (`checked_by`).
 """
 
 from __future__ import annotations
@@ -18,6 +20,7 @@ from typing import Any
 
 from mcp_hazard.hazards.base import CallContext, Effect, Hazard, golden_tools
 from mcp_hazard.hazards.execution import Latency, TransientError
+from mcp_hazard.hazards.lost_response import LostResponse
 from mcp_hazard.hazards.silent import SilentWrongValue, resolve
 from mcp_hazard.proxy.kinds import (
     ProxyConflict,
@@ -57,6 +60,30 @@ _register(TransientError)
 _register(Latency)
 _register(ProxyInvocationError)
 _register(ProxySpecDrift)
+
+
+@_register
+class AgentDojoLostResponse(LostResponse):
+    """Only on writes a repeat would do twice (facts: retry_safe false): repeating one that sets values is harmless,
+    so a lost reply of it tests nothing."""
+
+    @classmethod
+    def applicable_tools(cls, scenario: Scenario, task: Task) -> list[str]:
+        return [t for t in super().applicable_tools(scenario, task) if not _repeatable(scenario, t)]
+
+    @classmethod
+    def unfit(cls, scenario: Scenario, task: Task) -> str:
+        return f"needs a golden-path write a repeat does twice, with a read that shows it ({facts_of(scenario)})"
+
+    def usable(self, tool: str) -> str | None:
+        if _repeatable(self.scenario, tool):
+            return f"a repeat of {tool!r} does nothing more (retry_safe in {facts_of(self.scenario)}): nothing to lose"
+        return super().usable(tool)
+
+
+def _repeatable(scenario: Scenario, tool: str) -> bool:
+    spec = noted(scenario.tool(tool))
+    return spec is not None and spec.retry_safe
 
 
 @_register
