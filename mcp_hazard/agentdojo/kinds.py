@@ -69,21 +69,33 @@ class AgentDojoLostResponse(LostResponse):
 
     @classmethod
     def applicable_tools(cls, scenario: Scenario, task: Task) -> list[str]:
-        return [t for t in super().applicable_tools(scenario, task) if not _repeatable(scenario, t)]
+        return [t for t in super().applicable_tools(scenario, task) if _why_not(scenario, t) is None]
 
     @classmethod
     def unfit(cls, scenario: Scenario, task: Task) -> str:
-        return f"needs a golden-path write a repeat does twice, with a read that shows it ({facts_of(scenario)})"
+        return (f"needs a golden-path write a repeat does twice, with a read that shows it and takes only the "
+                f"write's own arguments ({facts_of(scenario)})")  # fmt: skip
 
     def usable(self, tool: str) -> str | None:
-        if _repeatable(self.scenario, tool):
-            return f"a repeat of {tool!r} does nothing more (retry_safe in {facts_of(self.scenario)}): nothing to lose"
-        return super().usable(tool)
+        return super().usable(tool) or _why_not(self.scenario, tool)
 
 
-def _repeatable(scenario: Scenario, tool: str) -> bool:
+def _why_not(scenario: Scenario, tool: str) -> str | None:
+    """Why a lost reply of `tool` cannot be recovered from what MCP shows, or None. A write a repeat does no more
+    than once (retry_safe) loses nothing; and the agent must find the check from the listing alone, so some read in
+    `checked_by` must be callable with the write's own arguments (by name), as read_channel_messages(channel) is for
+    send_channel_message(channel, body), and read_inbox(user) is not for send_direct_message(recipient, body)."""
     spec = noted(scenario.tool(tool))
-    return spec is not None and spec.retry_safe
+    if spec is None:
+        return None
+    if spec.retry_safe:
+        return f"a repeat of {tool!r} does nothing more (retry_safe in {facts_of(scenario)}): nothing to lose"
+    given = set((spec.input_schema.get("properties") or {}).keys())
+    for name in spec.checked_by:
+        check = scenario.tool(name)
+        if check is not None and set(check.input_schema.get("required") or []) <= given:
+            return None
+    return f"no read in {tool!r}'s checked_by can be called with {tool!r}'s own arguments, to check it went through"
 
 
 @_register

@@ -48,7 +48,9 @@ async def went_through(
         asked += 1
         if result is None or result.is_error:
             continue
-        shown = shown_write(read_result(text_of(result), result.structured_content), arguments)
+        asked_with = check_arguments(listed[other], arguments)
+        rest = {name: value for name, value in arguments.items() if name not in asked_with}  # what the read tells
+        shown = shown_write(read_result(text_of(result), result.structured_content), rest)
         if shown is not None:
             return shown, asked
     return None, asked
@@ -77,14 +79,17 @@ def check_arguments(tool: types.Tool, arguments: dict[str, Any]) -> dict[str, An
 
 
 def shown_write(result: Any, arguments: dict[str, Any]) -> Any:
-    """The smallest object in a read's result that holds every value the write was sent, or None: the write went
-    through when some record carries all of them."""
+    """The smallest object in a read's result that holds every value the write was sent (but those the read was
+    asked with), or None: the write went through when some record carries all of them, or, for a list of plain
+    values (the members of a channel), when the list holds them."""
     needed = _scalars(arguments)
     if not needed:
         return None
     found: list[tuple[int, int, Any]] = []  # (size, -depth, record): the smallest, then the deepest, wins
     _holding(result, needed, found, 0)
-    return min(found, key=lambda entry: entry[:2])[2] if found else None
+    if found:
+        return min(found, key=lambda entry: entry[:2])[2]
+    return result if isinstance(result, list) and supplies(needed, result) else None
 
 
 def _holding(value: Any, needed: list[Any], found: list[tuple[int, int, Any]], depth: int) -> None:
