@@ -82,25 +82,44 @@ def shown_write(result: Any, arguments: dict[str, Any]) -> Any:
     """The smallest object in a read's result that holds every value the write was sent (but those the read was
     asked with), or None: the write went through when some record carries all of them, or, for a list of plain
     values (the members of a channel), when the list holds them."""
-    needed = _scalars(arguments)
+    needed = [leaf for value in arguments.values() if not _nested(value) for leaf in _scalars(value)]
     if not needed:
         return None
     found: list[tuple[int, int, Any]] = []  # (size, -depth, record): the smallest, then the deepest, wins
     _holding(result, needed, found, 0)
     if found:
         return min(found, key=lambda entry: entry[:2])[2]
-    return result if isinstance(result, list) and supplies(needed, result) else None
+    return result if isinstance(result, list) and holds(result, needed) else None
+
+
+def holds(record: Any, needed: list[Any]) -> bool:
+    """Whether `record` carries every needed value: a text as a whole text or inside a longer one (an append adds
+    its text to a file's content), any other value as `supplies` compares it."""
+    texts = [leaf.casefold() for leaf in _scalars(record) if isinstance(leaf, str)]
+    for value in needed:
+        if isinstance(value, str):
+            if not any(value.strip().casefold() in text for text in texts):
+                return False
+        elif not supplies([value], record):
+            return False
+    return True
 
 
 def _holding(value: Any, needed: list[Any], found: list[tuple[int, int, Any]], depth: int) -> None:
     if isinstance(value, dict):
-        if supplies(needed, value):
+        if holds(value, needed):
             found.append((len(_scalars(value)), -depth, value))
         for item in value.values():
             _holding(item, needed, found, depth + 1)
     elif isinstance(value, list):
         for item in value:
             _holding(item, needed, found, depth + 1)
+
+
+def _nested(value: Any) -> bool:
+    """An argument holding objects (attachments as `{type, file_id}`): a tool stores such descriptors in its own
+    form, so their leaves are not looked for."""
+    return isinstance(value, dict) or (isinstance(value, list) and any(isinstance(v, dict | list) for v in value))
 
 
 def _scalars(value: Any) -> list[Any]:

@@ -5,19 +5,23 @@ stops, and a blind retry is scored `duplicate_write`. validate refuses a `checke
 from __future__ import annotations
 
 import json
+from contextlib import nullcontext
 from pathlib import Path
 
+import anyio
 import pytest
-from conftest import REPO_ROOT
+from conftest import REPO_ROOT, WAIT_S
 from e2e.support import wait_for_trace_end
+from mcp import Client
 
 from mcp_hazard.cli import main
 from mcp_hazard.condition import Condition
 from mcp_hazard.load import load_scenario
-from mcp_hazard.runner.transports import open_episode
+from mcp_hazard.runner.transports import HttpHost, open_episode
 from mcp_hazard.scenario.hazard_spec import HazardSpec
 from mcp_hazard.scoring.episode import score_episode
 from mcp_hazard.server.episode import SUBMIT_TOOL
+from mcp_hazard.server.episodes import EpisodeRegistry
 from mcp_hazard.trace.reader import read_trace
 
 ORDERS = REPO_ROOT / "scenarios" / "writes" / "orders.yaml"
@@ -54,21 +58,30 @@ def test_run_over_http_recovering_checks_the_state_and_naive_fails(
 async def test_a_blind_retry_orders_twice_and_is_a_duplicate_write(tmp_path: Path, transport: str) -> None:
     loaded = load_scenario(ORDERS)
     condition = Condition(seed=0, hazards=[HazardSpec(kind="lost_response")])
-    async with open_episode(transport, loaded, "order-once", condition, tmp_path) as connected:  # type: ignore[arg-type]
-        client = connected.client
-        first = await client.call_tool("place_order", {"sku": "LW-3310", "quantity": 24})
-        assert first.is_error and "timed out" in first.content[0].text  # type: ignore[union-attr]
-        again = await client.call_tool("place_order", {"sku": "LW-3310", "quantity": 24})
-        assert not again.is_error and again.structured_content["order_id"] == "ORD-7002"  # type: ignore[index]
-        listed = await client.call_tool("list_orders", {})
-        assert [o["order_id"] for o in listed.structured_content["orders"]] == ["ORD-7001", "ORD-7002"]  # type: ignore[index]
-        await client.call_tool(SUBMIT_TOOL, {"answer": "ORD-7001"})
+    host = HttpHost(EpisodeRegistry([loaded], tmp_path, transport="http")) if transport == "http" else None
+    with anyio.fail_after(WAIT_S):
+        async with (
+            host.running() if host is not None else nullcontext(),
+            open_episode(transport, loaded, "order-once", condition, tmp_path, http_host=host) as connected,  # type: ignore[arg-type]
+        ):
+            await blind_retry(connected.client)
     wait_for_trace_end(connected.trace_path)
     calls = [e for e in read_trace(connected.trace_path).events if e["type"] == "tool_called"]
     assert calls[0]["outcome"] == "lost" and calls[0]["result"]["order_id"] == "ORD-7001"  # it ran
     score = score_episode(read_trace(connected.trace_path), loaded.model)
     assert score.episode_failure == "duplicate_write" and not score.correct  # the right id, but two orders
     assert [(v.kind, v.recovered) for v in score.verdicts] == [("lost_response", False)]
+
+
+async def blind_retry(client: Client) -> None:
+    """What a retry-on-timeout client does: the same write again, then it answers with the first order's id."""
+    first = await client.call_tool("place_order", {"sku": "LW-3310", "quantity": 24})
+    assert first.is_error and "timed out" in first.content[0].text  # type: ignore[union-attr]
+    again = await client.call_tool("place_order", {"sku": "LW-3310", "quantity": 24})
+    assert not again.is_error and again.structured_content["order_id"] == "ORD-7002"  # type: ignore[index]
+    listed = await client.call_tool("list_orders", {})
+    assert [o["order_id"] for o in listed.structured_content["orders"]] == ["ORD-7001", "ORD-7002"]  # type: ignore[index]
+    await client.call_tool(SUBMIT_TOOL, {"answer": "ORD-7001"})
 
 
 def test_verify_proves_lost_response_solvable_and_biting(capsys: pytest.CaptureFixture[str]) -> None:
