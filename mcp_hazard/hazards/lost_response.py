@@ -41,7 +41,7 @@ class LostResponse(Hazard):
     family = "execution_failure"
     recovery = ("check_state",)
     summary = "A write runs, but the agent gets a timeout instead of its reply; repeating it blindly does it twice."
-    needs = "a write on the golden path with a read tool that shows its effect (effect: write, checked_by)"
+    needs = "a golden-path write and a read that shows it (checked_by)"
     failpoints = ("after",)
     Params = LostParams
     default_schedule: ClassVar[dict[str, Any]] = {"slots": [1]}

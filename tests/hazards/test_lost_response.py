@@ -92,7 +92,7 @@ def test_verify_proves_lost_response_solvable_and_biting(capsys: pytest.CaptureF
 def test_lost_response_needs_a_checkable_write(capsys: pytest.CaptureFixture[str]) -> None:
     code = main(["validate", str(REPO_ROOT / "scenarios" / "travel.yaml"), "--hazard", "lost_response"])
     assert code == 2
-    assert "needs a write on the golden path with a read tool that shows its effect" in capsys.readouterr().err
+    assert "needs a golden-path write and a read that shows it (checked_by)" in capsys.readouterr().err
 
 
 @pytest.mark.parametrize(
