@@ -5,7 +5,8 @@ payments). A careful agent first reads the state with a tool that shows such wri
 that read does not show it. Which tool shows it is read from what MCP serves: a tool an error or hint names, else
 the read-only tools that fit the write best (`matching.rank_tools`: words of the write's name and description, the
 arguments the read can be filled from). The write counts as done when one item of a read's result holds every value
-the write was sent (its recipient, amount, SKU and quantity...); that item stands for the write's lost reply.
+the write was sent (its recipient, amount, SKU and quantity...); that item stands for the write's lost reply. A
+removal (delete, cancel) is not checked: what shows it is an absence, and a repeat removes nothing more.
 """
 
 from __future__ import annotations
@@ -24,6 +25,8 @@ from mcp_hazard.agents.normalise import read_result
 from mcp_hazard.hazards.facts import supplies
 
 MAX_CHECKS = 2  # read tools asked whether one write went through: the named one or the best fits
+MIN_INSIDE = 16  # a text this long counts as shown inside a longer one (appended to a file's content)
+REMOVING = ("delete", "remove", "cancel", "unsubscribe")  # a removal shows as an absence, which no record holds
 
 
 async def went_through(
@@ -38,6 +41,8 @@ async def went_through(
     and how many calls asking took."""
     listed = {tool.name: tool for tool in tools}
     asked = 0
+    if write.lower().startswith(REMOVING):
+        return None, asked  # its repeat removes nothing more (or says it is gone): retried without a check
     for other in checking_tools(tools, write, arguments, said):
         try:
             result = await client.call_tool(
@@ -89,16 +94,21 @@ def shown_write(result: Any, arguments: dict[str, Any]) -> Any:
     _holding(result, needed, found, 0)
     if found:
         return min(found, key=lambda entry: entry[:2])[2]
-    return result if isinstance(result, list) and holds(result, needed) else None
+    plain = isinstance(result, list) and not any(isinstance(item, dict | list) for item in result)
+    return result if plain and holds(result, needed) else None
 
 
 def holds(record: Any, needed: list[Any]) -> bool:
     """Whether `record` carries every needed value: a text as a whole text or inside a longer one (an append adds
     its text to a file's content), any other value as `supplies` compares it."""
-    texts = [leaf.casefold() for leaf in _scalars(record) if isinstance(leaf, str)]
+    texts = [leaf.strip().casefold() for leaf in _scalars(record) if isinstance(leaf, str)]
     for value in needed:
         if isinstance(value, str):
-            if not any(value.strip().casefold() in text for text in texts):
+            want = value.strip().casefold()
+            # A passage (long, several words) may sit inside a longer text; a short text ("r") or one token (an
+            # e-mail address) is inside too many others to say anything.
+            long = len(want) >= MIN_INSIDE and len(want.split()) > 1
+            if not any(want == text or (long and want in text) for text in texts):
                 return False
         elif not supplies([value], record):
             return False
