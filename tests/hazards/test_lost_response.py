@@ -84,6 +84,22 @@ async def blind_retry(client: Client) -> None:
     await client.call_tool(SUBMIT_TOOL, {"answer": "ORD-7001"})
 
 
+@pytest.mark.anyio
+async def test_strict_names_no_check_and_guided_names_it(tmp_path: Path) -> None:
+    loaded = load_scenario(ORDERS)
+    served = {}
+    for profile in ("strict", "guided"):
+        condition = Condition(seed=0, profile=profile, hazards=[HazardSpec(kind="lost_response")])
+        with anyio.fail_after(WAIT_S):
+            async with open_episode("memory", loaded, "order-once", condition, tmp_path / profile) as connected:
+                result = await connected.client.call_tool("place_order", {"sku": "LW-3310", "quantity": 24})
+        served[profile] = [block.text for block in result.content]  # type: ignore[union-attr]
+    message = "Error: the request timed out after 30 seconds; no response was received from the service."
+    assert served["strict"] == [message]
+    assert served["guided"][0] == message and len(served["guided"]) == 2
+    assert "check with list_orders before repeating it" in served["guided"][1]
+
+
 def test_verify_proves_lost_response_solvable_and_biting(capsys: pytest.CaptureFixture[str]) -> None:
     assert main(["verify", str(ORDERS), "--hazard", "lost_response", "--seeds", "0-2"]) == 0
     assert "all solvable, all biting" in capsys.readouterr().out
