@@ -9,7 +9,9 @@ report's "Hazard kinds left out" lists.
 - output_drift: tools whose result the plan reads (a change of form matters only to a reader);
 - silent_wrong_value: reads whose value, served wrong, changes AgentDojo's verdict (found by running the plan,
   values.py);
-- pagination: lists (facts: `pages`) the plan reads past the first page.
+- pagination: lists (facts: `pages`) the plan reads past the first page;
+- lost_response: golden-path writes a repeat does twice (facts: `retry_safe: false`) with a read that shows them
+  (`checked_by`).
 """
 
 from __future__ import annotations
@@ -18,6 +20,7 @@ from typing import Any
 
 from mcp_hazard.hazards.base import CallContext, Effect, Hazard, golden_tools
 from mcp_hazard.hazards.execution import Latency, TransientError
+from mcp_hazard.hazards.lost_response import LostResponse
 from mcp_hazard.hazards.silent import SilentWrongValue, resolve
 from mcp_hazard.proxy.kinds import (
     ProxyConflict,
@@ -57,6 +60,42 @@ _register(TransientError)
 _register(Latency)
 _register(ProxyInvocationError)
 _register(ProxySpecDrift)
+
+
+@_register
+class AgentDojoLostResponse(LostResponse):
+    """Only on writes a repeat would do twice (facts: retry_safe false): repeating one that sets values is harmless,
+    so a lost reply of it tests nothing."""
+
+    @classmethod
+    def applicable_tools(cls, scenario: Scenario, task: Task) -> list[str]:
+        return [t for t in super().applicable_tools(scenario, task) if _why_not(scenario, t) is None]
+
+    @classmethod
+    def unfit(cls, scenario: Scenario, task: Task) -> str:
+        return (f"needs a golden-path write a repeat does twice, with a read that shows it and takes only the "
+                f"write's own arguments ({facts_of(scenario)})")  # fmt: skip
+
+    def usable(self, tool: str) -> str | None:
+        return super().usable(tool) or _why_not(self.scenario, tool)
+
+
+def _why_not(scenario: Scenario, tool: str) -> str | None:
+    """Why a lost reply of `tool` cannot be recovered from what MCP shows, or None. A write a repeat does no more
+    than once (retry_safe) loses nothing; and the agent must find the check from the listing alone, so some read in
+    `checked_by` must be callable with the write's own arguments (by name), as read_channel_messages(channel) is for
+    send_channel_message(channel, body), and read_inbox(user) is not for send_direct_message(recipient, body)."""
+    spec = noted(scenario.tool(tool))
+    if spec is None:
+        return None
+    if spec.retry_safe:
+        return f"a repeat of {tool!r} does nothing more (retry_safe in {facts_of(scenario)}): nothing to lose"
+    given = set((spec.input_schema.get("properties") or {}).keys())
+    for name in spec.checked_by:
+        check = scenario.tool(name)
+        if check is not None and set(check.input_schema.get("required") or []) <= given:
+            return None
+    return f"no read in {tool!r}'s checked_by can be called with {tool!r}'s own arguments, to check it went through"
 
 
 @_register

@@ -4,7 +4,7 @@ It never reads the fault schedule or the hazard configuration. It sees listings,
 recovers with strategies any careful agent could use: retry with backoff (honouring Retry-After), re-list after the
 interface changed and re-map arguments by their documented meaning, correct a call from what the error says, fall
 back to another tool that looks like it serves the same data, read drifted results back into data, cross-check a
-result that calls itself stale, and follow pages.
+result that calls itself stale, follow pages, and check the state before repeating a write whose reply was lost.
 
 When a planned tool is not served under its name (a renamed or reshaped interface), it picks the listed tool whose
 description, input schema, output schema and annotations fit the planned call best (`matching.rank_tools`), never a
@@ -42,6 +42,7 @@ from mcp_hazard.agents.normalise import coerce_numbers, convert_field, read_resu
 from mcp_hazard.agents.paths import page_argument, with_path
 from mcp_hazard.agents.plan_reads import as_read, expected_fields, has_fields, read_paths, snaked, unaliased_keys
 from mcp_hazard.agents.remap import remap_arguments
+from mcp_hazard.agents.state_check import went_through
 from mcp_hazard.agents.verify import confirmed
 from mcp_hazard.scenario.expressions import ExpressionError, render
 from mcp_hazard.server.episode import SUBMIT_TOOL
@@ -200,6 +201,9 @@ class RecoveringAgent:
             except MCPError as exc:  # a client-side timeout: the server may be slow only this once
                 self.report.calls += 1
                 last = str(exc)
+                done = await self.went_through(client, tool, name, args, [last])
+                if done is not None:
+                    return done
                 await anyio.sleep(min(0.05 * 2**attempt, MAX_WAIT_S))
                 continue
             self.report.calls += 1
@@ -233,11 +237,24 @@ class RecoveringAgent:
                 args, tried_formats = corrected[0], corrected[1]
                 continue
             if any(word in lowered for word in TRANSIENT):
+                done = await self.went_through(client, tool, name, args, [text, *hints])
+                if done is not None:
+                    return done
                 wait = re.search(r"retry-after:\s*(\d+(?:\.\d+)?)", lowered)
                 await anyio.sleep(min(float(wait.group(1)), MAX_WAIT_S) if wait else 0.05 * 2**attempt)
                 continue
             raise _Stuck(f"{name} failed: {text[:200]}")
         raise _Stuck(f"{name} still failing after {MAX_ATTEMPTS} attempts: {last[:200]}")
+
+    async def went_through(
+        self, client: Client, tool: str, name: str, args: dict[str, Any], said: Sequence[str]
+    ) -> Any | None:
+        """After a write failed in a way that may hide its effect: what a read shows of it (`state_check`)."""
+        if not (planned_write(tool) or (name in self.tools and tool_writes(self.tools[name]))):
+            return None  # a read is simply retried
+        shown, asked = await went_through(client, list(self.tools.values()), name, args, said, self.timeout)
+        self.report.calls, self.answered_by = self.report.calls + asked, None if shown is not None else self.answered_by
+        return shown
 
     async def all_pages(
         self, client: Client, name: str, args: dict[str, Any], value: Any, hints: Sequence[str] = ()

@@ -27,7 +27,9 @@ Family = Literal[
     "silent_wrong_value",
     "pagination",
 ]
-Recovery = Literal["retry", "fallback", "corrected_call", "relist", "normalise", "verify", "cross_check", "paginate"]
+Recovery = Literal[
+    "retry", "fallback", "corrected_call", "relist", "normalise", "verify", "cross_check", "paginate", "check_state"
+]
 
 
 class HazardParams(BaseModel):
@@ -110,6 +112,7 @@ class Effect:
     list_changed: bool = False
     record: bool = True  # False: a lasting state acting again, not a new firing
     fired: bool | None = None  # set by a hazard that decides firing itself (from the agent's own actions)
+    lost: Rejection | None = None  # the call ran, but the agent gets this error instead of its result
 
 
 class Hazard:

@@ -34,6 +34,7 @@ class AfterVerdict:
     text: str | None = None
     hints: list[str] = field(default_factory=list)
     touched: list[int] = field(default_factory=list)
+    lost: Rejection | None = None  # the call ran, and the agent gets this error instead (lost_response)
 
 
 _UNSEEN = object()
@@ -214,6 +215,8 @@ class HazardEngine:
                 verdict.text = effect.text
             if effect.hint:
                 verdict.hints.append(effect.hint)
+            if effect.lost is not None and verdict.lost is None:
+                verdict.lost = effect.lost
         return verdict
 
     def remember(self, tool: str, arguments: Any, outcome: str) -> None:

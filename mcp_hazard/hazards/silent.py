@@ -294,11 +294,14 @@ class SilentWrongValue(Hazard):
     @classmethod
     def applicable_tools(cls, scenario: Scenario, task: Task) -> list[str]:
         steps = cls.biting_steps(scenario, task)
-        return [t for t in golden_tools(task) if any(task.golden_path.steps[i].tool == t for i in steps)]
+        return [t for t in golden_tools(task) if any(task.golden_path.steps[i].tool == t for i in steps)
+                and _reads(scenario, t)]  # fmt: skip
 
     def usable(self, tool: str) -> str | None:
         if tool in self.applicable_tools(self.scenario, self.task):
             return None
+        if not _reads(self.scenario, tool):
+            return f"{tool!r} is a write (effect: write): verifying its value by calling it again would do it twice"
         return f"no value of {tool!r} that task {self.task.id!r} reads can be served wrong so that the answer changes"
 
     def after(self, call: CallContext, outcome: ToolOutcome, fire: bool) -> Effect | None:
@@ -334,3 +337,9 @@ class SilentWrongValue(Hazard):
             result=result,
             replace_result=True,
         )
+
+
+def _reads(scenario: Scenario, tool: str) -> bool:
+    """Whether `tool` only reads: a write's value cannot be verified by calling it again."""
+    spec = scenario.tool(tool)
+    return spec is None or spec.effect != "write"

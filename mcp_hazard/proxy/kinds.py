@@ -17,6 +17,7 @@ from mcp_hazard.hazards.conflict import FRESH_AS_OF, STALE_AS_OF, Conflict, pert
 from mcp_hazard.hazards.drift import SpecDrift
 from mcp_hazard.hazards.execution import Latency, PermanentError, TransientError
 from mcp_hazard.hazards.invocation import InvocationError
+from mcp_hazard.hazards.lost_response import LostResponse
 from mcp_hazard.hazards.output import EXPLANATION, OutputDrift
 from mcp_hazard.hazards.output import STALE_AS_OF as CACHE_AS_OF
 from mcp_hazard.hazards.pagination import Pagination
@@ -84,6 +85,9 @@ class ProxyTransientError(_Noted, TransientError):
 @_register
 class ProxyLatency(_Noted, Latency):
     problem = staticmethod(_not_retry_safe)
+
+
+_register(LostResponse)  # acts on no proxied tool: a proxy file declares no write (effect) nor check, so it says why
 
 
 @_register
@@ -372,5 +376,5 @@ class ProxyPagination(_Noted, Pagination):
 
 assert set(PROXY_KINDS) == {
     "transient_error", "latency", "permanent_error", "invocation_error", "spec_drift", "output_drift", "conflict",
-    "silent_wrong_value", "pagination",
+    "silent_wrong_value", "pagination", "lost_response",
 }  # fmt: skip

@@ -4,7 +4,8 @@ call path, in process, no sleeping) with the hazards' declared recovery paths, f
 The checker knows the hazards (it is the proof, not an agent under test): after a rejection it re-lists and sends
 the call in the new shape (corrected call, re-list), retries transient failures, falls back to a sibling tool with
 a declared or derivable argument mapping, follows pages, checks that drifted output still carries every value
-(normalise), and cross-checks a stale source against a fresh sibling. It reports the first seed and step that no
+(normalise), cross-checks a stale source against a fresh sibling, and after a lost reply checks the state with the
+write's `checked_by` tools, repeating the write only if they do not show it. It reports the first seed and step that no
 recovery path gets past.
 
 It sits with the runner, not with the hazards: it drives a real `Episode` (the server floor), as `verify` drives
@@ -76,6 +77,15 @@ def _leaves(value: Any) -> list[str]:
     return [str(value)]
 
 
+def _values(value: Any) -> list[Any]:
+    """The scalar values in a result, as they are (`supplies` compares numbers as numbers)."""
+    if isinstance(value, dict):
+        return [leaf for item in value.values() for leaf in _values(item)]
+    if isinstance(value, list):
+        return [leaf for item in value for leaf in _values(item)]
+    return [] if value is None else [value]
+
+
 class _Checker:
     def __init__(self, loaded: LoadedScenario, task: Task, condition: Condition) -> None:
         self.loaded = loaded
@@ -105,6 +115,11 @@ class _Checker:
             kinds = {self.kinds[i] for i in event.get("hazards", [])}
             if "permanent_error" in kinds:
                 return await self.fall_back(tool, arguments)
+            if event["outcome"] == "lost":  # check the state before repeating a write whose reply was lost
+                shown = await self.applied(tool, event)
+                if shown is not None:
+                    return shown
+                continue
             if event["outcome"] != "rejected":
                 raise _Stuck(f"{event['outcome']}: {last}")
         raise _Stuck(f"still failing after {MAX_ATTEMPTS} attempts: {last}")
@@ -127,6 +142,22 @@ class _Checker:
             if ok:
                 answered.append(event)
         return answered
+
+    async def applied(self, tool: str, event: dict[str, Any]) -> Any:
+        """After a lost reply: the write's result when a read tool it is checked by shows it (every value of the
+        result in that read's answer), else None (it did not go through: repeat it)."""
+        spec = self.loaded.model.tool(tool)
+        assert spec is not None
+        done = event.get("result")
+        for other in spec.checked_by:
+            target = self.loaded.model.tool(other)
+            if target is None:
+                continue
+            mapped = {k: v for k, v in event["arguments"].items() if k in (target.input_schema.get("properties") or {})}
+            ok, check = await self.call(other, mapped)
+            if ok and supplies(_values(done), check.get("result")):
+                return done
+        return None
 
     async def fall_back(self, tool: str, arguments: dict[str, Any]) -> Any:
         for sibling in await self.siblings(tool, arguments):

@@ -44,11 +44,16 @@ class PythonNotAllowed(UserError):
     """A scenario asks to run Python code but the user did not pass --allow-python."""
 
 
-def argument_names(tool: ToolSpec, arguments: Mapping[str, Any]) -> dict[str, Any]:
-    """Names an expression sees: every declared argument (None when absent), plus `args` for the whole mapping."""
+def argument_names(
+    tool: ToolSpec, arguments: Mapping[str, Any], writes: list[dict[str, Any]] | None = None
+) -> dict[str, Any]:
+    """Names an expression sees: every declared argument (None when absent), plus `args` for the whole mapping and
+    `writes` for the episode's writes that ran so far ({tool, arguments, result} each, oldest first): the one piece
+    of state a scenario has, so a read can show whether a write went through (lost_response's recovery)."""
     names: dict[str, Any] = {key: None for key in tool.input_schema.get("properties", {}) or {}}
     names.update(arguments)
     names.setdefault("args", dict(arguments))  # an argument really called `args` wins
+    names.setdefault("writes", list(writes or ()))
     return names
 
 
@@ -127,10 +132,16 @@ def _run_python(behaviour: PythonBehaviour, arguments: Mapping[str, Any], allow_
     return ToolOutcome(result=result)
 
 
-def run_behaviour(tool: ToolSpec, arguments: Mapping[str, Any], *, allow_python: bool = False) -> ToolOutcome:
+def run_behaviour(
+    tool: ToolSpec,
+    arguments: Mapping[str, Any],
+    *,
+    allow_python: bool = False,
+    writes: list[dict[str, Any]] | None = None,
+) -> ToolOutcome:
     """Execute `tool`'s behaviour; raise BehaviourFault when the scenario itself cannot produce an outcome. Its
     expressions share one budget (expression_budget.py): the call fails when they build more than it allows."""
-    names = argument_names(tool, arguments)
+    names = argument_names(tool, arguments, writes)
     behaviour = tool.behaviour
     try:
         if isinstance(behaviour, TableBehaviour):

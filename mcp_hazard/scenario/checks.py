@@ -97,6 +97,15 @@ def _check_tool(scenario: Scenario, tool: ToolSpec, path: Path, problems: Proble
                 )
     for where, message in serves_problems(tool):
         problems.add((*path, *where), message)
+    for i, check in enumerate(tool.checked_by):
+        checker = scenario.tool(check)
+        if tool.effect != "write":
+            problems.add((*path, "checked_by"), "only a write (effect: write) has an effect to check")
+            break
+        if checker is None:
+            problems.add((*path, "checked_by", i), _no_tool(scenario, check))
+        elif checker.effect == "write":
+            problems.add((*path, "checked_by", i), f"{check!r} is a write: a check must only read")
     behaviour, bpath = tool.behaviour, (*path, "behaviour")
     properties = set((tool.input_schema.get("properties") or {}).keys())
     if isinstance(behaviour, TableBehaviour):

@@ -100,7 +100,7 @@ class EpisodeCalls:
 
     def steps_missing(self) -> list[str]:
         try:
-            done = {c["tool"] for c in self.calls if c["outcome"] == "ok"}
+            done = {c["tool"] for c in self.calls if c["outcome"] in RAN}
         except (KeyError, TypeError):  # a damaged trace (a call without a tool, or an odd one): look call by call
             done = None
         missing = []
@@ -109,10 +109,13 @@ class EpisodeCalls:
             if done is not None:
                 if accepted.isdisjoint(done):
                     missing.append(step.tool)
-            elif not any(c["tool"] in accepted and c["outcome"] == "ok" for c in self.calls):
+            elif not any(c["tool"] in accepted and c["outcome"] in RAN for c in self.calls):
                 missing.append(step.tool)
         return sorted(set(missing))
 
+
+RAN = ("ok", "lost")
+"""Outcomes of a call that ran to completion: a lost reply (lost_response) was still carried out."""
 
 _PLAIN_TYPES = (str, int, bool, type(None))
 

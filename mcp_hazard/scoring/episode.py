@@ -16,8 +16,8 @@ from mcp_hazard.scoring.calls import EpisodeCalls, by_type_of, redundant_calls
 from mcp_hazard.scoring.failures import CallFailure, call_failure, malformed_calls
 from mcp_hazard.scoring.final_answer import answer_failure, judge, placeholder
 from mcp_hazard.scoring.labels import condition_name, interned, intervention_label
-from mcp_hazard.scoring.rules import AGENT_STOPS, STATE_RULE
-from mcp_hazard.scoring.verdicts import HazardVerdict, hazard_verdict
+from mcp_hazard.scoring.rules import AGENT_STOPS, INFRASTRUCTURE, STATE_RULE
+from mcp_hazard.scoring.verdicts import HazardVerdict, duplicate_writes, hazard_verdict
 from mcp_hazard.trace.reader import Trace
 
 NO_AGENT = "(no agent recorded)"
@@ -133,6 +133,9 @@ def score_episode(trace: Trace, scenario: Scenario) -> EpisodeScore:
         episode_failure = None if correct else "gave_up" if gives_up(answer) else "failed_check"
     else:
         episode_failure = answer_failure(calls, judged, answer)
+    duplicated = duplicate_writes(calls, by_type.get("hazard_fired", []))
+    if duplicated and outcome not in INFRASTRUCTURE:  # a write done twice fails whatever the answer: two orders
+        episode_failure, correct = "duplicate_write", False
     redundant = redundant_calls([c for c in calls.calls if c["outcome"] == "ok"], calls.key)
     ended = by_type.get("episode_ended", [])
     kinds = [interned(h.get("kind", "?")) for h in started.get("hazards", [])]

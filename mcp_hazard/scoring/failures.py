@@ -28,7 +28,7 @@ def call_failure(calls: EpisodeCalls, call: dict[str, Any]) -> str:
         return "non_existent_tool"
     if outcome == "invalid_arguments":
         return "schema_violation"
-    if outcome in ("rejected", "cancelled"):
+    if outcome in ("rejected", "cancelled", "lost"):
         return "injected"
     if outcome == "fault":
         return "server_fault"

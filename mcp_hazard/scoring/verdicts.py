@@ -1,5 +1,5 @@
 """Recovery verdicts: for each hazard that fired, whether the agent recovered by the kind's recovery path (retry,
-fallback, corrected call, re-list, normalise, cross-check, paginate, verify), and in how many calls.
+fallback, corrected call, re-list, normalise, cross-check, paginate, verify, check the state), and in how many calls.
 docs/scoring.md states each rule in words with a worked example."""
 
 from __future__ import annotations
@@ -7,7 +7,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
-from mcp_hazard.scoring.calls import KEY_ENCODER, EpisodeCalls, original_arguments
+from mcp_hazard.scoring.calls import KEY_ENCODER, RAN, EpisodeCalls, original_arguments
 from mcp_hazard.scoring.labels import interned
 
 BEFORE_PATHS = {
@@ -74,6 +74,8 @@ def hazard_verdict(calls: EpisodeCalls, fired: dict[str, Any], correct: bool) ->
              and isinstance(original_arguments(c), dict) and _page(original_arguments(c)) > after),
             None,
         )  # fmt: skip
+    elif kind == "lost_response":
+        return _lost_verdict(calls, fired, own, rest)
     elif kind == "silent_wrong_value":
         answered = calls.by_type.get("answer_submitted")
         if correct and answered:
@@ -85,6 +87,48 @@ def hazard_verdict(calls: EpisodeCalls, fired: dict[str, Any], correct: bool) ->
     start = own["seq"] if own is not None else seq
     taken = sum(1 for c in calls.calls if start < c["seq"] <= call["seq"])
     return _make(fired, family, True, path, taken)
+
+
+def _lost_verdict(
+    calls: EpisodeCalls, fired: dict[str, Any], own: dict[str, Any] | None, rest: list[dict[str, Any]]
+) -> HazardVerdict:
+    """A lost reply is recovered by checking the state (an ok call of a tool in `change.checked_by`) and never
+    repeating the write, which had gone through: any repeat is a duplicate (`duplicate_writes`)."""
+    family = fired.get("family", fired["kind"])
+    if own is None or own["outcome"] != "lost" or repeats(calls, fired, own, rest):
+        return _make(fired, family, False, None, None)
+    checks = set((fired.get("change") or {}).get("checked_by") or ())
+    check = next((c for c in rest if c["tool"] in checks and c["outcome"] == "ok"), None)
+    if check is None:
+        return _make(fired, family, False, None, None)
+    taken = sum(1 for c in calls.calls if own["seq"] < c["seq"] <= check["seq"])
+    return _make(fired, family, True, "check_state", taken)
+
+
+def repeats(calls: EpisodeCalls, fired: dict[str, Any], own: dict[str, Any], rest: list[dict[str, Any]]) -> bool:
+    """Whether the agent ran the write whose reply was lost again, with the same arguments (it ran twice)."""
+    asked = KEY_ENCODER.encode(original_arguments(own))
+    return any(
+        c["tool"] == own["tool"] and c["outcome"] in RAN and KEY_ENCODER.encode(original_arguments(c)) == asked
+        for c in rest
+    )
+
+
+def duplicate_writes(calls: EpisodeCalls, fired_events: list[dict[str, Any]]) -> list[str]:
+    """The writes a lost reply made the agent run twice (a blind retry), by tool name."""
+    found = []
+    for fired in fired_events:
+        if fired.get("kind") != "lost_response":
+            continue
+        later = calls.later_calls(fired["seq"])
+        own = next((c for c in later if c["tool"] == fired["tool"]), None)
+        if (
+            own is not None
+            and own["outcome"] == "lost"
+            and repeats(calls, fired, own, [c for c in later if c is not own])
+        ):
+            found.append(str(fired["tool"]))
+    return found
 
 
 def _make(fired: dict[str, Any], family: str, ok: bool, path: str | None, n: int | None) -> HazardVerdict:

@@ -62,6 +62,7 @@ class Calls:
         sleep: bool
         slots: dict[str, int]
         waiting: list[Waiting]
+        writes: list[dict[str, Any]]
         ended: bool
         end_reason: str | None
         answer: str | None
@@ -178,6 +179,8 @@ class Calls:
         except Exception as exc:  # the server must survive any argument: a fault is traced, never raised
             log.exception("behaviour crashed", tool=spec.name, episode=self.id)
             return self._fault(spec.name, slot, arguments, began, f"{type(exc).__name__}: {exc}", inner=below)
+        if outcome.ok and spec.effect == "write":
+            self.writes.append({"tool": spec.name, "arguments": inner, "result": outcome.result})
         if not outcome.ok and not self.checks_arguments and argument_problem(spec.input_schema, inner):
             # refused by a real server, and its listed schema says why: the agent's doing, not the server's
             return self._deliver(spec, view, slot, arguments, began, outcome, None, [], touched, below,
@@ -187,13 +190,18 @@ class Calls:
             return self._deliver(spec, view, slot, arguments, began, outcome, None, [], touched, below,
                                  original=outcome)  # fmt: skip
         touched.extend(after.touched)
+        if after.lost is not None:  # it ran (its result is traced), but the reply never reaches the agent
+            message, hint = served(after.lost.message), served(after.lost.hint) if after.lost.hint else None
+            self._record(spec.name, slot, arguments, began, "lost", result=outcome.result, error=message,
+                         hazards=touched, inner=below)  # fmt: skip
+            return error_result(message, self._hint(hint))
         hints = [served(hint) for hint in after.hints]
         return self._deliver(spec, view, slot, arguments, began, after.outcome, after.text, hints, touched, below,
                              original=outcome)  # fmt: skip
 
     async def execute(self, spec: ToolSpec, arguments: dict[str, Any]) -> ToolOutcome:
         """Run the tool: the scenario's behaviour here; a proxy forwards the call to the real server."""
-        return run_behaviour(spec, arguments, allow_python=self.allow_python)
+        return run_behaviour(spec, arguments, allow_python=self.allow_python, writes=self.writes)
 
     def _served_terms(self, name: str) -> Callable[[str], str]:
         """Messages from below name arguments as the tool below knows them; under interventions (a call of the

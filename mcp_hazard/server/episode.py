@@ -133,6 +133,7 @@ class Episode(Calls):
         self.trace.on_failure = self._trace_failed
         self.slots: dict[str, int] = {}
         self.waiting: list[Waiting] = []
+        self.writes: list[dict[str, Any]] = []  # the writes (`effect: write`) that ran, which behaviours may read
         self.started = False
         self.ended = False
         self.end_reason: str | None = None

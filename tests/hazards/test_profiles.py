@@ -72,6 +72,7 @@ SCRIPTS: dict[str, tuple[str, str, list[tuple[str, dict[str, Any]]]]] = {
                     ("search_flights", {**FLIGHTS, "page": 9})]),
 }  # fmt: skip
 UNHINTED = {"latency", "silent_wrong_value"}  # they do not tell the agent anything, in either profile
+OWN_SCENARIO = {"lost_response"}  # needs a write, which travel has not: test_lost_response.py checks its profiles
 
 
 def _strip_profile(event: dict[str, Any]) -> dict[str, Any]:
@@ -94,7 +95,7 @@ def assert_differ_only_in_hints(strict: list[list[str]], guided: list[list[str]]
     return hints
 
 
-@pytest.mark.parametrize("kind", sorted(REGISTRY))
+@pytest.mark.parametrize("kind", sorted(set(REGISTRY) - OWN_SCENARIO))
 async def test_strict_and_guided_differ_only_in_hints(kind: str, travel: LoadedScenario, tmp_path: Path) -> None:
     assert kind in SCRIPTS, f"hazard kind {kind!r} has no profile script"
     hazard, task_id, script = SCRIPTS[kind]

@@ -145,7 +145,7 @@ def test_declared_but_absent_arguments_are_null_in_templates() -> None:
     tool = make_tool({"kind": "constant", "result": {"n": "{{ n }}", "has_n": "{{ n != null }}"}})
     assert run_behaviour(tool, {"city": "x"}).result == {"n": None, "has_n": False}
     names = argument_names(tool, {"city": "x", "undeclared": 1})
-    assert names == {"city": "x", "n": None, "undeclared": 1, "args": {"city": "x", "undeclared": 1}}
+    assert names == {"city": "x", "n": None, "undeclared": 1, "args": {"city": "x", "undeclared": 1}, "writes": []}
 
 
 def test_an_argument_named_args_is_not_shadowed() -> None:

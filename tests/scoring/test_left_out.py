@@ -91,7 +91,8 @@ def test_hazard_all_through_a_proxy_lists_the_kinds_its_notes_rule_out(tmp_path:
     tasks = ["time/tokyo-offset", "time/tokyo-time"]
     left_out = _every_kind_accounted_for(out, tasks)
     kinds = {kind for (_, kind) in left_out}
-    assert kinds == {"conflict", "pagination", "permanent_error", "spec_drift"}, left_out  # was: none of the four
+    assert kinds == {"conflict", "lost_response", "pagination", "permanent_error", "spec_drift"}, left_out  # was: none
+    # of the first four; lost_response: a proxy file declares no write
     assert left_out[("time/tokyo-time", "pagination")] == (
         "the proxy file does not say which list of 'convert_time' to page (tools.convert_time.pages)"
     )
