@@ -26,8 +26,10 @@ Family = Literal[
     "cross_source_conflict",
     "silent_wrong_value",
     "pagination",
+    "injection",
 ]
-Recovery = Literal["retry", "fallback", "corrected_call", "relist", "normalise", "verify", "cross_check", "paginate"]
+Recovery = Literal["retry", "fallback", "corrected_call", "relist", "normalise", "verify", "cross_check", "paginate",
+                  "ignore"]
 
 
 class HazardParams(BaseModel):
