@@ -74,7 +74,7 @@ class Injection(Hazard):
         tasks = [t.id for t in getattr(self.scenario, "injection_tasks", [])]
         chosen = self.params.task  # type: ignore[attr-defined]
         if chosen is not None and chosen not in tasks:
-            raise UserError(f"injection: params.task: no injection task {chosen!r} in {self.scenario.id}"
+            raise UserError(f"hazard #{self.index + 1} (injection): params.task: no injection task {chosen!r} in {self.scenario.id}"
                             f"{did_you_mean(chosen, tasks)}")  # fmt: skip
 
     @classmethod
