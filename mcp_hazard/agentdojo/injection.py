@@ -49,7 +49,9 @@ class InjectionParams(HazardParams):
     @classmethod
     def _known(cls, value: str | None) -> str | None:
         if value is not None and value not in ATTACKS:
-            raise ValueError(f"unknown attack {value!r}{did_you_mean(value, list(ATTACKS))}; one of {', '.join(ATTACKS)}")
+            raise ValueError(
+                f"unknown attack {value!r}{did_you_mean(value, list(ATTACKS))}; one of {', '.join(ATTACKS)}"
+            )
         return value
 
 
@@ -74,8 +76,8 @@ class Injection(Hazard):
         tasks = [t.id for t in getattr(self.scenario, "injection_tasks", [])]
         chosen = self.params.task  # type: ignore[attr-defined]
         if chosen is not None and chosen not in tasks:
-            raise UserError(f"hazard #{self.index + 1} (injection): params.task: no injection task {chosen!r} in {self.scenario.id}"
-                            f"{did_you_mean(chosen, tasks)}")  # fmt: skip
+            raise UserError(f"hazard #{self.index + 1} (injection): params.task: no injection task {chosen!r} in "
+                            f"{self.scenario.id}{did_you_mean(chosen, tasks)}")  # fmt: skip
 
     @classmethod
     def applicable_tools(cls, scenario: Scenario, task: Task) -> list[str]:
@@ -108,7 +110,8 @@ class Injection(Hazard):
         texts = self.texts
         if not outcome.ok or not texts or self.shown:
             return None
-        served = json.dumps(outcome.result, ensure_ascii=False) if not isinstance(outcome.result, str) else outcome.result
+        result = outcome.result
+        served = result if isinstance(result, str) else json.dumps(result, ensure_ascii=False)
         if not any(t in served or json.dumps(t, ensure_ascii=False)[1:-1] in served for t in texts):
             return None
         self.shown = True

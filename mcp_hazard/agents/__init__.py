@@ -1,4 +1,5 @@
-"""Reference agents: scripted MCP clients (naive, naive-positional, recovering, replay, golden, obedient) and an LLM loop.
+"""Reference agents: scripted MCP clients (naive, naive-positional, recovering, replay, golden, obedient) and an LLM
+loop.
 
 The names are known without importing an agent (each is an SDK client): `run` checks its options, and the shell's
 completion lists the agents, before anything heavy is loaded."""

@@ -28,8 +28,9 @@ Family = Literal[
     "pagination",
     "injection",
 ]
-Recovery = Literal["retry", "fallback", "corrected_call", "relist", "normalise", "verify", "cross_check", "paginate",
-                  "ignore"]
+Recovery = Literal[
+    "retry", "fallback", "corrected_call", "relist", "normalise", "verify", "cross_check", "paginate", "ignore"
+]
 
 
 class HazardParams(BaseModel):
