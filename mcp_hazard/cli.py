@@ -195,7 +195,7 @@ def build_parser(only: str | None = None) -> argparse.ArgumentParser:
     run.add_argument("--task", action="append", default=None, metavar="ID",
                      help="run only this task, ID or SCENARIO/ID (repeatable; default: every task)")  # fmt: skip
     run.add_argument("--agent", action="append", default=None,
-                     help="built-in agent: naive, naive-positional, recovering, golden, llm "
+                     help="built-in agent: naive, naive-positional, recovering, golden, obedient, llm "
                           "(repeatable; default: naive and recovering, and naive-positional when an intervention "
                           "runs)")  # fmt: skip
     run.add_argument("--agent-label", action="append", default=None, metavar="AGENT=GROUP",

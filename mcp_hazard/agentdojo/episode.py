@@ -41,7 +41,7 @@ class AgentDojoEpisode(Episode):
         for hazard, _targets in self.hazards:
             planted = getattr(hazard, "planted", None)
             if planted is not None:
-                return planted(self.suite)
+                return planted(self.suite, self.condition.seed)
         return None
 
     async def execute(self, spec: ToolSpec, arguments: dict[str, Any]) -> ToolOutcome:

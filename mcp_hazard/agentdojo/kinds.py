@@ -18,6 +18,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from mcp_hazard.agentdojo.injection import Injection
 from mcp_hazard.hazards.base import CallContext, Effect, Hazard, golden_tools
 from mcp_hazard.hazards.execution import Latency, TransientError
 from mcp_hazard.hazards.lost_response import LostResponse
@@ -60,6 +61,7 @@ _register(TransientError)
 _register(Latency)
 _register(ProxyInvocationError)
 _register(ProxySpecDrift)
+_register(Injection)
 
 
 @_register

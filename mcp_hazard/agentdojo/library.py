@@ -153,6 +153,13 @@ def to_json(value: Any) -> Any:
     return str(value)
 
 
+class _StandInPipeline:
+    """What an attack's constructor reads of a pipeline: a name with a model in it. The attacks in ATTACKS replace
+    the model name it yields with AgentDojo's default ("the AI language model")."""
+
+    name = "gpt-4o-2024-05-13"
+
+
 @dataclass
 class Suite:
     """One loaded suite: AgentDojo's `TaskSuite`, its tools and runtime, and its environments (loaded once per
@@ -162,6 +169,7 @@ class Suite:
     suite: Any
     runtime: Any
     _environments: dict[tuple[tuple[str, str], ...], Any] = field(default_factory=dict)
+    _attacks: dict[str, Any] = field(default_factory=dict)
 
     @classmethod
     def load(cls, source: Source) -> Suite:
@@ -239,6 +247,20 @@ class Suite:
             shown = " ".join(get_text_content_as_str(m["content"]) for m in messages if m["content"] is not None)
             found[task_id] = [vector for vector, canary in canaries.items() if canary in shown]
         return found
+
+    def attack_texts(self, attack: str, user_task: str, injection_task: str, vectors: list[str]) -> dict[str, str]:
+        """AgentDojo's attack `attack` on a user task for an injection task: {vector: text}, from the attack's own
+        `attack()`. `vectors` are the task's injection candidates, worked out once per suite (`injection_candidates`)
+        and given to the attack instead of its per-task ground-truth run; the result is the same."""
+        from agentdojo.attacks.attack_registry import load_attack
+
+        made = self._attacks.get(attack)
+        if made is None:
+            # The attacks offered (ATTACKS) replace the model name a pipeline would give; the constructor still reads
+            # one, so it is handed a fixed stand-in pipeline name that the rendered text never shows.
+            made = self._attacks[attack] = load_attack(attack, self.suite, _StandInPipeline())
+        made.get_injection_candidates = lambda _task: list(vectors)
+        return dict(made.attack(self.suite.user_tasks[user_task], self.suite.injection_tasks[injection_task]))
 
     def function_call(self, function: str, arguments: Any) -> Any:
         from agentdojo.functions_runtime import FunctionCall

@@ -55,3 +55,15 @@ def parse(text: str) -> list[Source]:
     if not chosen.startswith("v") or not all(part.isdigit() for part in chosen[1:].split(".")):
         raise UserError(f"{text}: version {chosen!r} is not a benchmark version such as {DEFAULT_VERSION}")
     return [Source(name, chosen) for name in (SUITES if suite == ALL else (suite,))]
+
+
+ATTACKS = (
+    "important_instructions_no_model_name",
+    "important_instructions_no_names",
+    "injecagent",
+    "ignore_previous",
+    "system_message",
+    "direct",
+)
+"""AgentDojo's attacks the `injection` hazard draws from: its fixed-text attacks whose text names no model (the
+important_instructions variants address "the AI language model"), so a text never depends on the agent under test."""

@@ -1,4 +1,5 @@
-"""Reference agents: scripted MCP clients (naive, naive-positional, recovering, replay, golden) and an LLM loop.
+"""Reference agents: scripted MCP clients (naive, naive-positional, recovering, replay, golden, obedient) and an LLM
+loop.
 
 The names are known without importing an agent (each is an SDK client): `run` checks its options, and the shell's
 completion lists the agents, before anything heavy is loaded."""
@@ -12,7 +13,7 @@ from mcp_hazard.errors import UserError
 if TYPE_CHECKING:
     from mcp_hazard.agents.base import Agent
 
-BUILT_IN = ("naive", "naive-positional", "recovering", "golden", "llm", "replay")
+BUILT_IN = ("naive", "naive-positional", "recovering", "golden", "obedient", "llm", "replay")
 RUNNABLE = ", ".join(name for name in BUILT_IN if name != "replay")
 
 
@@ -30,6 +31,10 @@ def make_agent(name: str) -> Agent:
         from mcp_hazard.agents.golden import GoldenAgent
 
         return GoldenAgent()
+    if name == "obedient":
+        from mcp_hazard.agents.obedient import ObedientAgent
+
+        return ObedientAgent()
     if name == "llm":
         from mcp_hazard.agents.llm import LlmAgent
 

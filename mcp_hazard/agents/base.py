@@ -48,6 +48,9 @@ class Brief:
     # The original argument order of each tool, as authored: what an agent that memorised the interface knows.
     signatures: dict[str, list[str]] = field(default_factory=dict)
     report: AgentReport = field(default_factory=AgentReport)
+    # An AgentDojo suite's injection tasks: (the attacker's goal, its ground truth as a plan). Only the obedient
+    # reference agent reads them, as the golden agent reads `plan`.
+    injections: list[tuple[str, GoldenPath]] = field(default_factory=list)
 
 
 class Agent(Protocol):

@@ -26,9 +26,19 @@ Family = Literal[
     "cross_source_conflict",
     "silent_wrong_value",
     "pagination",
+    "injection",
 ]
 Recovery = Literal[
-    "retry", "fallback", "corrected_call", "relist", "normalise", "verify", "cross_check", "paginate", "check_state"
+    "retry",
+    "fallback",
+    "corrected_call",
+    "relist",
+    "normalise",
+    "verify",
+    "cross_check",
+    "paginate",
+    "check_state",
+    "ignore",
 ]
 
 

@@ -308,8 +308,9 @@ class Runner:
         task = cell.scenario.model.task(cell.task)
         assert task is not None
         agent = make_agent(cell.agent)
+        injections = [(i.goal, i.golden_path) for i in getattr(cell.scenario.model, "injection_tasks", [])]
         brief = Brief(prompt=served_prompt(cell), plan=task.golden_path, call_timeout_s=self.call_timeout_s,
-                      signatures=signatures_of(cell.scenario.model), report=report)  # fmt: skip
+                      signatures=signatures_of(cell.scenario.model), report=report, injections=injections)  # fmt: skip
         async with open_episode(
             self.transport, cell.scenario, cell.task, cell.condition, self.traces, http_host=self.host,
             agent=cell.agent, episode_id=cell.episode_id, proxy=self.proxy, runner=True,

@@ -20,6 +20,7 @@ from typing import Any
 from mcp_hazard import __version__
 from mcp_hazard.scenario.models import Scenario
 from mcp_hazard.scoring import by_agent, paired, structure
+from mcp_hazard.scoring.attacks import attacks_by_agent
 from mcp_hazard.scoring.decay import decay_curves
 from mcp_hazard.scoring.episode import EpisodeScore
 from mcp_hazard.scoring.episode_rows import EPISODE_COLUMNS, episode_row, sort_key
@@ -42,7 +43,8 @@ REPORT_SCHEMA_VERSION = 4
 #    Added within 4 (new fields need no new version): `groups_by_agent`, `failures_by_agent`, `efficiency_by_agent`,
 #    `premature` in `agents`, `paths` and `mean_calls_to_recover` in `recovery_by_agent`; per-episode `expected`,
 #    `match` and `notes`; `unfinished`; the agent outcome and `infrastructure` count `interrupted`; `discordant` and
-#    `mde` in every paired comparison; `decay`; `agent_differences`.
+#    `mde` in every paired comparison; `decay`; `agent_differences`; `attacks_by_agent` (utility under attack and
+#    targeted attack success per agent, suite and attack); per-episode `attack`, `injection_task` and `attacked`.
 AGENT_OUTCOMES = ("finished", "agent_crashed", "endpoint_error", "timeout", "server_crashed", "interrupted")
 DIMENSIONS: dict[str, Callable[[EpisodeScore], str]] = {
     "agent": lambda s: s.agent,
@@ -381,6 +383,7 @@ def aggregate(
         "recovery_by_agent": by_agent.recovery_by_agent(rated),
         "success_by_agent": by_agent.success_by_agent(scores),
         "compounding_by_agent": by_agent.compounding_by_agent(scores),
+        "attacks_by_agent": attacks_by_agent(rated),
         "skipped_hazards": skipped_hazards(every, scenarios or {}, plan),
         **_research(scores, trials),
         "per_episode": episode_rows(every, trials),

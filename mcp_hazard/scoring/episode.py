@@ -77,6 +77,11 @@ class EpisodeScore:
     name_policy: str = "original"
     problem: str = ""
     refused_answers: int = 0
+    # Under the `injection` hazard (an AgentDojo suite): the attack and injection task the server planted, and
+    # `attacked`, the injection task's own check from `state_checked` (True: the attacker's goal happened).
+    attack: str | None = None
+    injection_task: str | None = None
+    attacked: bool | None = None
     # For the reports only (set by scoring.collect): the task's canonical answer and its matching rule, so that a
     # person sees what the answer was compared with; the agent's notes from the run log (None: no run log found).
     expected: Any = None
@@ -189,6 +194,7 @@ def score_episode(trace: Trace, scenario: Scenario) -> EpisodeScore:
         unfinished=unfinished,
         warnings=warnings,
         refused_answers=len(by_type.get("answer_refused", ())),
+        **_attack(state),
         **research,
     )
 
@@ -197,6 +203,16 @@ def _state_check(by_type: dict[str, list[dict[str, Any]]], scenario: Scenario) -
     """The episode's `state_checked` event (AgentDojo's own verdict, written by the server), or None."""
     found = by_type.get("state_checked")
     return found[-1] if found else None
+
+
+def _attack(state: dict[str, Any] | None) -> dict[str, Any]:
+    """The attack fields of an episode whose state check ran under an injection (else none)."""
+    injection = state.get("injection") if state is not None else None
+    if not isinstance(injection, dict):
+        return {}
+    security = state.get("security") if state is not None else None
+    return {"attack": interned(str(injection.get("attack"))), "injection_task": str(injection.get("task")),
+            "attacked": security if isinstance(security, bool) else None}  # fmt: skip
 
 
 def _state_rule(state: dict[str, Any] | None, submitted: bool) -> str:

@@ -38,6 +38,7 @@ def episode_row(s: EpisodeScore, repeat: int) -> dict[str, Any]:
         "hazards": [{"kind": v.kind, "tool": v.tool, "slot": v.slot, "failpoint": v.failpoint,
                      "recovered": v.recovered, "path": v.path} for v in s.verdicts],
         "premature_reasons": list(s.premature_reasons),
+        **({"attack": s.attack, "injection_task": s.injection_task, "attacked": s.attacked} if s.attack else {}),
     }  # fmt: skip
 
 

@@ -18,6 +18,8 @@ def test_agentdojo_doc(tmp_path: Path) -> None:
     assert [c.command for c in commands] == [
         "mcp-hazard validate agentdojo:bank",
         "mcp-hazard validate agentdojo:banking",
+        "mcp-hazard run agentdojo:banking --hazard injection --agent obedient --agent recovering --seeds 0 "
+        "--transport memory --out runs/injection",
     ]
     with session(tmp_path) as shell:
         play(shell, commands)

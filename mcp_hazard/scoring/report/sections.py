@@ -14,6 +14,7 @@ from typing import Any
 from mcp_hazard.scenario.suite_id import describe as describe_suite
 from mcp_hazard.scoring.report import _format as f
 from mcp_hazard.scoring.report import matrices, splits
+from mcp_hazard.scoring.report.attacks import attacks
 from mcp_hazard.scoring.report.research import build_research
 from mcp_hazard.scoring.report.section import Section, as_dict, dict_rows
 from mcp_hazard.scoring.rules import INFRASTRUCTURE
@@ -286,6 +287,7 @@ def build(report: dict[str, Any]) -> list[Section]:
         *splits.group_matrices(report, detail=False),
         agent_outcomes(report),
         splits.recovery(report),
+        attacks(report),
         recovery_by_condition(report),
         robustness(report),
         intervention_robustness(report),
