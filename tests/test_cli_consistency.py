@@ -12,11 +12,11 @@ from pathlib import Path
 import pytest
 from conftest import WAIT_S
 
-from mcp_hazard.cli import build_parser
-from mcp_hazard.commands.examples import EXAMPLES
+from mcp_hazard.cli import COMMANDS, build_parser, command_module
 from tests.e2e.support import ROOT, console_script, free_port_server
 
 TIMEOUT = WAIT_S
+EXAMPLES = {name: command_module(name).EXAMPLES for name in COMMANDS}
 
 
 def cli(*args: str, cwd: Path = ROOT) -> subprocess.CompletedProcess[str]:
