@@ -86,7 +86,7 @@ def keep_built(scenarios: list[Any], trace_dir: Path) -> None:
 
     built = [scenario for scenario in scenarios if type(scenario).source_bytes is not LoadedScenario.source_bytes]
     if built:
-        from mcp_hazard.commands.run import keep_scenarios  # the runner's closure, only when a suite is served
+        from mcp_hazard.commands.run_folder import keep_scenarios
 
         keep_scenarios(built, trace_dir)
 
