@@ -12,11 +12,11 @@ from pathlib import Path
 import pytest
 from conftest import WAIT_S
 
-from mcp_hazard.cli import build_parser
-from mcp_hazard.commands.examples import EXAMPLES
+from mcp_hazard.cli import COMMANDS, build_parser, command_module
 from tests.e2e.support import ROOT, console_script, free_port_server
 
 TIMEOUT = WAIT_S
+EXAMPLES = {name: command_module(name).EXAMPLES for name in COMMANDS}
 
 
 def cli(*args: str, cwd: Path = ROOT) -> subprocess.CompletedProcess[str]:
@@ -77,6 +77,17 @@ def test_every_command_has_examples_that_parse() -> None:
                 words = shlex.split(words[1].strip("$()"))
             assert words[:2] == ["mcp-hazard", name] and what, line
             parser.parse_args(words[1:])  # exits (2) on a flag or value the parser does not take
+
+
+@pytest.mark.parametrize("name", COMMANDS)
+def test_a_command_is_one_module_holding_its_parser_behaviour_and_examples(name: str) -> None:
+    """`mcp-hazard NAME` is parsed by commands/NAME.py's `add_parser`, run by a function of that module, and ends its
+    --help with that module's examples."""
+    module = command_module(name)
+    args = build_parser(name).parse_args([name, *shlex.split(EXAMPLES[name][0][0].split(" > ")[0])[2:]])
+    assert args.handler.__module__ == module.__name__ == f"mcp_hazard.commands.{name}"
+    commands = next(a for a in build_parser(name)._actions if a.__class__.__name__ == "_SubParsersAction").choices
+    assert list(commands) == [name] and commands[name].epilog.startswith("examples:\n  " + EXAMPLES[name][0][0])
 
 
 def test_help_ends_with_the_examples() -> None:

@@ -1,4 +1,7 @@
-"""One module per `mcp-hazard` command: what it does once its arguments are parsed (the parser is in cli.py).
+"""One module per `mcp-hazard` command, holding all of it: its parser (`add_parser`, which also names the function
+that runs it), its behaviour and its examples (`EXAMPLES`, shown at the end of its --help). What several commands
+share (flag groups, the making of a command's parser) is in options.py, the text-to-value of single flags in
+flag_values.py; cli.py only lists the commands.
 
 Each command returns an exit code; a user error is raised as `UserError` (or `ScenarioError`) and `cli.main` turns it
 into one line on stderr. The exit codes are the same for every command (README, "Exit codes"):
@@ -11,7 +14,10 @@ from __future__ import annotations
 from collections.abc import Awaitable, Callable
 from typing import Any
 
+from mcp_hazard.commands.options import hazard_options
 from mcp_hazard.errors import Interrupted, UserError
+
+__all__ = ["ERROR_PREFIX", "EXIT_FINDING", "EXIT_INTERRUPTED", "EXIT_OK", "EXIT_USAGE", "hazard_options", "run_async"]
 
 EXIT_OK = 0
 EXIT_FINDING = 1
@@ -43,13 +49,3 @@ def _user_error(group: BaseExceptionGroup[Any]) -> UserError | Interrupted | Non
             if found is not None:
                 return found
     return None
-
-
-def hazard_options(values: list[str]) -> list[Any]:
-    from mcp_hazard.hazards import parse_hazard_option
-
-    options: list[Any] = []
-    for value in values:
-        parsed = parse_hazard_option(value)
-        options.extend(parsed if isinstance(parsed, list) else [parsed])
-    return options

@@ -10,24 +10,10 @@ import sys
 from pathlib import Path
 from typing import Any
 
-from mcp_hazard.commands.examples import epilog
+from mcp_hazard.commands.options import command_parser
 from mcp_hazard.errors import UserError
 
 SUFFIXES = {".txt": "text", ".md": "markdown", ".html": "html", ".htm": "html"}
-
-
-def add_diff_parser(subparsers: Any) -> argparse.ArgumentParser:
-    text = "show which paired episodes flipped between two runs, and under which hazards"
-    diff: argparse.ArgumentParser = subparsers.add_parser("diff", help=text, description=text[0].upper() + text[1:]
-                                                          + ".", epilog=epilog("diff"))  # fmt: skip
-    diff.add_argument("run_a", metavar="RUN_A", help="the earlier run folder (the baseline)")
-    diff.add_argument("run_b", metavar="RUN_B", help="the later run folder")
-    diff.add_argument("--format", choices=["text", "markdown", "html"], help="default: from --out's extension, "
-                      "else text")  # fmt: skip
-    diff.add_argument("--out", metavar="FILE", help="write here (.txt, .md, .html) instead of standard output")
-    diff.add_argument("--agent", action="append", default=None, metavar="NAME",
-                      help="only this agent of RUN_B (repeatable; default: every agent)")  # fmt: skip
-    return diff
 
 
 def _format(args: argparse.Namespace) -> str:
@@ -58,3 +44,23 @@ def diff_command(args: argparse.Namespace) -> int:
         raise UserError(f"{args.out}: cannot write the diff: {exc.strerror or exc}") from None
     print(f"mcp-hazard: wrote the {fmt} diff of {found.pairs} paired episodes to {args.out}", file=sys.stderr)
     return 0
+
+
+HELP = "show which paired episodes flipped between two runs, and under which hazards"
+EXAMPLES = [
+    ("mcp-hazard diff runs/main runs/pr", "the episodes that flipped, strongest evidence first"),
+    ("mcp-hazard diff runs/main runs/pr --out diff.html", "the same as an HTML page"),
+]
+
+
+def add_parser(commands: Any) -> argparse.ArgumentParser:
+    parser = command_parser(commands, "diff", HELP, EXAMPLES)
+    parser.add_argument("run_a", metavar="RUN_A", help="the earlier run folder (the baseline)")
+    parser.add_argument("run_b", metavar="RUN_B", help="the later run folder")
+    parser.add_argument("--format", choices=["text", "markdown", "html"], help="default: from --out's extension, "
+                        "else text")  # fmt: skip
+    parser.add_argument("--out", metavar="FILE", help="write here (.txt, .md, .html) instead of standard output")
+    parser.add_argument("--agent", action="append", default=None, metavar="NAME",
+                        help="only this agent of RUN_B (repeatable; default: every agent)")  # fmt: skip
+    parser.set_defaults(handler=diff_command)
+    return parser

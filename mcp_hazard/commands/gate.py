@@ -2,7 +2,7 @@
 
 Exit 0 when every check passes, 1 when one fails, 2 for a usage or input error (a flag, a folder, runs that cannot
 be compared). `run` takes the same flags (`add_gate_options`) and gates its own run folder once it is scored.
-The CLI wires the command in with `add_gate_parser(subparsers)`; the statistics are in scoring/gate/.
+The statistics are in scoring/gate/.
 """
 
 from __future__ import annotations
@@ -13,7 +13,7 @@ from pathlib import Path
 from typing import Any
 
 from mcp_hazard.commands import EXIT_FINDING
-from mcp_hazard.commands.examples import epilog
+from mcp_hazard.commands.options import command_parser
 from mcp_hazard.errors import UserError
 
 METRIC_HELP = "overall, clean, hazard_kind.KIND, recovery.KIND, irs.INTERVENTION, pass^K (names as in report.json)"
@@ -94,33 +94,6 @@ def add_gate_options(parser: Any) -> None:
                         "episode, and one per check)")  # fmt: skip
 
 
-def add_gate_parser(subparsers: Any) -> argparse.ArgumentParser:
-    text = "gate a finished run for CI: minimums with intervals, paired tests against a baseline run"
-    gate: argparse.ArgumentParser = subparsers.add_parser(
-        "gate", help=text, description=text[0].upper() + text[1:] + ". Exit 0 pass, 1 a check failed, 2 a usage or "
-        "input error. With GITHUB_STEP_SUMMARY set, a Markdown summary is appended to that file (docs/ci.md).",
-        epilog=epilog("gate"),
-    )  # fmt: skip
-    gate.add_argument("run_dir", metavar="RUN_DIR", help="a run folder (its report.json)")
-    add_gate_options(gate)
-    gate.add_argument("--agent", action="append", default=None, metavar="NAME",
-                      help="gate only this agent of the run (repeatable; default: every agent)")  # fmt: skip
-    gate.add_argument("--format", choices=["text", "json"], default="text", help="standard output: text or JSON")
-    return gate
-
-
-def add_ci_parsers(subparsers: Any, run: Any, only: str | None) -> None:
-    """The CLI's CI commands: the gate's flags on `run`, and the `gate` and `diff` commands (each only when the
-    CLI builds that command's parser, or all of them)."""
-    add_gate_options(run)
-    if only in (None, "gate"):
-        add_gate_parser(subparsers)
-    if only in (None, "diff"):
-        from mcp_hazard.commands.diff import add_diff_parser
-
-        add_diff_parser(subparsers)
-
-
 def _spec(args: argparse.Namespace, baseline: Any) -> Any:
     from mcp_hazard.scoring.gate import GateSpec
 
@@ -188,3 +161,35 @@ def gate_after_run(args: argparse.Namespace, baseline: Any, code: int) -> int:
     print()
     gated = report(evaluate(load_run(args.out, "--out"), _spec(args, baseline)), args)
     return max(code, gated)
+
+
+HELP = "gate a finished run for CI: minimums with intervals, paired tests against a baseline run"
+EXAMPLES = [
+    (
+        "mcp-hazard gate runs/pr --min overall=0.8 --min recovery.transient_error=0.9",
+        "minimums, each failing only when its interval's upper bound is under it",
+    ),
+    (
+        "mcp-hazard gate runs/pr --baseline runs/main",
+        "fail on a significant drop in overall success, episode by episode",
+    ),
+    (
+        "mcp-hazard gate runs/pr --baseline runs/main --max-drop hazard_kind.pagination=10 --junit junit.xml",
+        "allow up to 10 points under pagination; a JUnit report for CI",
+    ),
+]
+
+
+def add_parser(commands: Any) -> argparse.ArgumentParser:
+    description = (
+        HELP[0].upper() + HELP[1:] + ". Exit 0 pass, 1 a check failed, 2 a usage or input error. With "
+        "GITHUB_STEP_SUMMARY set, a Markdown summary is appended to that file (docs/ci.md)."
+    )
+    parser = command_parser(commands, "gate", HELP, EXAMPLES, description)
+    parser.add_argument("run_dir", metavar="RUN_DIR", help="a run folder (its report.json)")
+    add_gate_options(parser)
+    parser.add_argument("--agent", action="append", default=None, metavar="NAME",
+                        help="gate only this agent of the run (repeatable; default: every agent)")  # fmt: skip
+    parser.add_argument("--format", choices=["text", "json"], default="text", help="standard output: text or JSON")
+    parser.set_defaults(handler=gate_command)
+    return parser

@@ -1,6 +1,6 @@
 """`mcp-hazard generate dag`: write generated scenario files (the generator itself is the `generate` package).
 
-The CLI wires it in with `add_generate_parser(subparsers)` and dispatches `generate` to `generate_command(args)`.
+`add_parser` adds the command (and its kinds, `dag` and `suite`) to the CLI; `generate_command(args)` runs it.
 """
 
 from __future__ import annotations
@@ -11,7 +11,7 @@ from pathlib import Path
 from typing import Any
 
 from mcp_hazard.commands import ERROR_PREFIX, EXIT_USAGE
-from mcp_hazard.commands.examples import epilog
+from mcp_hazard.commands.options import command_parser, epilog
 from mcp_hazard.generate.dag import MAX_FUNCTIONS, Knobs
 from mcp_hazard.generate.names import POLICIES
 from mcp_hazard.generate.scenario import scenario_id
@@ -33,18 +33,39 @@ def _whole(low: int, high: int) -> Any:
     return parse
 
 
-def add_generate_parser(subparsers: Any) -> argparse.ArgumentParser:
-    """Add `generate` (with its one kind, `dag`) to the CLI's subparsers; returns the `generate` parser."""
-    text = "write generated scenario files (contamination-free tasks)"
-    generate = subparsers.add_parser("generate", help=text, description=text[0].upper() + text[1:] + ".",
-                                     epilog=epilog("generate"))  # fmt: skip
+HELP = "write generated scenario files (contamination-free tasks)"
+EXAMPLES = [
+    (
+        "mcp-hazard generate dag --core 5 --depth 3 --seed 1 --count 10 --out gen/",
+        "ten generated tool graphs with five functions on the golden path",
+    ),
+    ("mcp-hazard generate suite --out scenarios/suite", "the shipped suite's generated files, byte for byte"),
+]
+
+
+def add_parser(commands: Any) -> argparse.ArgumentParser:
+    """Add `generate` (with its kinds, `dag` and `suite`) to the CLI's subparsers; returns the `generate` parser."""
+    generate = command_parser(commands, "generate", HELP, EXAMPLES)
+    generate.set_defaults(handler=generate_command)
     kinds = generate.add_subparsers(dest="generate_kind", required=True, metavar="KIND")
     dag = kinds.add_parser(
         "dag", help="a DAG of functions over typed integers, with distractors and silent wrong values",
         description="Write scenario files whose task is to chain generated functions from given inputs to a target. "
         "The same arguments always give the same files, byte for byte (docs/generator.md).",
-        epilog=epilog("generate"),
+        epilog=epilog(EXAMPLES),
     )  # fmt: skip
+    _dag_options(dag)
+    suite = kinds.add_parser(
+        "suite", help="the shipped benchmark suite: ten domains of natural tasks (docs/suite.md)",
+        description="Write the shipped suite's generated scenario files, one per domain (suite-DOMAIN.yaml): a "
+        "seeded world per domain and task templates. The output is what scenarios/suite holds, byte for byte.",
+        epilog=epilog(EXAMPLES),
+    )  # fmt: skip
+    suite.add_argument("--out", required=True, metavar="DIR", help="folder for the files (suite-<DOMAIN>.yaml)")
+    return generate
+
+
+def _dag_options(dag: argparse.ArgumentParser) -> None:
     knob = _whole(0, MAX_FUNCTIONS)
     dag.add_argument("--core", type=knob, default=4, metavar="N", help="functions on the golden path (default 4)")
     dag.add_argument("--depth", type=knob, default=2, metavar="N",
@@ -69,14 +90,6 @@ def add_generate_parser(subparsers: Any) -> argparse.ArgumentParser:
     dag.add_argument("--count", type=_whole(1, MAX_COUNT), default=1, metavar="N",
                      help="tasks to write, with seeds SEED to SEED+N-1 (default 1)")  # fmt: skip
     dag.add_argument("--out", required=True, metavar="DIR", help="folder for the files (dag-s<SEED>.yaml)")
-    suite = kinds.add_parser(
-        "suite", help="the shipped benchmark suite: ten domains of natural tasks (docs/suite.md)",
-        description="Write the shipped suite's generated scenario files, one per domain (suite-DOMAIN.yaml): a "
-        "seeded world per domain and task templates. The output is what scenarios/suite holds, byte for byte.",
-        epilog=epilog("generate"),
-    )  # fmt: skip
-    suite.add_argument("--out", required=True, metavar="DIR", help="folder for the files (suite-<DOMAIN>.yaml)")
-    return generate
 
 
 def _knobs(args: argparse.Namespace) -> Knobs:

@@ -4,6 +4,9 @@ from __future__ import annotations
 
 import argparse
 import json
+from typing import Any
+
+from mcp_hazard.commands.options import command_parser
 
 
 def hazards(args: argparse.Namespace) -> int:
@@ -27,3 +30,17 @@ def hazards(args: argparse.Namespace) -> int:
                       schedule, params, kind["summary"])  # fmt: skip
     Console(width=max(Console().width, 160)).print(table)
     return 0
+
+
+HELP = "list the hazard kinds, their parameters and recovery paths"
+EXAMPLES = [
+    ("mcp-hazard hazards", "the kinds as a table"),
+    ("mcp-hazard hazards --json", "the same as JSON"),
+]
+
+
+def add_parser(commands: Any) -> argparse.ArgumentParser:
+    parser = command_parser(commands, "hazards", HELP, EXAMPLES)
+    parser.add_argument("--json", action="store_true", help="print as JSON")
+    parser.set_defaults(handler=hazards)
+    return parser

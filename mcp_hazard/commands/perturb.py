@@ -5,7 +5,10 @@ from __future__ import annotations
 import argparse
 import sys
 from pathlib import Path
+from typing import Any
 
+from mcp_hazard.commands.flag_values import seed
+from mcp_hazard.commands.options import command_parser
 from mcp_hazard.errors import UserError
 from mcp_hazard.suggest import did_you_mean
 
@@ -40,3 +43,23 @@ def perturb(args: argparse.Namespace) -> int:
     else:
         print(text, end="")
     return 0
+
+
+HELP = "write the tool listing as the agent sees it under interventions"
+EXAMPLES = [
+    (
+        "mcp-hazard perturb scenarios/travel.yaml --intervention rename --seed 1",
+        "the tool listing an agent sees under an intervention",
+    ),
+]
+
+
+def add_parser(commands: Any) -> argparse.ArgumentParser:
+    parser = command_parser(commands, "perturb", HELP, EXAMPLES)
+    parser.add_argument("path", help="a scenario file")
+    parser.add_argument("--intervention", action="append", default=[], metavar="NAME", required=True)
+    parser.add_argument("--seed", type=seed, default=0)
+    parser.add_argument("--task", help="task id (default: the first)")
+    parser.add_argument("--out", help="write here instead of standard output")
+    parser.set_defaults(handler=perturb)
+    return parser

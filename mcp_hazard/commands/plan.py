@@ -17,18 +17,18 @@ from collections import Counter
 from pathlib import Path
 from typing import Any
 
+from mcp_hazard.commands.flag_values import fraction
+from mcp_hazard.commands.options import allow_python, command_parser, hazard_options, parse_profiles
 from mcp_hazard.errors import UserError
-from mcp_hazard.load import load_scenarios
-from mcp_hazard.runner.matrix import plan, select_tasks
-from mcp_hazard.scoring.power import independent_discordance, pairs_needed, planning_discordance
 
 PILOT_TABLES = {"hazard": "robustness", "intervention": "intervention_robustness", "profile": "hint_gain"}
 
 
 def comparisons(args: argparse.Namespace) -> list[dict[str, Any]]:
     """Each comparison the run would report for one agent and one seed: {kind, name, profile, pairs_per_seed}."""
-    from mcp_hazard.commands.run import hazard_options, parse_profiles
     from mcp_hazard.interventions.build import parse_composition
+    from mcp_hazard.load import load_scenarios
+    from mcp_hazard.runner.matrix import plan, select_tasks
 
     scenarios = load_scenarios(args.paths, allow_python=args.allow_python)
     scenarios, tasks = select_tasks(scenarios, args.scenario or [], args.task or [])
@@ -52,6 +52,7 @@ def pilot_discordance(path: str) -> dict[tuple[str, str, str], tuple[float, str]
     per comparison the largest over its agents (the plan must serve each of them)."""
     from mcp_hazard.scoring.aggregate import aggregate
     from mcp_hazard.scoring.collect import score_traces
+    from mcp_hazard.scoring.power import planning_discordance
 
     if not Path(path).exists():
         raise UserError(f"--pilot {path}: no such file or directory")
@@ -76,6 +77,8 @@ def pilot_discordance(path: str) -> dict[tuple[str, str, str], tuple[float, str]
 
 
 def plan_command(args: argparse.Namespace) -> int:
+    from mcp_hazard.scoring.power import independent_discordance, pairs_needed
+
     if args.base_rate is not None and args.base_rate < args.drop:
         raise UserError(f"--base-rate {args.base_rate:g} is below --drop {args.drop:g}: no such drop is possible")
     rows = comparisons(args)
@@ -114,3 +117,48 @@ def plan_command(args: argparse.Namespace) -> int:
     print(f"Every comparison: {attempts} attempt{'s' if attempts > 1 else ''} per item: --seeds {summary['seeds']},\n"
           "or fewer seeds times --repeats (repeats differ only for an agent that samples).")  # fmt: skip
     return 0
+
+
+HELP = "how many seeds or repeats a run needs to detect a given drop in success"
+EXAMPLES = [
+    (
+        "mcp-hazard plan scenarios/ --drop 10% --base-rate 0.8",
+        "seeds needed to see a 10-point drop under each hazard, from an assumed 80% clean success",
+    ),
+    (
+        "mcp-hazard plan scenarios/ --drop 0.1 --pilot runs/matrix",
+        "the same, with each comparison's discordance measured in a pilot run",
+    ),
+]
+
+
+def add_parser(commands: Any) -> argparse.ArgumentParser:
+    parser = command_parser(commands, "plan", HELP, EXAMPLES)
+    parser.add_argument("paths", nargs="+", help="scenario files or directories (the suite)")
+    parser.add_argument("--drop", type=fraction, required=True, metavar="SHARE",
+                        help="the drop in success to detect, e.g. 0.1 or 10%% (10 points)")  # fmt: skip
+    parser.add_argument("--scenario", action="append", default=None, metavar="ID", help="as for run (repeatable)")
+    parser.add_argument("--task", action="append", default=None, metavar="ID", help="as for run (repeatable)")
+    parser.add_argument("--hazard", action="append", default=None, metavar="KIND[:key=value,...]",
+                        help="the hazard conditions, as for run (repeatable; default all)")  # fmt: skip
+    parser.add_argument("--intervention", action="append", default=None, metavar="NAME",
+                        help="the intervention conditions, as for run (repeatable; default none)")  # fmt: skip
+    parser.add_argument("--profile", default="strict", help="comma-separated profiles, as for run (default strict)")
+    parser.add_argument(
+        "--pilot",
+        metavar="RUN_DIR",
+        help="a pilot run of the same matrix: each comparison's discordance is measured there",
+    )
+    parser.add_argument(
+        "--base-rate",
+        type=fraction,
+        default=None,
+        metavar="SHARE",
+        help="without a pilot: the success rate expected clean (default: the worst case)",
+    )
+    parser.add_argument("--alpha", type=fraction, default=0.05, help="two-sided significance level (default 0.05)")
+    parser.add_argument("--power", type=fraction, default=0.8, help="chance to detect the drop (default 0.8)")
+    parser.add_argument("--json", action="store_true", help="print as JSON")
+    allow_python(parser)
+    parser.set_defaults(handler=plan_command)
+    return parser

@@ -5,9 +5,17 @@ from __future__ import annotations
 import argparse
 import sys
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
-from mcp_hazard.commands import hazard_options, run_async
+from mcp_hazard.commands import run_async
+from mcp_hazard.commands.flag_values import host_port, positive_float, seed, ttl
+from mcp_hazard.commands.options import (
+    command_parser,
+    condition_options,
+    hazard_options,
+    http_access_options,
+    trace_options,
+)
 from mcp_hazard.errors import UserError
 
 if TYPE_CHECKING:
@@ -120,3 +128,50 @@ def _serve_http(args: argparse.Namespace, service: ProxyService, condition: Cond
     freeze_start_up()
     run_server(app, args, sock)
     return 0
+
+
+HELP = "put hazards in front of a real MCP server (stdio or HTTP)"
+EXAMPLES = [
+    (
+        "mcp-hazard proxy --upstream-cmd 'python -m mcp_server_time' --hazard transient_error",
+        "hazards in front of a real server, over stdio, no file needed",
+    ),
+    (
+        "mcp-hazard proxy proxies/time.yaml --allow-upstream-command --http 127.0.0.1:8766 --trace-dir runs/",
+        "many episodes over HTTP, with the proxy file's notes and tasks",
+    ),
+    (
+        "mcp-hazard proxy proxies/time.yaml --replay time.cassette.jsonl",
+        "serve recorded replies without the server (docs/proxy.md)",
+    ),
+]
+
+
+def add_parser(commands: Any) -> argparse.ArgumentParser:
+    parser = command_parser(commands, "proxy", HELP, EXAMPLES)
+    parser.add_argument(
+        "path", nargs="?", help="a proxy file: what hazards need to know about the server's tools, tasks"
+    )
+    parser.add_argument("--upstream-cmd", metavar="'CMD ...'", help="the real server's command line (it speaks stdio)")
+    parser.add_argument("--upstream-url", metavar="URL", help="the real server's Streamable HTTP endpoint")
+    parser.add_argument("--record", metavar="CASSETTE", help="also store the server's replies in this JSONL cassette")
+    parser.add_argument("--replay", metavar="CASSETTE", help="serve the replies in this cassette, without the server")
+    parser.add_argument("--allow-upstream-command", action="store_true", help="run the server command the proxy file "
+                        "names (upstream.command); --upstream-cmd needs no flag")  # fmt: skip
+    parser.add_argument("--upstream-timeout", type=positive_float, metavar="SECONDS", help="seconds to wait for each "
+                        "answer of the server (default: the file's upstream.timeout, else 60)")  # fmt: skip
+    parser.add_argument("--upstream-log", metavar="FILE", help="append the server's stderr to FILE instead of "
+                        "passing it through to the proxy's stderr")  # fmt: skip
+    parser.add_argument("--task", help="task id from the proxy file (default: its first; none: an open episode)")
+    parser.add_argument("--seed", type=seed, default=None, help="seed of the condition (default: the file's, else 0)")
+    trace_options(parser)
+    condition_options(parser)
+    parser.set_defaults(profile=None)  # the proxy file's, else strict
+    parser.add_argument("--http", type=host_port, metavar="HOST:PORT", help="serve Streamable HTTP instead of stdio")
+    http_access_options(parser)
+    parser.add_argument("--episode-ttl", type=ttl, default=600.0, metavar="SECONDS",
+                        help="HTTP: release an episode idle this long (default 600)")  # fmt: skip
+    parser.add_argument("--sdk", action="store_true", help="stdio in front of a stdio server: go through the SDK on "
+                        "both sides instead of relaying frames (slower, the same trace)")  # fmt: skip
+    parser.set_defaults(handler=proxy)
+    return parser

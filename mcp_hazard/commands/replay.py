@@ -4,8 +4,10 @@ from __future__ import annotations
 
 import argparse
 import sys
+from typing import Any
 
 from mcp_hazard.commands import EXIT_FINDING
+from mcp_hazard.commands.options import allow_python, command_parser
 
 
 def replay(args: argparse.Namespace) -> int:
@@ -26,3 +28,22 @@ def replay(args: argparse.Namespace) -> int:
         return EXIT_FINDING
     print(f"replay: {len(new.events)} events, identical to {args.trace} apart from times, durations and the run block")
     return 0
+
+
+HELP = "re-run a trace's agent actions and check the new trace is the same"
+EXAMPLES = [
+    (
+        "mcp-hazard replay runs/matrix/traces/naive.travel.cheapest-trip.clean.strict.s0.jsonl",
+        "re-run a trace's calls; exit 1 on the first difference",
+    ),
+]
+
+
+def add_parser(commands: Any) -> argparse.ArgumentParser:
+    parser = command_parser(commands, "replay", HELP, EXAMPLES)
+    parser.add_argument("trace", help="a trace (.jsonl), or a replay script (.yaml: scenario, task, calls, answer)")
+    parser.add_argument("--transport", choices=["memory", "stdio", "http"], default="memory")
+    parser.add_argument("--scenarios", help="folder with the scenario file, if it moved")
+    allow_python(parser)
+    parser.set_defaults(handler=replay)
+    return parser

@@ -9,52 +9,25 @@ import shutil
 import socket
 import sys
 from collections import Counter
-from collections.abc import Iterator
-from contextlib import contextmanager
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-import anyio
-
-from mcp_hazard.agentdojo.names import is_source
-from mcp_hazard.agentdojo.sources import load_sources
-from mcp_hazard.agents import BUILT_IN, RUNNABLE
 from mcp_hazard.commands import EXIT_FINDING, run_async
+from mcp_hazard.commands.flag_values import cpus, parse_seeds, port, positive, positive_float
+from mcp_hazard.commands.options import allow_python, command_parser, hazard_options, parse_profiles, scenario_paths
+from mcp_hazard.commands.run_folder import claimed, closing, keep_scenarios, locked
 from mcp_hazard.errors import UserError
-from mcp_hazard.runner.external import agent_name
-from mcp_hazard.runner.matrix import agent_labels, kinds_planned, plan, select_tasks
-from mcp_hazard.runner.upstream_log import UPSTREAM_LOG, UpstreamLog
-from mcp_hazard.scenario.files import LoadedScenario
-from mcp_hazard.scoring.run_plan import record_plan
 from mcp_hazard.suggest import did_you_mean
-from mcp_hazard.trace.storage import check_writable, storage_error, write_file
 
-PROFILES = ("strict", "guided", "guarded")
+if TYPE_CHECKING:
+    from mcp_hazard.runner.upstream_log import UpstreamLog
+    from mcp_hazard.scenario.files import LoadedScenario
+
 DEFAULT_AGENTS = ("naive", "recovering")
 INTERVENTION_AGENTS = ("naive", "naive-positional", "recovering")
 """The default agents when interventions run: naive-positional shows reorder's effect (nothing else binds arguments
 by position). Without interventions it makes exactly naive's calls, so the default run leaves it out."""
 MAX_PROBLEM_LINES = 10
-
-
-def parse_profiles(text: str) -> list[str]:
-    profiles = [p.strip() for p in text.split(",") if p.strip()]
-    bad = [p for p in profiles if p not in PROFILES]
-    if bad or not profiles:
-        hint = did_you_mean(bad[0], PROFILES) if bad else ""
-        raise UserError(f"--profile: expected strict, guided, guarded or a comma-separated list of them, got {text!r}"
-                        f"{hint}")  # fmt: skip
-    return profiles
-
-
-def hazard_options(values: list[str] | None) -> list[Any]:
-    from mcp_hazard.hazards import parse_hazard_option
-
-    options: list[Any] = []
-    for value in values if values is not None else ["all"]:
-        parsed = parse_hazard_option(value)
-        options.extend(parsed if isinstance(parsed, list) else [parsed])
-    return options
 
 
 def check_program(command: str) -> None:
@@ -70,52 +43,6 @@ def check_program(command: str) -> None:
             raise UserError(f"--agent-cmd {command!r}: {program} {problem}")
     elif shutil.which(program) is None:
         raise UserError(f"--agent-cmd {command!r}: program {program!r} not found on PATH")
-
-
-def keep_scenarios(scenarios: list[LoadedScenario], out: Path) -> None:
-    """A copy of each scenario file in the run folder (`scenarios/ID-SHA12.yaml`), so `score` finds the exact file
-    by its hash from anywhere, even after the original moved or changed; each written whole or not at all."""
-    folder = out / "scenarios"
-    try:
-        folder.mkdir(parents=True, exist_ok=True)
-    except OSError as exc:
-        raise storage_error(folder, exc) from None
-    for scenario in scenarios:
-        target = folder / f"{scenario.id}-{scenario.sha256[:12]}{scenario.source_suffix}"
-        if not target.exists():
-            write_file(target, scenario.source_bytes())
-
-
-@contextmanager
-def _closing(sock: socket.socket | None) -> Iterator[socket.socket | None]:
-    """The socket for the block, closed after it (the server closes it too; closing twice is harmless)."""
-    try:
-        yield sock
-    finally:
-        if sock is not None:
-            sock.close()
-
-
-@contextmanager
-def locked(out: Path) -> Iterator[None]:
-    """The run folder for this run alone: writable (a probe, one line if not), locked against a second run
-    (runner/lock.py)."""
-    from mcp_hazard.runner.lock import run_folder_lock
-
-    check_writable(out, "the run folder")
-    with run_folder_lock(out):
-        yield
-
-
-@contextmanager
-def claimed(out: Path, scenarios: list[LoadedScenario], kinds: list[dict[str, Any]]) -> Iterator[None]:
-    """The run folder for this run alone (`locked`), with the scenarios and the plan of hazard kinds
-    (scoring/run_plan.py) kept in it."""
-    with locked(out):
-        keep_scenarios(scenarios, out)
-        record_plan(out, kinds)
-        record_plan(out, kinds)
-        yield
 
 
 def _ray_settings(args: argparse.Namespace) -> Any:
@@ -167,6 +94,9 @@ def _execute(
     """Run the cells with the chosen executor; both write the same run folder."""
     options = _runner_options(args, commands)
     if ray is None:
+        import anyio
+
+        from mcp_hazard.runner.matrix import agent_labels
         from mcp_hazard.runner.run import Runner  # the server and the SDK, once every option has been checked
 
         return anyio.run(Runner(out, labels=agent_labels(args.agent_label), sock=sock, **options).run, cells)
@@ -184,6 +114,9 @@ def run_command(args: argparse.Namespace) -> int:
 
 
 def _run_command(args: argparse.Namespace) -> int:
+    from mcp_hazard.agentdojo.names import is_source
+    from mcp_hazard.agentdojo.sources import load_sources
+
     if _proxied(args):
         return int(run_async(_run_proxied, args))
     scenarios = load_sources(args.paths, allow_python=args.allow_python)
@@ -191,7 +124,7 @@ def _run_command(args: argparse.Namespace) -> int:
     if ray is not None and any(is_source(path) for path in args.paths):
         raise UserError("--executor ray runs scenario files; run AgentDojo suites with --executor local (the default)")
     cells, out, commands, kinds = _plan(args, scenarios, ray)
-    with _closing(_listening(args)) as sock, claimed(out, scenarios, kinds):
+    with closing(_listening(args)) as sock, claimed(out, scenarios, kinds):
         results = _execute(args, ray, out, commands, cells, sock)
         return _report(args, cells, results, kinds)
 
@@ -208,7 +141,10 @@ async def _run_proxied(args: argparse.Namespace) -> int:
     then every episode through its own connection (or the cassette)."""
     from mcp_hazard.proxy.config import is_proxy_file, load_proxy_file
     from mcp_hazard.proxy.service import ProxyService, upstream_source
+    from mcp_hazard.runner.matrix import agent_labels
     from mcp_hazard.runner.run import Runner
+    from mcp_hazard.runner.upstream_log import UPSTREAM_LOG, UpstreamLog
+    from mcp_hazard.scoring.run_plan import record_plan
 
     if args.executor == "ray":
         raise UserError("--executor ray runs scenarios; a run through a proxy runs in this process (--executor local)")
@@ -229,7 +165,7 @@ async def _run_proxied(args: argparse.Namespace) -> int:
         async with service.running():
             env = await service.discover()
             cells, out, commands, kinds = _plan(args, [env.scenario], None)
-            with _closing(_listening(args)) as sock:
+            with closing(_listening(args)) as sock:
                 keep_scenarios([env.scenario], out)
                 record_plan(out, kinds)
                 runner = Runner(out, proxy=service, labels=agent_labels(args.agent_label), sock=sock,
@@ -243,6 +179,10 @@ def _plan(
 ) -> tuple[list[Any], Path, dict[str, str], list[dict[str, Any]]]:
     """The cells of the matrix, every option checked first (one line each), and what the plan does with each hazard
     kind per task; both the scenarios and that plan are kept in the run folder (the report reads the plan)."""
+    from mcp_hazard.agents import BUILT_IN, RUNNABLE
+    from mcp_hazard.runner.external import agent_name
+    from mcp_hazard.runner.matrix import agent_labels, kinds_planned, plan, select_tasks
+
     scenarios, tasks = select_tasks(loaded, args.scenario or [], args.task or [])
     defaults = INTERVENTION_AGENTS if args.intervention else DEFAULT_AGENTS
     agents = list(args.agent) if args.agent else ([] if args.agent_cmd else list(defaults))
@@ -294,6 +234,7 @@ def _report(
     from mcp_hazard.scoring.aggregate import aggregate
     from mcp_hazard.scoring.collect import score_traces
     from mcp_hazard.scoring.report import render
+    from mcp_hazard.trace.storage import write_file
 
     out = Path(args.out)
     statuses = Counter(r.status for r in results)
@@ -335,3 +276,108 @@ def _report(
             file=sys.stderr,
         )
     return EXIT_FINDING if statuses["endpoint_error"] or statuses["server_crashed"] else 0
+
+
+HELP = "run agents over a matrix of conditions and print the scorecard"
+EXAMPLES = [
+    ("mcp-hazard run scenarios/", "the main job: two reference agents, clean and under every hazard"),
+    (
+        "mcp-hazard run scenarios/ --agent recovering --seeds 0-4 --hazard transient_error",
+        "one agent, one hazard, five seeds",
+    ),
+    (
+        "mcp-hazard run scenarios/travel.yaml --intervention all --transport memory",
+        "every interface intervention, in process",
+    ),
+    (
+        "mcp-hazard run scenarios/ --agent-cmd 'python my_agent.py' --transport stdio",
+        "your own agent program (docs/agents.md)",
+    ),
+    (
+        "mcp-hazard run proxies/time.yaml --allow-upstream-command --record time.cassette.jsonl",
+        "a matrix against a real MCP server, its replies recorded (docs/proxy.md)",
+    ),
+]
+
+
+def add_parser(commands: Any) -> argparse.ArgumentParser:
+    from mcp_hazard.commands.gate import add_gate_options
+
+    parser = command_parser(commands, "run", HELP, EXAMPLES)
+    _matrix_options(parser)
+    _execution_options(parser)
+    allow_python(parser)
+    _proxy_options(parser)
+    add_gate_options(parser)  # `run --min/--baseline` gates its own run folder once it is scored
+    parser.set_defaults(handler=run_command)
+    return parser
+
+
+def _matrix_options(run: argparse.ArgumentParser) -> None:
+    """What the matrix holds: scenarios and tasks, agents, seeds, conditions."""
+    scenario_paths(run)
+    run.add_argument("--scenario", action="append", default=None, metavar="ID",
+                     help="run only this scenario (repeatable; default: every scenario under PATHS)")  # fmt: skip
+    run.add_argument("--task", action="append", default=None, metavar="ID",
+                     help="run only this task, ID or SCENARIO/ID (repeatable; default: every task)")  # fmt: skip
+    run.add_argument("--agent", action="append", default=None,
+                     help="built-in agent: naive, naive-positional, recovering, golden, obedient, llm "
+                          "(repeatable; default: naive and recovering, and naive-positional when an intervention "
+                          "runs)")  # fmt: skip
+    run.add_argument("--agent-label", action="append", default=None, metavar="AGENT=GROUP",
+                     help="put an agent in a group for the report's group table, e.g. llm=contaminated "
+                          "(repeatable)")  # fmt: skip
+    run.add_argument("--repeats", type=positive, default=1, metavar="K",
+                     help="attempts per cell with the same seed and condition (default 1); the report gives "
+                          "best-of-k and pass^k over them")  # fmt: skip
+    run.add_argument("--agent-cmd", action="append", default=[], metavar="'CMD ...'",
+                     help="an external agent program (repeatable); see docs/agents.md")  # fmt: skip
+    run.add_argument("--seeds", type=parse_seeds, default=[0], help="seeds, e.g. 1-5 or 1,3 (default 0)")
+    run.add_argument("--hazard", action="append", default=None, metavar="KIND[:key=value,...]",
+                     help="a hazard condition (repeatable; default all: each applicable kind alone)")  # fmt: skip
+    run.add_argument("--profile", default="strict",
+                     help="comma-separated profiles: strict, guided, guarded (default strict)")  # fmt: skip
+    run.add_argument("--intervention", action="append", default=None, metavar="NAME",
+                     help="an intervention condition (repeatable): a name, names joined with '+' to compose them "
+                          "in order (replace+reorder), or 'all' = each alone; default none")  # fmt: skip
+
+
+def _execution_options(run: argparse.ArgumentParser) -> None:
+    """How and where the episodes run, and what the run prints and writes."""
+    run.add_argument("--transport", choices=["memory", "stdio", "http"], default="http",
+                     help="how agents reach the server (default http: one real server on 127.0.0.1)")  # fmt: skip
+    run.add_argument("--port", type=port, default=None, metavar="N",
+                     help="--transport http: the port of the run's server on 127.0.0.1 (default: any free one); a "
+                          "busy port stops the run before it starts")  # fmt: skip
+    run.add_argument("--concurrency", type=positive, default=4, help="episodes at once (default 4)")
+    run.add_argument("--executor", choices=["local", "ray"], default="local",
+                     help="where episodes run: local (this process, default) or ray (one Ray task per episode; "
+                          "needs the [ray] extra, see docs/scale-out.md)")  # fmt: skip
+    run.add_argument("--ray-address", metavar="ADDR",
+                     help="the Ray cluster to join (default: RAY_ADDRESS, else a local Ray instance "
+                          "for this run)")  # fmt: skip
+    run.add_argument("--ray-num-cpus", type=cpus, default=None, metavar="N",
+                     help="CPUs Ray reserves per episode, fractions allowed (default 1; LLM agents "
+                          "mostly wait)")  # fmt: skip
+    run.add_argument("--ray-env", action="append", default=[], metavar="NAME",
+                     help="pass this environment variable to the Ray workers too (repeatable; "
+                          "MCP_HAZARD_* always)")  # fmt: skip
+    run.add_argument("--timeout", type=positive_float, default=60.0, help="seconds per episode (default 60)")
+    run.add_argument("--call-timeout", type=positive_float, default=2.0,
+                     help="seconds a reference agent waits for one tool call (default 2)")  # fmt: skip
+    run.add_argument("--out", default="runs/matrix", help="run folder: traces, run log, reports (default runs/matrix)")
+    run.add_argument("--no-progress", action="store_true", help="no progress bar")
+    run.add_argument("--verbose", action="store_true", help="print every table, not just the scorecard")
+
+
+def _proxy_options(run: argparse.ArgumentParser) -> None:
+    """A matrix in front of a real server (PATHS: one proxy file), as `proxy` takes them."""
+    run.add_argument("--upstream-cmd", metavar="'CMD ...'", help="proxy: the real server's command line (PATHS: a "
+                     "proxy file)")  # fmt: skip
+    run.add_argument("--upstream-url", metavar="URL", help="proxy: the real server's Streamable HTTP endpoint")
+    run.add_argument("--record", metavar="CASSETTE", help="proxy: also store the server's replies in this cassette")
+    run.add_argument("--replay", metavar="CASSETTE", help="proxy: serve the replies in this cassette, no server")
+    run.add_argument("--allow-upstream-command", action="store_true", help="proxy: run the server command the proxy "
+                     "file names (upstream.command)")  # fmt: skip
+    run.add_argument("--upstream-timeout", type=positive_float, metavar="SECONDS", help="proxy: seconds to wait for "
+                     "each answer of the server (default: the file's upstream.timeout, else 60)")  # fmt: skip

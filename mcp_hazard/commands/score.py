@@ -9,8 +9,10 @@ from __future__ import annotations
 import argparse
 import sys
 from pathlib import Path
+from typing import Any
 
 from mcp_hazard.commands import ERROR_PREFIX, EXIT_USAGE
+from mcp_hazard.commands.options import allow_python, command_parser
 from mcp_hazard.errors import UserError
 
 SUFFIX_FORMATS = {".json": "json", ".md": "markdown", ".html": "html", ".htm": "html", ".txt": "table"}
@@ -126,3 +128,38 @@ def _score(args: argparse.Namespace) -> int:
     for warning in scored.warnings:
         print(f"mcp-hazard: warning: {warning}", file=sys.stderr)
     return 0
+
+
+HELP = "score traces: answers, recovery, robustness; write reports"
+EXAMPLES = [
+    ("mcp-hazard score runs/matrix", "the scorecard of a run folder"),
+    ("mcp-hazard score runs/matrix --verbose", "every table in the terminal"),
+    ("mcp-hazard score runs/matrix --out report.html", "the full report, with drill-down to each episode"),
+    ("mcp-hazard score runs/ --per-episode verdicts.csv", "also one row per episode"),
+]
+
+
+def add_parser(commands: Any) -> argparse.ArgumentParser:
+    parser = command_parser(commands, "score", HELP, EXAMPLES)
+    parser.add_argument("paths", nargs="+", help="run folders, trace files or directories of them")
+    parser.add_argument("--format", choices=["table", "json", "markdown", "html"],
+                        help="report format (default: from --out's extension, else table)")  # fmt: skip
+    parser.add_argument("--out", help="write the report to this file (format from its extension)")
+    parser.add_argument("--per-episode", metavar="FILE.csv|FILE.jsonl", help="also write one row per episode here")
+    parser.add_argument(
+        "--scenarios",
+        action="append",
+        default=[],
+        metavar="DIR",
+        help="where else to find the traces' scenario files, by SHA-256 or id (repeatable)",
+    )
+    allow_python(parser)
+    parser.add_argument(
+        "--verbose",
+        action="store_true",
+        help="print every table, not just the scorecard (files named by --out always hold everything)",
+    )
+    parser.add_argument("--agent-label", action="append", default=None, metavar="AGENT=GROUP",
+                        help="put an agent in a group (overrides the group recorded by run; repeatable)")  # fmt: skip
+    parser.set_defaults(handler=score)
+    return parser

@@ -7,13 +7,22 @@ import sys
 from pathlib import Path
 from typing import Any
 
-import anyio
-
-from mcp_hazard.commands import EXIT_USAGE, hazard_options
+from mcp_hazard.commands import EXIT_USAGE
+from mcp_hazard.commands.flag_values import host_port, seed, ttl
+from mcp_hazard.commands.options import (
+    allow_python,
+    command_parser,
+    condition_options,
+    hazard_options,
+    http_access_options,
+    trace_options,
+)
 from mcp_hazard.errors import UserError
 
 
 def serve(args: argparse.Namespace) -> int:
+    import anyio
+
     from mcp_hazard.agentdojo.sources import load_sources
     from mcp_hazard.condition import Condition
     from mcp_hazard.hazards.fit import check_fit_in_task
@@ -77,7 +86,7 @@ def keep_built(scenarios: list[Any], trace_dir: Path) -> None:
 
     built = [scenario for scenario in scenarios if type(scenario).source_bytes is not LoadedScenario.source_bytes]
     if built:
-        from mcp_hazard.commands.run import keep_scenarios  # the runner's closure, only when a suite is served
+        from mcp_hazard.commands.run_folder import keep_scenarios
 
         keep_scenarios(built, trace_dir)
 
@@ -93,3 +102,39 @@ def _refuse_episode_flags(args: argparse.Namespace) -> None:
         flag = "--" + given[0].replace("_", "-")
         raise UserError(f"{flag} is for the one episode of `serve` over stdio; over HTTP each episode names its own "
                         "(POST /episodes, or the query string of its URL: docs/http-api.md)")  # fmt: skip
+
+
+HELP = "serve episodes over stdio (one) or Streamable HTTP (many)"
+EXAMPLES = [
+    (
+        "mcp-hazard serve scenarios/travel.yaml --task cheapest-trip --seed 7 --trace-dir runs/",
+        "one episode over stdio, as a desktop assistant starts it",
+    ),
+    (
+        "mcp-hazard serve scenarios/travel.yaml --hazard transient_error --profile guided",
+        "the same with a hazard and guided error messages",
+    ),
+    (
+        "mcp-hazard serve scenarios/ --http 127.0.0.1:8765 --trace-dir runs/",
+        "many episodes over Streamable HTTP (routes: docs/http-api.md)",
+    ),
+]
+
+
+def add_parser(commands: Any) -> argparse.ArgumentParser:
+    parser = command_parser(commands, "serve", HELP, EXAMPLES)
+    parser.add_argument("path", help="a scenario file, or a directory of them")
+    parser.add_argument("--scenario", help="scenario id, when PATH holds several (stdio)")
+    parser.add_argument("--task", help="task id (stdio; default: the scenario's first task)")
+    parser.add_argument("--seed", type=seed, default=None, help="seed of the condition (stdio; default 0)")
+    trace_options(parser)
+    condition_options(parser)
+    parser.set_defaults(profile=None)  # strict, for the stdio episode; over HTTP each episode names its own
+    parser.add_argument("--http", type=host_port, metavar="HOST:PORT", help="serve Streamable HTTP instead of stdio")
+    allow_python(parser)
+    http_access_options(parser)
+    parser.add_argument("--episode-ttl", type=ttl, default=600.0, metavar="SECONDS",
+                        help="HTTP: release an episode idle this long (ended ones after min(TTL, 60 s)); "
+                        "traces stay on disk (default 600)")  # fmt: skip
+    parser.set_defaults(handler=serve)
+    return parser

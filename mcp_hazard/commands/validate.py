@@ -1,15 +1,14 @@
-"""`validate`: check scenario files, run every golden path, prove declared hazards solvable; and `schema`."""
+"""`validate`: check scenario files, run every golden path, prove declared hazards solvable."""
 
 from __future__ import annotations
 
 import argparse
-import json
 import sys
 from typing import Any, cast
 
-import anyio
-
-from mcp_hazard.commands import EXIT_FINDING, EXIT_USAGE, hazard_options
+from mcp_hazard.commands import EXIT_FINDING, EXIT_USAGE
+from mcp_hazard.commands.flag_values import parse_seeds
+from mcp_hazard.commands.options import allow_python, command_parser, hazard_options, scenario_paths
 from mcp_hazard.errors import ScenarioError
 
 
@@ -17,6 +16,8 @@ def validate(args: argparse.Namespace) -> int:
     """Exit 2 when a file cannot be used (its problems are input errors) or a named hazard can act in none of the
     files' tasks, else 1 when a golden path or a hazard instance is unsolvable (a finding about a valid file), else
     0. Every file is read before any golden path runs, so a hazard that fits nothing is said before any work."""
+    import anyio
+
     from mcp_hazard.agentdojo.sources import load_named, split_sources
     from mcp_hazard.hazards.fit import check_fits
     from mcp_hazard.load import load_scenario
@@ -63,6 +64,8 @@ def validate(args: argparse.Namespace) -> int:
 def _validate_suite(suite: Any, named: list[Any]) -> bool:
     """An AgentDojo suite: its facts table was checked as it loaded; every golden path must pass AgentDojo's check.
     Its hazard instances are proven by `verify`, which runs the reference agents. True when a golden path fails."""
+    import anyio
+
     from mcp_hazard.agentdojo.check import check_suite
 
     problems = anyio.run(check_suite, suite)
@@ -111,13 +114,25 @@ async def _check_solvable(loaded: Any, args: argparse.Namespace, options: list[A
     return checked, failures
 
 
-def schema(args: argparse.Namespace) -> int:
-    if getattr(args, "format", "scenario") == "proxy":
-        from mcp_hazard.proxy.config import proxy_json_schema
+HELP = "check scenario files and prove each golden path works"
+EXAMPLES = [
+    ("mcp-hazard validate scenarios/", "check every shipped scenario and run its golden paths"),
+    (
+        "mcp-hazard validate scenarios/travel.yaml --hazard all --seeds 0-19",
+        "also prove every hazard kind solvable for 20 seeds",
+    ),
+]
 
-        print(json.dumps(proxy_json_schema(), indent=2))
-        return 0
-    from mcp_hazard.scenario.models import scenario_json_schema
 
-    print(json.dumps(scenario_json_schema(), indent=2))
-    return 0
+def add_parser(commands: Any) -> argparse.ArgumentParser:
+    parser = command_parser(commands, "validate", HELP, EXAMPLES)
+    scenario_paths(parser)
+    allow_python(parser)
+    parser.add_argument(
+        "--hazard", action="append", default=[], metavar="KIND[:key=value,...]",
+        help="also prove these hazards solvable (repeatable; 'all' = every kind that applies); declared ones always",
+    )  # fmt: skip
+    parser.add_argument("--seeds", type=parse_seeds, default=list(range(5)), help="seeds to check, e.g. 0-19 or 1,5,9")
+    parser.add_argument("--profile", choices=["strict", "guided", "guarded"], default="strict")
+    parser.set_defaults(handler=validate)
+    return parser

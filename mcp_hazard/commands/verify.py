@@ -5,17 +5,19 @@ from __future__ import annotations
 import argparse
 import sys
 from pathlib import Path
-
-import anyio
+from typing import Any
 
 from mcp_hazard.commands import EXIT_FINDING
+from mcp_hazard.commands.flag_values import parse_seeds, positive
+from mcp_hazard.commands.options import allow_python, command_parser, hazard_options, scenario_paths
 
 
 def verify(args: argparse.Namespace) -> int:
     import tempfile
 
+    import anyio
+
     from mcp_hazard.agentdojo.sources import load_sources
-    from mcp_hazard.commands.run import hazard_options
     from mcp_hazard.interventions.build import parse_composition
     from mcp_hazard.runner.matrix import plan
 
@@ -45,3 +47,27 @@ def verify(args: argparse.Namespace) -> int:
         verdict += "; solvable under every intervention"
     print(f"verify: {checked} instances ({len(cells)} episodes over {args.transport}): {verdict}")
     return EXIT_FINDING if findings else 0
+
+
+HELP = "prove every hazard instance solvable (recovering) and biting (naive)"
+EXAMPLES = [
+    ("mcp-hazard verify scenarios/ --seeds 0-4", "every hazard instance solvable and biting"),
+    ("mcp-hazard verify scenarios/travel.yaml --intervention all", "also solvable under each intervention"),
+]
+
+
+def add_parser(commands: Any) -> argparse.ArgumentParser:
+    parser = command_parser(commands, "verify", HELP, EXAMPLES)
+    scenario_paths(parser)
+    parser.add_argument("--seeds", type=parse_seeds, default=[0, 1], help="seeds (default 0-1)")
+    parser.add_argument("--hazard", action="append", default=None, metavar="KIND[:key=value,...]",
+                        help="hazards to check (repeatable; default all)")  # fmt: skip
+    parser.add_argument("--intervention", action="append", default=[], metavar="NAME",
+                        help="also prove every instance solvable under this intervention (repeatable; a+b composes; "
+                             "'all' = each alone)")  # fmt: skip
+    parser.add_argument("--transport", choices=["memory", "stdio", "http"], default="memory")
+    parser.add_argument("--concurrency", type=positive, default=4)
+    parser.add_argument("--out", help="keep the traces here (default: a temporary folder)")
+    allow_python(parser)
+    parser.set_defaults(handler=verify)
+    return parser

@@ -13,7 +13,7 @@ import pytest
 from conftest import WAIT_S
 
 from mcp_hazard.agents.golden import run_golden_agent
-from mcp_hazard.commands.generate import add_generate_parser, generate_command
+from mcp_hazard.commands.generate import add_parser, generate_command
 from mcp_hazard.condition import Condition
 from mcp_hazard.load import load_scenario
 from mcp_hazard.runner.transports import open_episode
@@ -27,9 +27,9 @@ ARGS = ["--core", "5", "--depth", "3", "--connected", "5", "--disconnected", "5"
 
 
 def generate(*argv: str) -> int:
-    """The CLI as it is wired: a parser with `add_generate_parser`, dispatched to `generate_command`."""
+    """The CLI as it is wired: a parser with the command's `add_parser`, dispatched to `generate_command`."""
     parser = argparse.ArgumentParser(prog="mcp-hazard")
-    add_generate_parser(parser.add_subparsers(dest="command", required=True))
+    add_parser(parser.add_subparsers(dest="command", required=True))
     return generate_command(parser.parse_args(["generate", "dag", *argv]))
 
 

@@ -18,8 +18,7 @@ import yaml
 from conftest import REPO_ROOT
 from mcp import Client, StdioServerParameters
 
-from mcp_hazard.cli import build_parser
-from mcp_hazard.commands.examples import EXAMPLES
+from mcp_hazard.cli import build_parser, command_module
 from tests.docs.coverage import to_run
 from tests.docs.session import play, session
 from tests.e2e.support import console_script
@@ -44,7 +43,12 @@ def _commands() -> list[str]:
     for path in sorted(PROXIES.glob("*.yaml")):
         comments = path.read_text(encoding="utf-8").splitlines()
         lines += [line.lstrip("# ") for line in comments if line.startswith("#") and "mcp-hazard " in line]
-    lines += [line for name in ("proxy", "run") for line, _ in EXAMPLES[name] if name == "proxy" or "proxies/" in line]
+    lines += [
+        line
+        for name in ("proxy", "run")
+        for line, _ in command_module(name).EXAMPLES
+        if name == "proxy" or "proxies/" in line
+    ]
     commands = [line.split("  #")[0].strip() for line in lines]
     return [re.sub(r"\s*\[([^]|]*)\]", r" \1", command) for command in commands]  # README's [optional] parts, given
 
