@@ -1,18 +1,21 @@
 """The hazard interface and registry.
 
-A hazard kind is one module with one class. Common fields (which tools, the schedule) live in `HazardSpec`, apart
-from the kind's own `Params`, as Toxiproxy keeps a toxic's common fields apart from its attributes. The engine asks
-the schedule whether the hazard fires at a failpoint and hands the hazard a `fire` flag; a hazard with lasting state
-(a drifted schema, say) may act on later calls too, but only a firing is recorded as a `hazard_fired` event.
+A hazard kind is one module with one class, registered in the `mcp_hazard.hazards` entry point group (registry.py).
+Common fields (which tools, the schedule) live in `HazardSpec`, apart from the kind's own `Params`, as Toxiproxy keeps
+a toxic's common fields apart from its attributes. The engine asks the schedule whether the hazard fires at a
+failpoint and hands the hazard a `fire` flag; a hazard with lasting state (a drifted schema, say) may act on later
+calls too, but only a firing is recorded as a `hazard_fired` event.
 """
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any, ClassVar, Literal
 
 from pydantic import BaseModel, ConfigDict
 
+from mcp_hazard.hazards.registry import KindRegistry
 from mcp_hazard.scenario.behaviours import ToolOutcome
 from mcp_hazard.scenario.hazard_spec import HazardSpec, Schedule
 from mcp_hazard.scenario.models import Scenario, Task, ToolSpec
@@ -196,7 +199,7 @@ class Hazard:
         return None
 
 
-REGISTRY: dict[str, type[Hazard]] = {}
+REGISTRY: Mapping[str, type[Hazard]] = KindRegistry(Hazard)  # every kind, from the entry points (registry.py)
 
 
 def effective_schedule(spec: HazardSpec, defaults: dict[str, Any]) -> Schedule:
@@ -205,16 +208,11 @@ def effective_schedule(spec: HazardSpec, defaults: dict[str, Any]) -> Schedule:
     return Schedule.model_validate({**defaults, **given})
 
 
-def kinds_for(scenario: Scenario) -> dict[str, type[Hazard]]:
+def kinds_for(scenario: Scenario) -> Mapping[str, type[Hazard]]:
     """The hazard kinds that can act on this scenario's tools: the standard ones, or those its class names (a proxied
     server's tools are known by what the proxy file declares, not by a golden path that can be run offline)."""
     own = type(scenario).hazard_kinds
     return own if own is not None else REGISTRY
-
-
-def register(cls: type[Hazard]) -> type[Hazard]:
-    REGISTRY[cls.kind] = cls
-    return cls
 
 
 def golden_tools(task: Task) -> list[str]:

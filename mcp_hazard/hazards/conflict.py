@@ -19,7 +19,6 @@ from mcp_hazard.hazards.base import (
     ToolView,
     fallbacks_for,
     golden_tools,
-    register,
 )
 from mcp_hazard.hazards.facts import supplying_siblings
 from mcp_hazard.scenario.behaviours import ToolOutcome
@@ -48,7 +47,6 @@ def perturb(value: Any, factor: float) -> Any:
     return value
 
 
-@register
 class Conflict(Hazard):
     kind = "conflict"
     family = "cross_source_conflict"

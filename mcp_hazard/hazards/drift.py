@@ -11,7 +11,7 @@ from __future__ import annotations
 
 from typing import Any, ClassVar, Literal
 
-from mcp_hazard.hazards.base import CallContext, Effect, Hazard, HazardParams, Rejection, ToolView, register
+from mcp_hazard.hazards.base import CallContext, Effect, Hazard, HazardParams, Rejection, ToolView
 from mcp_hazard.hazards.interface import ALL_MODES, ArgumentChange, ChangeMode, pick_change
 
 DriftMode = Literal["date_format", "renamed_field", "type_as_string", "new_required", "rename_tool"]
@@ -27,7 +27,6 @@ def new_tool_name(name: str) -> str:
     return f"{name}_v2"
 
 
-@register
 class SpecDrift(Hazard):
     kind = "spec_drift"
     family = "specification_drift"

@@ -15,7 +15,6 @@ from mcp_hazard.hazards.base import (
     Rejection,
     fallbacks_for,
     golden_tools,
-    register,
 )
 from mcp_hazard.hazards.facts import supplying_siblings
 from mcp_hazard.scenario.models import Scenario, Task
@@ -37,7 +36,6 @@ class TransientParams(HazardParams):
     )  # fmt: skip
 
 
-@register
 class TransientError(Hazard):
     kind = "transient_error"
     family = "execution_failure"
@@ -67,7 +65,6 @@ class TransientError(Hazard):
         )
 
 
-@register
 class PermanentError(Hazard):
     kind = "permanent_error"
     family = "execution_failure"
@@ -104,7 +101,6 @@ class LatencyParams(HazardParams):
     seconds: float = Field(default=10.0, gt=0, le=600, description="How long the call hangs before answering.")
 
 
-@register
 class Latency(Hazard):
     kind = "latency"
     family = "execution_failure"

@@ -8,12 +8,11 @@ from __future__ import annotations
 
 from typing import Any
 
-from mcp_hazard.hazards.base import CallContext, Effect, Hazard, ToolView, golden_tools, register
+from mcp_hazard.hazards.base import CallContext, Effect, Hazard, ToolView, golden_tools
 from mcp_hazard.hazards.interface import ArgumentChange, ChangeParams, pick_change
 from mcp_hazard.scenario.models import Scenario, Task
 
 
-@register
 class InvocationError(Hazard):
     kind = "invocation_error"
     family = "invocation_error"

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from typing import Any, ClassVar, Literal
 
-from mcp_hazard.hazards.base import CallContext, Effect, Hazard, HazardParams, Rejection, golden_tools, register
+from mcp_hazard.hazards.base import CallContext, Effect, Hazard, HazardParams, Rejection, golden_tools
 from mcp_hazard.scenario.behaviours import ToolOutcome
 from mcp_hazard.scenario.models import Scenario, Task
 
@@ -35,7 +35,6 @@ def checkable_writes(scenario: Scenario, task: Task) -> list[str]:
     return found
 
 
-@register
 class LostResponse(Hazard):
     kind = "lost_response"
     family = "execution_failure"

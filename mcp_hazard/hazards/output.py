@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from typing import Any, Literal
 
-from mcp_hazard.hazards.base import CallContext, Effect, Hazard, HazardParams, ToolView, register
+from mcp_hazard.hazards.base import CallContext, Effect, Hazard, HazardParams, ToolView
 from mcp_hazard.json_text import indented
 from mcp_hazard.scenario.behaviours import ToolOutcome
 from mcp_hazard.stable import choose
@@ -89,7 +89,6 @@ def reorder(value: Any) -> Any:
     return value
 
 
-@register
 class OutputDrift(Hazard):
     kind = "output_drift"
     family = "output_drift"

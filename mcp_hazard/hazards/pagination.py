@@ -19,7 +19,6 @@ from mcp_hazard.hazards.base import (
     Rejection,
     ToolView,
     golden_tools,
-    register,
 )
 from mcp_hazard.hazards.facts import needs_later_pages
 from mcp_hazard.scenario.behaviours import ToolOutcome
@@ -36,7 +35,6 @@ def _list_key(result: Any, size: int) -> str | None:
     return next((k for k, v in result.items() if isinstance(v, list) and len(v) > size), None)
 
 
-@register
 class Pagination(Hazard):
     kind = "pagination"
     family = "pagination"

@@ -21,7 +21,7 @@ import re
 from dataclasses import dataclass, field
 from typing import Any
 
-from mcp_hazard.hazards.base import CallContext, Effect, Hazard, golden_tools, register
+from mcp_hazard.hazards.base import CallContext, Effect, Hazard, golden_tools
 from mcp_hazard.scenario.answers import answer_matches
 from mcp_hazard.scenario.arguments import argument_problem
 from mcp_hazard.scenario.behaviours import ToolOutcome, run_behaviour
@@ -262,7 +262,6 @@ def _choice(
     return None
 
 
-@register
 class SilentWrongValue(Hazard):
     kind = "silent_wrong_value"
     family = "silent_wrong_value"
