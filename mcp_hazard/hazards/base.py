@@ -15,6 +15,7 @@ from typing import Any, ClassVar, Literal
 
 from pydantic import BaseModel, ConfigDict
 
+from mcp_hazard.hazards.recovery import Firing, Found, retried
 from mcp_hazard.hazards.registry import KindRegistry
 from mcp_hazard.scenario.behaviours import ToolOutcome
 from mcp_hazard.scenario.hazard_spec import HazardSpec, Schedule
@@ -99,6 +100,9 @@ class CallContext:
     history: list[CallRecord]
     profile: str
     sent: dict[str, Any] = field(default_factory=dict)  # exactly as the agent sent them
+    # The episode's clock (seconds), for a kind that holds the agent to a wait it announced: how long the agent
+    # waited between two calls is its own action, like which call it makes (docs/decisions.md, "rate_limit").
+    now: float = 0.0
 
 
 @dataclass(slots=True)
@@ -108,6 +112,7 @@ class Rejection:
     message: str
     hint: str | None = None
     retry_after_s: float | None = None
+    data: dict[str, Any] | None = None  # machine-readable details, served as the error result's structured content
 
 
 @dataclass(slots=True)
@@ -197,6 +202,13 @@ class Hazard:
     def after(self, call: CallContext, outcome: ToolOutcome, fire: bool) -> Effect | None:
         """Act on the behaviour's outcome: change a result's value or its served form, or replace an error."""
         return None
+
+    @classmethod
+    def recovered(cls, firing: Firing) -> Found | None:
+        """How the agent recovered from one firing of this kind, by the trace: (path, the call that recovered), or
+        None. By default the rule of a failure before the tool runs: the same call again (the kind's first
+        recovery path) or a tool standing in for it (recovery.py, `retried`)."""
+        return retried(firing, cls.recovery[0])
 
 
 REGISTRY: Mapping[str, type[Hazard]] = KindRegistry(Hazard)  # every kind, from the entry points (registry.py)

@@ -20,7 +20,9 @@ from mcp_hazard.hazards.base import (
     fallbacks_for,
     golden_tools,
 )
-from mcp_hazard.hazards.facts import supplying_siblings
+from mcp_hazard.hazards.facts import supplies, supplying_siblings
+from mcp_hazard.hazards.recovery import Call, Firing, Found
+from mcp_hazard.hazards.solving import Settled, Solver, Unsolved
 from mcp_hazard.scenario.behaviours import ToolOutcome
 from mcp_hazard.scenario.models import Scenario, Task
 
@@ -64,6 +66,22 @@ class Conflict(Hazard):
         if supplying_siblings(self.scenario, self.task, tool):
             return None
         return f"no other tool answers with the values task {self.task.id!r} needs from {tool!r}, so no cross-check"
+
+    @classmethod
+    def recovered(cls, firing: Firing) -> Found | None:
+        """An ok call of a tool standing in for the stale one: the cross-check."""
+        stand_ins = firing.episode.stand_ins(firing.tool)
+        return next((("cross_check", c) for c in firing.ok_calls() if c["tool"] in stand_ins), None)
+
+    async def solve_result(self, solver: Solver, tool: str, arguments: dict[str, Any], event: Call, value: Any) -> Any:
+        """A stale reading: cross-check a fresh sibling that answers with every value the task needs."""
+        if not isinstance(value, dict) or value.get("source") != "cache":
+            return value
+        for sibling in await solver.siblings(tool, arguments):
+            result = sibling.get("result")
+            if isinstance(result, dict) and result.get("source") == "primary" and supplies(solver.needed, result):
+                return Settled(solver.truth(tool, arguments))
+        raise Unsolved("conflicting sources and no fresh source to cross-check")
 
     def targets(self, tools: list[str]) -> set[str]:
         """The stale tools plus their siblings, which get freshness stamps too."""

@@ -16,7 +16,9 @@ from mcp_hazard.hazards.base import (
     fallbacks_for,
     golden_tools,
 )
-from mcp_hazard.hazards.facts import supplying_siblings
+from mcp_hazard.hazards.facts import supplies, supplying_siblings
+from mcp_hazard.hazards.recovery import Call, Firing, Found, retried
+from mcp_hazard.hazards.solving import Settled, Solver, Unsolved
 from mcp_hazard.scenario.models import Scenario, Task
 
 TRANSIENT_MESSAGES = {
@@ -76,6 +78,16 @@ class PermanentError(Hazard):
     @classmethod
     def applicable_tools(cls, scenario: Scenario, task: Task) -> list[str]:
         return [t for t in golden_tools(task) if supplying_siblings(scenario, task, t)]
+
+    @classmethod
+    def recovered(cls, firing: Firing) -> Found | None:
+        return retried(firing, "fallback", same_tool=False)  # the same tool cannot recover a permanent failure
+
+    async def solve_failed(self, solver: Solver, tool: str, arguments: dict[str, Any], event: Call) -> Settled:
+        for sibling in await solver.siblings(tool, arguments):
+            if supplies(solver.needed, sibling.get("result")):
+                return Settled(solver.truth(tool, arguments))  # the fallback answered with every value needed
+        raise Unsolved("permanent failure and no fallback tool answers with the values the task needs")
 
     def usable(self, tool: str) -> str | None:
         if supplying_siblings(self.scenario, self.task, tool):

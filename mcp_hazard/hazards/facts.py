@@ -29,6 +29,15 @@ def leaves(value: Any) -> list[Any]:
     return [value]
 
 
+def scalars(value: Any) -> list[Any]:
+    """The scalar values in a result, as they are (`supplies` compares numbers as numbers)."""
+    if isinstance(value, dict):
+        return [leaf for item in value.values() for leaf in scalars(item)]
+    if isinstance(value, list):
+        return [leaf for item in value for leaf in scalars(item)]
+    return [] if value is None else [value]
+
+
 def _resolve(value: Any, path: list[Any]) -> Any:
     for key in path:
         if (isinstance(value, dict) and key in value) or (

@@ -57,6 +57,10 @@ class InvocationError(Hazard):
             return f"{what} does not apply to tool {tool!r}" if params.mode else f"no argument of {tool!r} can change"
         return None
 
+    def to_current(self, tool: str, arguments: dict[str, Any]) -> dict[str, Any]:
+        change = self.active.get(tool)
+        return change.from_original(arguments) if change is not None else arguments
+
     def listing_state(self) -> object:
         return len(self.active)  # a change, once active, stays active
 

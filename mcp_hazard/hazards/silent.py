@@ -22,6 +22,9 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from mcp_hazard.hazards.base import CallContext, Effect, Hazard, golden_tools
+from mcp_hazard.hazards.facts import supplies
+from mcp_hazard.hazards.recovery import Call, Firing, Found, same_arguments
+from mcp_hazard.hazards.solving import Settled, Solver, Unsolved
 from mcp_hazard.scenario.answers import answer_matches
 from mcp_hazard.scenario.arguments import argument_problem
 from mcp_hazard.scenario.behaviours import ToolOutcome, run_behaviour
@@ -296,6 +299,22 @@ class SilentWrongValue(Hazard):
         return [t for t in golden_tools(task) if any(task.golden_path.steps[i].tool == t for i in steps)
                 and _reads(scenario, t)]  # fmt: skip
 
+    @classmethod
+    def recovered(cls, firing: Firing) -> Found | None:
+        """A right answer, and before it a call that read the right value (`_right_value_read`)."""
+        answered = firing.episode.by_type.get("answer_submitted")
+        if not (firing.correct and answered):
+            return None
+        before = [c for c in firing.rest if c["seq"] < answered[0]["seq"]]
+        return _right_value_read(firing, before)  # the value itself is compared
+
+    async def solve_result(self, solver: Solver, tool: str, arguments: dict[str, Any], event: Call, value: Any) -> Any:
+        """Verify: the same call again reads the right value."""
+        ok, again = await solver.call(tool, arguments)
+        if not ok:
+            raise Unsolved(f"re-reading a silently wrong value failed: {again.get('error')}")
+        return Settled(await solver.settle(tool, arguments, again))
+
     def usable(self, tool: str) -> str | None:
         if tool in self.applicable_tools(self.scenario, self.task):
             return None
@@ -342,3 +361,26 @@ def _reads(scenario: Scenario, tool: str) -> bool:
     """Whether `tool` only reads: a write's value cannot be verified by calling it again."""
     spec = scenario.tool(tool)
     return spec is None or spec.effect != "write"
+
+
+def _right_value_read(firing: Firing, rest: list[Call]) -> Found | None:
+    """The first call that read a silent wrong value's right value (`change.original`): an ok repeat of the affected
+    call (same original arguments; the value at `change.path`) -> `verify`, or an ok call of a sibling whose result
+    holds it (text case-blind, numbers up to a 10^k unit scale) -> `cross_check`. None when no call did."""
+    change, own = firing.change, firing.own
+    if "original" not in change:
+        return None  # a trace from before this rule, or damaged: nothing says what the right value was
+    right, path = change["original"], change.get("path")
+    sibs = firing.episode.siblings(firing.tool)
+    for call in rest:
+        if call["outcome"] != "ok":
+            continue
+        if call["tool"] == firing.tool:
+            if own is None or not same_arguments(call, own):
+                continue  # the same tool asked about something else says nothing about this value
+            found, value = resolve(call.get("result"), path) if isinstance(path, list) else (False, None)
+            if same_value(value, right) if found else supplies([right], call.get("result")):
+                return "verify", call
+        elif call["tool"] in sibs and supplies([right], call.get("result")):
+            return "cross_check", call
+    return None
