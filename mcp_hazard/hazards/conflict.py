@@ -18,9 +18,8 @@ from mcp_hazard.hazards.base import (
     HazardParams,
     ToolView,
     fallbacks_for,
-    golden_tools,
 )
-from mcp_hazard.hazards.facts import supplies, supplying_siblings
+from mcp_hazard.hazards.facts import second_source_problem, second_source_tools, supplies, supplying_siblings
 from mcp_hazard.hazards.recovery import Call, Firing, Found
 from mcp_hazard.hazards.solving import Settled, Solver, Unsolved
 from mcp_hazard.scenario.behaviours import ToolOutcome
@@ -60,12 +59,10 @@ class Conflict(Hazard):
 
     @classmethod
     def applicable_tools(cls, scenario: Scenario, task: Task) -> list[str]:
-        return [t for t in golden_tools(task) if supplying_siblings(scenario, task, t)]
+        return second_source_tools(scenario, task)
 
     def usable(self, tool: str) -> str | None:
-        if supplying_siblings(self.scenario, self.task, tool):
-            return None
-        return f"no other tool answers with the values task {self.task.id!r} needs from {tool!r}, so no cross-check"
+        return second_source_problem(self.scenario, self.task, tool, "so no cross-check")
 
     @classmethod
     def recovered(cls, firing: Firing) -> Found | None:

@@ -7,12 +7,13 @@ import, a name that is not a `Hazard`, a name another package took) is a one-lin
 its package.
 
 An editable install keeps the entry points it had when it was made: after a kind is added to pyproject.toml, run
-`pip install -e .` again. Until then our own kinds come from `BUILTIN` (the same table, which a test keeps equal to
-pyproject.toml), so a stale install still has every kind of this version.
+`pip install -e .` again. Until then our own kinds are found in this package's modules (`own_kinds`, which a test keeps
+equal to pyproject.toml), so a stale install still has every kind of this version.
 """
 
 from __future__ import annotations
 
+import pkgutil
 from collections.abc import Iterator, Mapping
 from functools import partial
 from importlib import import_module
@@ -23,18 +24,7 @@ from mcp_hazard.errors import UserError
 
 GROUP = "mcp_hazard.hazards"
 OWN_DISTRIBUTION = "mcp-hazard"
-BUILTIN = {
-    "conflict": "mcp_hazard.hazards.conflict:Conflict",
-    "invocation_error": "mcp_hazard.hazards.invocation:InvocationError",
-    "latency": "mcp_hazard.hazards.execution:Latency",
-    "lost_response": "mcp_hazard.hazards.lost_response:LostResponse",
-    "output_drift": "mcp_hazard.hazards.output:OutputDrift",
-    "pagination": "mcp_hazard.hazards.pagination:Pagination",
-    "permanent_error": "mcp_hazard.hazards.execution:PermanentError",
-    "silent_wrong_value": "mcp_hazard.hazards.silent:SilentWrongValue",
-    "spec_drift": "mcp_hazard.hazards.drift:SpecDrift",
-    "transient_error": "mcp_hazard.hazards.execution:TransientError",
-}
+PACKAGE = "mcp_hazard.hazards"
 
 
 def _distribution(entry: EntryPoint) -> str:
@@ -46,13 +36,24 @@ def _own(distribution: str) -> bool:
     return distribution.replace("_", "-").lower() == OWN_DISTRIBUTION
 
 
+def own_kinds(base: type) -> dict[str, str]:
+    """Our kinds as `module:Class` by name, found in this package's modules: what pyproject.toml registers (a test
+    keeps the two equal), and what a stale install without the entry points falls back to."""
+    found = {}
+    package = import_module(PACKAGE)
+    for info in pkgutil.iter_modules(package.__path__):
+        module = import_module(f"{PACKAGE}.{info.name}")
+        for name, value in vars(module).items():
+            own = isinstance(value, type) and issubclass(value, base) and value.__module__ == module.__name__
+            if own and "kind" in vars(value):
+                found[value.kind] = f"{module.__name__}:{name}"
+    return dict(sorted(found.items()))
+
+
 def _load(value: str) -> Any:
-    """`module:attribute` -> the object, as EntryPoint.load does (used for BUILTIN, which has no entry point)."""
+    """`module:Class` -> the class, as EntryPoint.load does."""
     module, _, attribute = value.partition(":")
-    found: Any = import_module(module)
-    for part in filter(None, attribute.split(".")):
-        found = getattr(found, part)
-    return found
+    return getattr(import_module(module), attribute)
 
 
 def discover(base: type) -> dict[str, type]:
@@ -61,7 +62,7 @@ def discover(base: type) -> dict[str, type]:
     owners: dict[str, str] = {}
     entries = [(e.name, e.value, _distribution(e), e.load) for e in entry_points(group=GROUP)]
     if not any(_own(dist) for _name, _value, dist, _loader in entries):  # an install older than the group
-        entries += [(name, value, OWN_DISTRIBUTION, partial(_load, value)) for name, value in BUILTIN.items()]
+        entries += [(name, value, OWN_DISTRIBUTION, partial(_load, value)) for name, value in own_kinds(base).items()]
     for name, value, dist, loader in sorted(entries, key=lambda e: (not _own(e[2]), e[0], e[2])):
         where = f"hazard kind {name!r} (entry point {name} = {value!r} of package {dist}, group {GROUP})"
         try:

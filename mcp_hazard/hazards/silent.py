@@ -22,13 +22,13 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from mcp_hazard.hazards.base import CallContext, Effect, Hazard, golden_tools
-from mcp_hazard.hazards.facts import supplies
+from mcp_hazard.hazards.facts import answer_with, supplies
 from mcp_hazard.hazards.recovery import Call, Firing, Found, same_arguments
 from mcp_hazard.hazards.solving import Settled, Solver, Unsolved
 from mcp_hazard.scenario.answers import answer_matches
 from mcp_hazard.scenario.arguments import argument_problem
-from mcp_hazard.scenario.behaviours import ToolOutcome, run_behaviour
-from mcp_hazard.scenario.expressions import ExpressionError, access_paths, render, template_expressions
+from mcp_hazard.scenario.behaviours import ToolOutcome
+from mcp_hazard.scenario.expressions import ExpressionError, access_paths, template_expressions
 from mcp_hazard.scenario.golden import run_golden_path
 from mcp_hazard.scenario.models import Scenario, TableBehaviour, Task, ToolSpec
 from mcp_hazard.stable import draw
@@ -204,28 +204,6 @@ def replaced(value: Any, path: Path, new: Any) -> Any:
         node = node[key]
     node[path[-1]] = new
     return out
-
-
-def answer_with(scenario: Scenario, task: Task, served: dict[int, Any]) -> Any | None:
-    """The golden path's answer when the steps in `served` read those results instead of their true ones, later
-    steps running on what they read (None when it breaks down: an agent would not reach an answer either)."""
-    results: dict[str, Any] = {}
-    try:
-        for position, step in enumerate(task.golden_path.steps):
-            if position in served:
-                results[step.id] = served[position]
-                continue
-            tool = scenario.tool(step.tool)
-            arguments = render(step.arguments, results)
-            if tool is None or argument_problem(tool.input_schema, arguments):
-                return None
-            outcome = run_behaviour(tool, arguments)
-            if not outcome.ok:
-                return None
-            results[step.id] = outcome.result
-        return render(task.golden_path.answer, results)
-    except Exception:  # any failure means the reading agent does not reach the answer
-        return None
 
 
 def bites(scenario: Scenario, task: Task, served: dict[int, Any]) -> bool:

@@ -16,7 +16,8 @@ import pytest
 
 from mcp_hazard.cli import main
 from mcp_hazard.hazards import REGISTRY
-from mcp_hazard.hazards.registry import BUILTIN, GROUP, KindRegistry
+from mcp_hazard.hazards.base import Hazard
+from mcp_hazard.hazards.registry import GROUP, KindRegistry, own_kinds
 
 from .support import REPO_ROOT
 
@@ -59,19 +60,18 @@ def third_party(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[obj
     REGISTRY.reload()  # type: ignore[attr-defined]
 
 
-def test_pyproject_registers_every_own_kind_as_the_fallback_table_does() -> None:
+def test_pyproject_registers_every_kind_of_the_package() -> None:
     declared = tomllib.loads((REPO_ROOT / "pyproject.toml").read_text())["project"]["entry-points"][GROUP]
-    assert declared == BUILTIN
-    assert sorted(REGISTRY) == sorted(BUILTIN)
+    assert declared == own_kinds(Hazard)
+    assert sorted(REGISTRY) == sorted(declared)
 
 
 def test_a_stale_install_without_the_group_still_has_every_own_kind(monkeypatch: pytest.MonkeyPatch) -> None:
     import mcp_hazard.hazards.registry as registry
-    from mcp_hazard.hazards.base import Hazard
 
     monkeypatch.setattr(registry, "entry_points", lambda group: [])
     kinds = KindRegistry(Hazard)
-    assert sorted(kinds) == sorted(BUILTIN) and kinds["latency"].kind == "latency"
+    assert sorted(kinds) == sorted(own_kinds(Hazard)) and kinds["latency"].kind == "latency"
 
 
 def test_another_packages_kind_is_listed_and_runs(third_party, capsys: pytest.CaptureFixture[str]) -> None:  # type: ignore[no-untyped-def]
