@@ -8,6 +8,7 @@ from __future__ import annotations
 import json
 import os
 import shlex
+import shutil
 import subprocess
 import sys
 from pathlib import Path
@@ -29,8 +30,9 @@ def _commands() -> list[str]:
 
 @pytest.fixture(scope="module")
 def site(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    target = tmp_path_factory.mktemp("site")
-    subprocess.run([sys.executable, "-m", "pip", "install", "-q", "--no-deps", "--target", str(target), str(EXAMPLE)],
+    target, source = tmp_path_factory.mktemp("site"), tmp_path_factory.mktemp("source") / "hazard-kind"
+    shutil.copytree(EXAMPLE, source)  # a build writes next to the sources: not in the repository
+    subprocess.run([sys.executable, "-m", "pip", "install", "-q", "--no-deps", "--target", str(target), str(source)],
                    check=True, capture_output=True, timeout=WAIT_S)  # fmt: skip
     return target
 
