@@ -20,9 +20,10 @@ from typing import Any
 
 from mcp_hazard.agentdojo.injection import Injection
 from mcp_hazard.hazards.base import CallContext, Effect, Hazard, golden_tools
-from mcp_hazard.hazards.execution import Latency, TransientError
+from mcp_hazard.hazards.latency import Latency
 from mcp_hazard.hazards.lost_response import LostResponse
 from mcp_hazard.hazards.silent import SilentWrongValue, resolve
+from mcp_hazard.hazards.transient import TransientError
 from mcp_hazard.proxy.kinds import (
     ProxyConflict,
     ProxyInvocationError,

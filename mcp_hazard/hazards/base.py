@@ -1,18 +1,22 @@
 """The hazard interface and registry.
 
-A hazard kind is one module with one class. Common fields (which tools, the schedule) live in `HazardSpec`, apart
-from the kind's own `Params`, as Toxiproxy keeps a toxic's common fields apart from its attributes. The engine asks
-the schedule whether the hazard fires at a failpoint and hands the hazard a `fire` flag; a hazard with lasting state
-(a drifted schema, say) may act on later calls too, but only a firing is recorded as a `hazard_fired` event.
+A hazard kind is one module with one class, registered in the `mcp_hazard.hazards` entry point group (registry.py).
+Common fields (which tools, the schedule) live in `HazardSpec`, apart from the kind's own `Params`, as Toxiproxy keeps
+a toxic's common fields apart from its attributes. The engine asks the schedule whether the hazard fires at a
+failpoint and hands the hazard a `fire` flag; a hazard with lasting state (a drifted schema, say) may act on later
+calls too, but only a firing is recorded as a `hazard_fired` event.
 """
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any, ClassVar, Literal
 
 from pydantic import BaseModel, ConfigDict
 
+from mcp_hazard.hazards.recovery import Firing, Found, retried
+from mcp_hazard.hazards.registry import KindRegistry
 from mcp_hazard.scenario.behaviours import ToolOutcome
 from mcp_hazard.scenario.hazard_spec import HazardSpec, Schedule
 from mcp_hazard.scenario.models import Scenario, Task, ToolSpec
@@ -96,6 +100,9 @@ class CallContext:
     history: list[CallRecord]
     profile: str
     sent: dict[str, Any] = field(default_factory=dict)  # exactly as the agent sent them
+    # The episode's clock (seconds), for a kind that holds the agent to a wait it announced: how long the agent
+    # waited between two calls is its own action, like which call it makes (docs/decisions.md, "rate_limit").
+    now: float = 0.0
 
 
 @dataclass(slots=True)
@@ -105,6 +112,7 @@ class Rejection:
     message: str
     hint: str | None = None
     retry_after_s: float | None = None
+    data: dict[str, Any] | None = None  # machine-readable details, served as the error result's structured content
 
 
 @dataclass(slots=True)
@@ -195,8 +203,15 @@ class Hazard:
         """Act on the behaviour's outcome: change a result's value or its served form, or replace an error."""
         return None
 
+    @classmethod
+    def recovered(cls, firing: Firing) -> Found | None:
+        """How the agent recovered from one firing of this kind, by the trace: (path, the call that recovered), or
+        None. By default the rule of a failure before the tool runs: the same call again (the kind's first
+        recovery path) or a tool standing in for it (recovery.py, `retried`)."""
+        return retried(firing, cls.recovery[0])
 
-REGISTRY: dict[str, type[Hazard]] = {}
+
+REGISTRY: Mapping[str, type[Hazard]] = KindRegistry(Hazard)  # every kind, from the entry points (registry.py)
 
 
 def effective_schedule(spec: HazardSpec, defaults: dict[str, Any]) -> Schedule:
@@ -205,16 +220,11 @@ def effective_schedule(spec: HazardSpec, defaults: dict[str, Any]) -> Schedule:
     return Schedule.model_validate({**defaults, **given})
 
 
-def kinds_for(scenario: Scenario) -> dict[str, type[Hazard]]:
+def kinds_for(scenario: Scenario) -> Mapping[str, type[Hazard]]:
     """The hazard kinds that can act on this scenario's tools: the standard ones, or those its class names (a proxied
     server's tools are known by what the proxy file declares, not by a golden path that can be run offline)."""
     own = type(scenario).hazard_kinds
     return own if own is not None else REGISTRY
-
-
-def register(cls: type[Hazard]) -> type[Hazard]:
-    REGISTRY[cls.kind] = cls
-    return cls
 
 
 def golden_tools(task: Task) -> list[str]:

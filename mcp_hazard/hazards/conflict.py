@@ -18,10 +18,10 @@ from mcp_hazard.hazards.base import (
     HazardParams,
     ToolView,
     fallbacks_for,
-    golden_tools,
-    register,
 )
-from mcp_hazard.hazards.facts import supplying_siblings
+from mcp_hazard.hazards.facts import second_source_problem, second_source_tools, supplies, supplying_siblings
+from mcp_hazard.hazards.recovery import Call, Firing, Found
+from mcp_hazard.hazards.solving import Settled, Solver, Unsolved
 from mcp_hazard.scenario.behaviours import ToolOutcome
 from mcp_hazard.scenario.models import Scenario, Task
 
@@ -48,7 +48,6 @@ def perturb(value: Any, factor: float) -> Any:
     return value
 
 
-@register
 class Conflict(Hazard):
     kind = "conflict"
     family = "cross_source_conflict"
@@ -60,12 +59,26 @@ class Conflict(Hazard):
 
     @classmethod
     def applicable_tools(cls, scenario: Scenario, task: Task) -> list[str]:
-        return [t for t in golden_tools(task) if supplying_siblings(scenario, task, t)]
+        return second_source_tools(scenario, task)
 
     def usable(self, tool: str) -> str | None:
-        if supplying_siblings(self.scenario, self.task, tool):
-            return None
-        return f"no other tool answers with the values task {self.task.id!r} needs from {tool!r}, so no cross-check"
+        return second_source_problem(self.scenario, self.task, tool, "so no cross-check")
+
+    @classmethod
+    def recovered(cls, firing: Firing) -> Found | None:
+        """An ok call of a tool standing in for the stale one: the cross-check."""
+        stand_ins = firing.episode.stand_ins(firing.tool)
+        return next((("cross_check", c) for c in firing.ok_calls() if c["tool"] in stand_ins), None)
+
+    async def solve_result(self, solver: Solver, tool: str, arguments: dict[str, Any], event: Call, value: Any) -> Any:
+        """A stale reading: cross-check a fresh sibling that answers with every value the task needs."""
+        if not isinstance(value, dict) or value.get("source") != "cache":
+            return value
+        for sibling in await solver.siblings(tool, arguments):
+            result = sibling.get("result")
+            if isinstance(result, dict) and result.get("source") == "primary" and supplies(solver.needed, result):
+                return Settled(solver.truth(tool, arguments))
+        raise Unsolved("conflicting sources and no fresh source to cross-check")
 
     def targets(self, tools: list[str]) -> set[str]:
         """The stale tools plus their siblings, which get freshness stamps too."""

@@ -11,8 +11,9 @@ from __future__ import annotations
 
 from typing import Any, ClassVar, Literal
 
-from mcp_hazard.hazards.base import CallContext, Effect, Hazard, HazardParams, Rejection, ToolView, register
+from mcp_hazard.hazards.base import CallContext, Effect, Hazard, HazardParams, Rejection, ToolView
 from mcp_hazard.hazards.interface import ALL_MODES, ArgumentChange, ChangeMode, pick_change
+from mcp_hazard.hazards.recovery import Firing, Found, retried
 
 DriftMode = Literal["date_format", "renamed_field", "type_as_string", "new_required", "rename_tool"]
 
@@ -27,7 +28,6 @@ def new_tool_name(name: str) -> str:
     return f"{name}_v2"
 
 
-@register
 class SpecDrift(Hazard):
     kind = "spec_drift"
     family = "specification_drift"
@@ -52,6 +52,19 @@ class SpecDrift(Hazard):
             return change if change is not None else None  # nothing to change in the arguments: rename the tool
         return pick_change(self, tool, seed, ALL_MODES) or False
 
+    @classmethod
+    def recovered(cls, firing: Firing) -> Found | None:
+        """Re-listed and called again (`relist`); a call in the new shape without a listing between is a
+        `corrected_call`."""
+        found = retried(firing, "relist")
+        if found is None or found[0] != "relist" or found[1] is None:
+            return found
+        return (
+            found
+            if firing.episode.relisted_between(firing.event["seq"], found[1]["seq"])
+            else ("corrected_call", found[1])
+        )
+
     def arm(self, tool: str, seed: int) -> bool:
         if tool in self.drifted:
             return False
@@ -73,6 +86,10 @@ class SpecDrift(Hazard):
         if change is None:
             return {"mode": "rename_tool", "old_name": tool, "new_name": new_tool_name(tool)}
         return change.describe()
+
+    def to_current(self, tool: str, arguments: dict[str, Any]) -> dict[str, Any]:
+        change = self.drifted.get(tool)
+        return change.from_original(arguments) if change is not None else arguments
 
     def listing_state(self) -> object:
         return len(self.drifted)  # a tool, once drifted, stays drifted

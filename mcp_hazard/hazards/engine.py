@@ -7,12 +7,12 @@ function of (seed, scenario, task, tool, failpoint, slot, hazard) and the agent'
 from __future__ import annotations
 
 import operator
+import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
 from mcp_hazard.hazards.base import CallContext, CallRecord, Effect, Hazard, Rejection, ToolView
-from mcp_hazard.hazards.drift import SpecDrift
 from mcp_hazard.scenario.behaviours import ToolOutcome
 from mcp_hazard.scenario.models import Scenario, Task, ToolSpec
 
@@ -81,6 +81,7 @@ class HazardEngine:
         self.fired: dict[tuple[int, str], int] = {}
         self.history: list[CallRecord] = []
         self._started = False
+        self.clock: Callable[[], float] = time.monotonic  # the episode's clock (a checker that never sleeps sets one)
         # Views are asked for on every call and listing, and change only when a hazard that shapes them acts.
         self._shaping = {hazard.index for hazard, _ in hazards if _shapes_views(hazard)}
         self._views: tuple[list[ToolSpec], list[ToolView]] | None = None
@@ -93,15 +94,17 @@ class HazardEngine:
     # -- listing -------------------------------------------------------------------------------------------------
 
     def start(self, tools: list[ToolSpec]) -> None:
-        """Arm what applies from the first listing (drift served from the start), recorded once."""
+        """Arm what applies from the first listing (drift served from the start), recorded once: a kind with the
+        `start(tool, seed) -> Effect | None` capability is asked for each tool it targets."""
         if self._started:
             return
         self._started = True
         for hazard, targets in self.hazards:
-            if isinstance(hazard, SpecDrift):
+            start = getattr(hazard, "start", None)
+            if callable(start):
                 for tool in tools:
                     if tool.name in targets:
-                        effect = hazard.start(tool.name, self.seed)
+                        effect = start(tool.name, self.seed)
                         self._acted(hazard)
                         if effect is not None:
                             self._fired(hazard, tool.name, "listing", 0, effect)
@@ -163,7 +166,7 @@ class HazardEngine:
         (most calls of a targeted tool: a schedule not due, a lasting state with nothing to do)."""
         call = CallContext(
             self.seed, self.scenario, self.task, tool, served_name, slot, dict(arguments), self.history, self.profile,
-            dict(arguments),
+            dict(arguments), self.clock(),
         )  # fmt: skip
         name = tool.name
         acting = self._before.get(name)

@@ -10,7 +10,7 @@ from __future__ import annotations
 import math
 from typing import Any
 
-from mcp_hazard.hazards.base import fallback_arguments, fallbacks_for
+from mcp_hazard.hazards.base import fallback_arguments, fallbacks_for, golden_tools
 from mcp_hazard.scenario.behaviours import BehaviourFault, run_behaviour
 from mcp_hazard.scenario.expressions import ExpressionError, access_paths, template_expressions
 from mcp_hazard.scenario.golden import GoldenPathError, run_golden_path
@@ -27,6 +27,15 @@ def leaves(value: Any) -> list[Any]:
     if value is None or isinstance(value, bool):
         return []
     return [value]
+
+
+def scalars(value: Any) -> list[Any]:
+    """The scalar values in a result, as they are (`supplies` compares numbers as numbers)."""
+    if isinstance(value, dict):
+        return [leaf for item in value.values() for leaf in scalars(item)]
+    if isinstance(value, list):
+        return [leaf for item in value for leaf in scalars(item)]
+    return [] if value is None else [value]
 
 
 def _resolve(value: Any, path: list[Any]) -> Any:
@@ -118,16 +127,30 @@ def supplying_siblings(scenario: Scenario, task: Task, tool: str) -> list[str]:
     return found
 
 
-def _answer_with(scenario: Scenario, task: Task, index: int, replaced: Any) -> Any | None:
-    """The golden path's answer when step `index` returns `replaced` instead of its true result (None on error)."""
+def second_source_tools(scenario: Scenario, task: Task) -> list[str]:
+    """Golden-path tools with a sibling that answers with the values the task needs from them: where a fallback or a
+    cross-check can recover."""
+    return [t for t in golden_tools(task) if supplying_siblings(scenario, task, t)]
+
+
+def second_source_problem(scenario: Scenario, task: Task, tool: str, so: str) -> str | None:
+    """None when a sibling of `tool` answers with the values `task` needs from it; else why not, ending with `so`."""
+    if supplying_siblings(scenario, task, tool):
+        return None
+    return f"no other tool answers with the values task {task.id!r} needs from {tool!r}, {so}"
+
+
+def answer_with(scenario: Scenario, task: Task, served: dict[int, Any]) -> Any | None:
+    """The golden path's answer when the steps in `served` read those results instead of their true ones, later
+    steps running on what they read (None when it breaks down: an agent would not reach an answer either)."""
     from mcp_hazard.scenario.arguments import argument_problem
     from mcp_hazard.scenario.expressions import render
 
     results: dict[str, Any] = {}
     try:
         for position, step in enumerate(task.golden_path.steps):
-            if position == index:
-                results[step.id] = replaced
+            if position in served:
+                results[step.id] = served[position]
                 continue
             tool = scenario.tool(step.tool)
             arguments = render(step.arguments, results)
@@ -138,7 +161,7 @@ def _answer_with(scenario: Scenario, task: Task, index: int, replaced: Any) -> A
                 return None
             results[step.id] = outcome.result
         return render(task.golden_path.answer, results)
-    except Exception:  # any failure means an agent reading only this result would not reach the answer
+    except Exception:  # any failure means the reading agent does not reach the answer
         return None
 
 
@@ -157,7 +180,7 @@ def needs_later_pages(scenario: Scenario, task: Task, tool: str, page_size: int)
         key = next((k for k, v in result.items() if isinstance(v, list) and len(v) > page_size), None)
         if key is None:
             continue
-        answer = _answer_with(scenario, task, index, {**result, key: result[key][:page_size]})
+        answer = answer_with(scenario, task, {index: {**result, key: result[key][:page_size]}})
         if answer is None or not answer_matches(task.answer, answer if isinstance(answer, str) else str(answer)):
             return True
     return False

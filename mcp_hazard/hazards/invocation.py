@@ -8,12 +8,11 @@ from __future__ import annotations
 
 from typing import Any
 
-from mcp_hazard.hazards.base import CallContext, Effect, Hazard, ToolView, golden_tools, register
+from mcp_hazard.hazards.base import CallContext, Effect, Hazard, ToolView, golden_tools
 from mcp_hazard.hazards.interface import ArgumentChange, ChangeParams, pick_change
 from mcp_hazard.scenario.models import Scenario, Task
 
 
-@register
 class InvocationError(Hazard):
     kind = "invocation_error"
     family = "invocation_error"
@@ -57,6 +56,10 @@ class InvocationError(Hazard):
             what = f"mode {params.mode}" + (f" on field {params.field!r}" if params.field else "")
             return f"{what} does not apply to tool {tool!r}" if params.mode else f"no argument of {tool!r} can change"
         return None
+
+    def to_current(self, tool: str, arguments: dict[str, Any]) -> dict[str, Any]:
+        change = self.active.get(tool)
+        return change.from_original(arguments) if change is not None else arguments
 
     def listing_state(self) -> object:
         return len(self.active)  # a change, once active, stays active

@@ -10,7 +10,10 @@ from __future__ import annotations
 
 from typing import Any, ClassVar, Literal
 
-from mcp_hazard.hazards.base import CallContext, Effect, Hazard, HazardParams, Rejection, golden_tools, register
+from mcp_hazard.hazards.base import CallContext, Effect, Hazard, HazardParams, Rejection, golden_tools
+from mcp_hazard.hazards.facts import scalars, supplies
+from mcp_hazard.hazards.recovery import RAN, Call, Firing, Found, same_arguments
+from mcp_hazard.hazards.solving import Settled, Solver
 from mcp_hazard.scenario.behaviours import ToolOutcome
 from mcp_hazard.scenario.models import Scenario, Task
 
@@ -35,7 +38,6 @@ def checkable_writes(scenario: Scenario, task: Task) -> list[str]:
     return found
 
 
-@register
 class LostResponse(Hazard):
     kind = "lost_response"
     family = "execution_failure"
@@ -49,6 +51,40 @@ class LostResponse(Hazard):
     @classmethod
     def applicable_tools(cls, scenario: Scenario, task: Task) -> list[str]:
         return checkable_writes(scenario, task)
+
+    @classmethod
+    def recovered(cls, firing: Firing) -> Found | None:
+        """Checked the state (an ok call of a tool in `change.checked_by`) and never repeated the write, which had
+        gone through: any repeat is a duplicate (`duplicated`)."""
+        if firing.own is None or firing.own["outcome"] != "lost" or cls.duplicated(firing):
+            return None
+        checks = set(firing.change.get("checked_by") or ())
+        return next((("check_state", c) for c in firing.ok_calls() if c["tool"] in checks), None)
+
+    @classmethod
+    def duplicated(cls, firing: Firing) -> bool:
+        """Whether the agent ran the write whose reply was lost again, with the same arguments (it ran twice)."""
+        own = firing.own
+        if own is None or own["outcome"] != "lost":
+            return False
+        return any(c["tool"] == own["tool"] and c["outcome"] in RAN and same_arguments(c, own) for c in firing.rest)
+
+    async def solve_failed(self, solver: Solver, tool: str, arguments: dict[str, Any], event: Call) -> Settled | None:
+        """After a lost reply: the write's result when a read tool it is checked by shows it (every value of the
+        result in that read's answer), else None (it did not go through: repeat it)."""
+        spec = self.scenario.tool(tool)
+        if event["outcome"] != "lost" or spec is None:
+            return None
+        done = event.get("result")
+        for other in spec.checked_by:
+            target = self.scenario.tool(other)
+            if target is None:
+                continue
+            mapped = {k: v for k, v in event["arguments"].items() if k in (target.input_schema.get("properties") or {})}
+            ok, check = await solver.call(other, mapped)
+            if ok and supplies(scalars(done), check.get("result")):
+                return Settled(done)
+        return None
 
     def usable(self, tool: str) -> str | None:
         spec = self.scenario.tool(tool)

@@ -9,7 +9,8 @@ from __future__ import annotations
 
 from typing import Any, Literal
 
-from mcp_hazard.hazards.base import CallContext, Effect, Hazard, HazardParams, ToolView, register
+from mcp_hazard.hazards.base import CallContext, Effect, Hazard, HazardParams, ToolView
+from mcp_hazard.hazards.recovery import Firing, Found
 from mcp_hazard.json_text import indented
 from mcp_hazard.scenario.behaviours import ToolOutcome
 from mcp_hazard.stable import choose
@@ -89,7 +90,6 @@ def reorder(value: Any) -> Any:
     return value
 
 
-@register
 class OutputDrift(Hazard):
     kind = "output_drift"
     family = "output_drift"
@@ -101,6 +101,11 @@ class OutputDrift(Hazard):
     failpoints = ("listing", "after")
     Params = OutputParams
     presentation = True
+
+    @classmethod
+    def recovered(cls, firing: Firing) -> Found | None:
+        """The value is still there in another form: the right answer is the proof it was read."""
+        return ("normalise", None) if firing.correct else None
 
     def mode_for(self, tool: str, seed: int) -> OutputMode:
         declared = self.params.mode  # type: ignore[attr-defined]

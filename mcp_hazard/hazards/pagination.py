@@ -19,11 +19,14 @@ from mcp_hazard.hazards.base import (
     Rejection,
     ToolView,
     golden_tools,
-    register,
 )
 from mcp_hazard.hazards.facts import needs_later_pages
+from mcp_hazard.hazards.recovery import Call, Firing, Found, arguments_of
+from mcp_hazard.hazards.solving import Solver, Unsolved
 from mcp_hazard.scenario.behaviours import ToolOutcome
 from mcp_hazard.scenario.models import Scenario, Task
+
+MAX_PAGES = 100  # fetched by the solvability step, at most
 
 
 class PageParams(HazardParams):
@@ -36,7 +39,6 @@ def _list_key(result: Any, size: int) -> str | None:
     return next((k for k, v in result.items() if isinstance(v, list) and len(v) > size), None)
 
 
-@register
 class Pagination(Hazard):
     kind = "pagination"
     family = "pagination"
@@ -53,6 +55,34 @@ class Pagination(Hazard):
     @classmethod
     def applicable_tools(cls, scenario: Scenario, task: Task) -> list[str]:
         return [t for t in golden_tools(task) if needs_later_pages(scenario, task, t, PageParams().page_size)]
+
+    @classmethod
+    def recovered(cls, firing: Firing) -> Found | None:
+        """An ok call of the same tool for a later page than the one served; the last page needs nothing more."""
+        page, total = firing.change.get("page", 1), firing.change.get("total_pages", 0)
+        if isinstance(page, int) and isinstance(total, int) and total and page >= total:
+            return "paginate", None
+        after = page if isinstance(page, int) else 1
+        return next(
+            (("paginate", c) for c in firing.ok_calls() if c["tool"] == firing.tool
+             and isinstance(arguments_of(c), dict) and _page(arguments_of(c)) > after),
+            None,
+        )  # fmt: skip
+
+    async def solve_result(self, solver: Solver, tool: str, arguments: dict[str, Any], event: Call, value: Any) -> Any:
+        """Fetch every page and put the list back together."""
+        if not isinstance(value, dict) or not value.get("total_pages"):
+            return value
+        key = next(k for k, v in value.items() if isinstance(v, list))
+        items = list(value[key])
+        for page in range(2, min(int(value["total_pages"]), MAX_PAGES) + 1):
+            ok, paged = await solver.call(tool, {**arguments, "page": page})
+            if not ok:
+                raise Unsolved(f"page {page} failed: {paged.get('error')}")
+            items.extend(paged["result"][key])
+        merged = {k: v for k, v in value.items() if k not in ("page", "total_pages", "next_page")}
+        merged[key] = items
+        return merged
 
     def listing_state(self) -> object:
         return None  # the listing never changes: the page argument, from the start
@@ -107,3 +137,8 @@ class Pagination(Hazard):
             if page < total
             else None,
         )
+
+
+def _page(arguments: dict[str, Any]) -> int:
+    page = arguments.get("page", 1)
+    return page if isinstance(page, int) and not isinstance(page, bool) else 1

@@ -21,11 +21,14 @@ import re
 from dataclasses import dataclass, field
 from typing import Any
 
-from mcp_hazard.hazards.base import CallContext, Effect, Hazard, golden_tools, register
+from mcp_hazard.hazards.base import CallContext, Effect, Hazard, golden_tools
+from mcp_hazard.hazards.facts import answer_with, supplies
+from mcp_hazard.hazards.recovery import Call, Firing, Found, same_arguments
+from mcp_hazard.hazards.solving import Settled, Solver, Unsolved
 from mcp_hazard.scenario.answers import answer_matches
 from mcp_hazard.scenario.arguments import argument_problem
-from mcp_hazard.scenario.behaviours import ToolOutcome, run_behaviour
-from mcp_hazard.scenario.expressions import ExpressionError, access_paths, render, template_expressions
+from mcp_hazard.scenario.behaviours import ToolOutcome
+from mcp_hazard.scenario.expressions import ExpressionError, access_paths, template_expressions
 from mcp_hazard.scenario.golden import run_golden_path
 from mcp_hazard.scenario.models import Scenario, TableBehaviour, Task, ToolSpec
 from mcp_hazard.stable import draw
@@ -203,28 +206,6 @@ def replaced(value: Any, path: Path, new: Any) -> Any:
     return out
 
 
-def answer_with(scenario: Scenario, task: Task, served: dict[int, Any]) -> Any | None:
-    """The golden path's answer when the steps in `served` read those results instead of their true ones, later
-    steps running on what they read (None when it breaks down: an agent would not reach an answer either)."""
-    results: dict[str, Any] = {}
-    try:
-        for position, step in enumerate(task.golden_path.steps):
-            if position in served:
-                results[step.id] = served[position]
-                continue
-            tool = scenario.tool(step.tool)
-            arguments = render(step.arguments, results)
-            if tool is None or argument_problem(tool.input_schema, arguments):
-                return None
-            outcome = run_behaviour(tool, arguments)
-            if not outcome.ok:
-                return None
-            results[step.id] = outcome.result
-        return render(task.golden_path.answer, results)
-    except Exception:  # any failure means the reading agent does not reach the answer
-        return None
-
-
 def bites(scenario: Scenario, task: Task, served: dict[int, Any]) -> bool:
     answer = answer_with(scenario, task, served)
     if answer is None:
@@ -262,7 +243,6 @@ def _choice(
     return None
 
 
-@register
 class SilentWrongValue(Hazard):
     kind = "silent_wrong_value"
     family = "silent_wrong_value"
@@ -296,6 +276,22 @@ class SilentWrongValue(Hazard):
         steps = cls.biting_steps(scenario, task)
         return [t for t in golden_tools(task) if any(task.golden_path.steps[i].tool == t for i in steps)
                 and _reads(scenario, t)]  # fmt: skip
+
+    @classmethod
+    def recovered(cls, firing: Firing) -> Found | None:
+        """A right answer, and before it a call that read the right value (`_right_value_read`)."""
+        answered = firing.episode.by_type.get("answer_submitted")
+        if not (firing.correct and answered):
+            return None
+        before = [c for c in firing.rest if c["seq"] < answered[0]["seq"]]
+        return _right_value_read(firing, before)  # the value itself is compared
+
+    async def solve_result(self, solver: Solver, tool: str, arguments: dict[str, Any], event: Call, value: Any) -> Any:
+        """Verify: the same call again reads the right value."""
+        ok, again = await solver.call(tool, arguments)
+        if not ok:
+            raise Unsolved(f"re-reading a silently wrong value failed: {again.get('error')}")
+        return Settled(await solver.settle(tool, arguments, again))
 
     def usable(self, tool: str) -> str | None:
         if tool in self.applicable_tools(self.scenario, self.task):
@@ -343,3 +339,26 @@ def _reads(scenario: Scenario, tool: str) -> bool:
     """Whether `tool` only reads: a write's value cannot be verified by calling it again."""
     spec = scenario.tool(tool)
     return spec is None or spec.effect != "write"
+
+
+def _right_value_read(firing: Firing, rest: list[Call]) -> Found | None:
+    """The first call that read a silent wrong value's right value (`change.original`): an ok repeat of the affected
+    call (same original arguments; the value at `change.path`) -> `verify`, or an ok call of a sibling whose result
+    holds it (text case-blind, numbers up to a 10^k unit scale) -> `cross_check`. None when no call did."""
+    change, own = firing.change, firing.own
+    if "original" not in change:
+        return None  # a trace from before this rule, or damaged: nothing says what the right value was
+    right, path = change["original"], change.get("path")
+    sibs = firing.episode.siblings(firing.tool)
+    for call in rest:
+        if call["outcome"] != "ok":
+            continue
+        if call["tool"] == firing.tool:
+            if own is None or not same_arguments(call, own):
+                continue  # the same tool asked about something else says nothing about this value
+            found, value = resolve(call.get("result"), path) if isinstance(path, list) else (False, None)
+            if same_value(value, right) if found else supplies([right], call.get("result")):
+                return "verify", call
+        elif call["tool"] in sibs and supplies([right], call.get("result")):
+            return "cross_check", call
+    return None

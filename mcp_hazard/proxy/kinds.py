@@ -15,13 +15,15 @@ from typing import Any, ClassVar
 from mcp_hazard.hazards.base import CallContext, Effect, Hazard, Rejection, ToolView
 from mcp_hazard.hazards.conflict import FRESH_AS_OF, STALE_AS_OF, Conflict, perturb
 from mcp_hazard.hazards.drift import SpecDrift
-from mcp_hazard.hazards.execution import Latency, PermanentError, TransientError
 from mcp_hazard.hazards.invocation import InvocationError
+from mcp_hazard.hazards.latency import Latency
 from mcp_hazard.hazards.lost_response import LostResponse
 from mcp_hazard.hazards.output import EXPLANATION, OutputDrift
 from mcp_hazard.hazards.output import STALE_AS_OF as CACHE_AS_OF
 from mcp_hazard.hazards.pagination import Pagination
+from mcp_hazard.hazards.permanent import PermanentError
 from mcp_hazard.hazards.silent import SilentWrongValue, same_value, wrong_values
+from mcp_hazard.hazards.transient import TransientError
 from mcp_hazard.json_text import indented
 from mcp_hazard.proxy.tools import ProxyToolSpec, noted
 from mcp_hazard.proxy.values import get_path, move_numbers, numbers_in_text, set_path, split_path

@@ -9,6 +9,7 @@ http:   one uvicorn server on 127.0.0.1 (a free port) serves every episode of th
 
 from __future__ import annotations
 
+import os
 import secrets
 import socket
 import sys
@@ -226,7 +227,10 @@ async def open_episode(
     elif transport == "stdio":
         episode_id = episode_id or new_episode_id(scenario.id, task, condition.seed)
         command = serve_command(scenario, task, condition, trace_dir, episode_id, agent, proxy, runner=runner)
-        params = StdioServerParameters(command=command[0], args=command[1:])
+        # The server runs the runner's code: the SDK passes only a few variables on, so PYTHONPATH (where a hazard
+        # kind's package may be) is passed explicitly.
+        path = {"PYTHONPATH": os.environ["PYTHONPATH"]} if os.environ.get("PYTHONPATH") else None
+        params = StdioServerParameters(command=command[0], args=command[1:], env=path)
         async with Client(params, mode=mode) as client:
             yield Connected(client, trace_dir / f"{episode_id}.jsonl", episode_id)
     else:

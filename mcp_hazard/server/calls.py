@@ -142,7 +142,7 @@ class Calls:
             rejection = verdict.rejection
             message, hint = served(rejection.message), served(rejection.hint) if rejection.hint else None
             self._record(spec.name, slot, arguments, began, "rejected", error=message, hazards=touched, inner=below)
-            return error_result(message, self._hint(hint))
+            return error_result(message, self._hint(hint), rejection.data)
         return await self._run(spec, view, slot, arguments, began, verdict.arguments, below, touched, served, call)
 
     async def _run(

@@ -30,11 +30,15 @@ def served_result(text: str, hints: list[str], structured: Any) -> types.CallToo
     return types.CallToolResult(content=content, structured_content=structured)
 
 
-def error_result(message: str, hint: str | None = None) -> types.CallToolResult:
+def error_result(message: str, hint: str | None = None, data: dict[str, Any] | None = None) -> types.CallToolResult:
+    """A tool error; `data` (machine-readable details, such as when to retry) is its structured content, which a
+    client does not check against the tool's output schema for an error."""
     content: list[types.ContentBlock] = [text_block(message)]
     if hint:
         content.append(text_block(f"Hint: {hint}"))
-    return types.CallToolResult(content=content, is_error=True)
+    if data is None:
+        return types.CallToolResult(content=content, is_error=True)
+    return types.CallToolResult(content=content, is_error=True, structured_content=data)
 
 
 def preview(value: Any) -> str:

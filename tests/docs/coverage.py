@@ -71,6 +71,10 @@ READ_FROM_BLOCK = {
         "docs/hazards.md",
         "Every bad declaration is a one-line error",
     ): "tests/hazards/test_docs_errors.py::test_each_documented_error_is_what_the_command_prints",
+    (
+        "docs/hazards.md",
+        "With the package installed",
+    ): "tests/hazards/test_third_party_kind.py::test_the_documented_commands_serve_run_verify_and_score_it",
 }
 
 CANNOT_RUN = {

@@ -286,8 +286,9 @@ CASES: list[Case] = [
     Case("pagination-size-2", "pagination", "cheapest-trip", "pagination:page_size=2", paginate,
          (("search_flights", 1, "after"), ("search_flights", 2, "after")), None),
 ]  # fmt: skip
-COVERED_ELSEWHERE = {"latency", "lost_response"}  # test_latency_* below: its recovery needs a client timeout;
-# lost_response needs a write (test_lost_response.py, on scenarios/writes/orders.yaml)
+COVERED_ELSEWHERE = {"latency", "lost_response", "rate_limit"}  # test_latency_* below: its recovery needs a client
+# timeout; lost_response needs a write (test_lost_response.py, on scenarios/writes/orders.yaml); rate_limit a wait
+# (test_rate_limit.py)
 
 
 @pytest.mark.parametrize("kind", sorted(REGISTRY))

@@ -56,6 +56,7 @@ SCRIPTS: dict[str, tuple[str, str, list[tuple[str, dict[str, Any]]]]] = {
     "permanent_error": ("permanent_error", "fare-in-dollars",
                         [("get_fare", {"flight_id": "AU-412"}), ("fare_archive_lookup", {"flight": "AU-412"})]),
     "latency": ("latency:seconds=0.05", "fare-class", [("get_fare", FARE)] * 2),
+    "rate_limit": ("rate_limit", "fare-class", [("get_fare", FARE)] * 2),  # the second call, too early, refused again
     "invocation_error": ("invocation_error", "cheapest-trip",
                          [("search_flights", FLIGHTS), ("search_flights", {**FLIGHTS, "date": "14/03/2026"}),
                           ("search_flights", {"origin_value": "VLM", "destination": "CST", "date": "2026-03-14"})]),

@@ -1,0 +1,29 @@
+"""Latency: the call hangs long enough to trip a client's timeout. Recovery: cancel and retry."""
+
+from __future__ import annotations
+
+from typing import Any, ClassVar
+
+from pydantic import Field
+
+from mcp_hazard.hazards.base import CallContext, Effect, Hazard, HazardParams
+
+
+class LatencyParams(HazardParams):
+    seconds: float = Field(default=10.0, gt=0, le=600, description="How long the call hangs before answering.")
+
+
+class Latency(Hazard):
+    kind = "latency"
+    family = "execution_failure"
+    recovery = ("retry",)
+    summary = "The call hangs long enough to trip a client timeout; the client cancels and retries."
+    failpoints = ("before",)
+    Params = LatencyParams
+    default_schedule: ClassVar[dict[str, Any]] = {"slots": [1]}
+
+    def before(self, call: CallContext, fire: bool) -> Effect | None:
+        if not fire:
+            return None
+        seconds = self.params.seconds  # type: ignore[attr-defined]
+        return Effect(change={"delay_s": seconds}, delay_s=seconds)
