@@ -101,12 +101,17 @@ CANNOT_RUN = {
     "agents (minutes on 2 cores); README's main job runs its quick subset, tests/suite/ check the rest of it",
     r"^mcp-hazard verify scenarios/ scenarios/suite/ --seeds 0-4": "verifies the full suite (many minutes on 2 "
     "cores): docs/suite.md records the result; tests/suite/test_suite.py verifies a seeded sample",
+    r"^mcp-hazard run scenarios/ scenarios/suite/ --agent naive --agent recovering --agent golden --seeds 0-2":
+    "the reference agents over the full suite, three seeds (18,621 episodes, most of an hour on 2 busy cores): "
+    "docs/results.md records what it measured; its session runs the same command on one task",
 }  # fmt: skip
 
 # (doc, heading) -> why no command under that heading (of any level) can run in CI
 CANNOT_RUN_SECTIONS = {
     ("docs/agents.md", "### A real small model on a laptop CPU"): "the llama.cpp recipe: builds llama-cpp-python "
     "from source, installs a model and serves it (its figures are measured by hand)",
+    ("docs/results.md", "### How the model was run"): "serves a model with llama.cpp and plays eight episodes of one "
+    "to ten minutes each; the run it made is committed in docs/results/smollm2 and the doc's next section scores it",
 }
 
 # (doc, command) -> the doc whose session runs the same command, with the files it needs
@@ -149,6 +154,7 @@ RUN_HERE: dict[str, list[tuple[str, tuple[str, ...] | Callable[[Shown], bool]]]]
     "docs/research.md": [("tests/docs/test_small_docs.py::test_research_doc", ())],
     "docs/performance.md": [("tests/docs/test_small_docs.py::test_performance_doc", ())],
     "docs/statistics.md": [("tests/docs/test_small_docs.py::test_statistics_doc", ())],
+    "docs/results.md": [("tests/docs/test_small_docs.py::test_results_doc", ())],
     "docs/interventions.md": [
         ("tests/docs/test_interventions_doc.py::test_interventions_through_the_inspector", _with_the_inspector),
         ("tests/docs/test_interventions_doc.py::test_interventions_doc", ()),

@@ -1,12 +1,13 @@
-"""The commands of docs/generator.md, hazards.md, scenario-format.md, security.md, research.md, performance.md and
-statistics.md, run as written in a fresh folder, each doc as one shell session in the order a reader meets them
-(tests/docs/session.py: what is substituted; tests/docs/coverage.py: which commands are left to other tests;
-docs/proxy.md's session is in tests/proxy/test_docs.py, beside the real servers it needs)."""
+"""The commands of docs/generator.md, hazards.md, scenario-format.md, security.md, research.md, performance.md,
+statistics.md and results.md, run as written in a fresh folder, each doc as one shell session in the order a reader
+meets them (tests/docs/session.py: what is substituted; tests/docs/coverage.py: which commands are left to other
+tests; docs/proxy.md's session is in tests/proxy/test_docs.py, beside the real servers it needs)."""
 
 from __future__ import annotations
 
 import json
 import re
+import shutil
 from pathlib import Path
 
 import pytest
@@ -136,3 +137,15 @@ def test_statistics_doc(tmp_path: Path) -> None:
     plan = json.loads(printed)
     sources = {row["name"]: row["source"] for row in plan["comparisons"]}
     assert sources["transient_error"].startswith("pilot: ") and sources["conflict"].startswith("not in the pilot")
+
+
+def test_results_doc(tmp_path: Path) -> None:
+    """The full-suite run's slice and plan as printed; the small model's committed run (docs/results/smollm2) scored
+    as the doc shows it, from the folder the doc names."""
+    doc = "docs/results.md"
+    shutil.copytree(ROOT / "docs" / "results", tmp_path / "docs" / "results")
+    with session(tmp_path) as shell:
+        play(shell, to_run(doc, "test_results_doc"))
+    rows = (tmp_path / "smollm2.csv").read_text(encoding="utf-8").splitlines()
+    traces = list((ROOT / "docs" / "results" / "smollm2" / "traces").glob("*.jsonl"))
+    assert len(rows) == 1 + len(traces) and traces, rows  # a header and one row per committed episode
