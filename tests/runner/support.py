@@ -65,16 +65,7 @@ def main_cli(*args: str, cwd: Path = REPO_ROOT, **env: str) -> Ran:
     PATH is this interpreter, no colour, 200 columns, plus `env`): for tests of what a command does and says, where the
     process boundary is not the subject (signals, a killed run, stdin) and a Python start-up per command is waste."""
     wanted = {key: value for key, value in cli_env(**env).items() if os.environ.get(key) != value}
-    saved = {key: os.environ.get(key) for key in wanted}
-    os.environ.update(wanted)
-    try:
-        done = run_main(*args, cwd=cwd)
-    finally:
-        for key, value in saved.items():
-            if value is None:
-                os.environ.pop(key, None)
-            else:
-                os.environ[key] = value
+    done = run_main(*args, cwd=cwd, env=wanted)
     return Ran(list(args), done.returncode, done.stdout, done.stderr)
 
 
