@@ -92,6 +92,62 @@ def port() -> int:
     return free_port()
 
 
+@dataclass(frozen=True)
+class CliRun:
+    """What `mcp-hazard ARGS...` did when run in this process by `run_main`: its exit code and its two streams."""
+
+    args: tuple[str, ...]
+    returncode: int
+    stdout: str
+    stderr: str
+
+
+def run_main(*args: str, cwd: Path | None = None, env: dict[str, str] | None = None) -> CliRun:
+    """`mcp-hazard ARGS...` in this process, through `main()`, with its output captured: what a subprocess would
+    show, without a Python start-up and the command's imports (0.4-0.8 s of CPU) for each command. For tests of what a
+    command says and does; a test of the process boundary itself (signals, stdin, exit on a crash) starts the real
+    program. stdin is the null device (fd 0 too: `serve` reads the pipe directly), so a command that should have
+    refused and serves instead ends at once rather than waiting for a client. An argparse exit is returned as its
+    code, as the program would exit with it. `env` is set for the command's duration (`COLUMNS`, `NO_COLOR`...)."""
+    import io
+    import logging
+    from contextlib import chdir, redirect_stderr, redirect_stdout
+
+    from mcp_hazard.cli import main
+
+    out, err = io.StringIO(), io.StringIO()
+    saved_env = {key: os.environ.get(key) for key in env or {}}
+    os.environ.update(env or {})
+    saved_logging = logging.root.handlers[:], logging.root.level  # main() points logging at its captured stderr
+    saved_stdin, saved_fd0 = sys.stdin, os.dup(0)
+    null = os.open(os.devnull, os.O_RDONLY)
+    try:
+        os.dup2(null, 0)
+        sys.stdin = io.StringIO("")
+        with chdir(cwd or os.getcwd()), redirect_stdout(out), redirect_stderr(err):
+            try:
+                code: int | str | None = main(list(args))
+            except SystemExit as exit_:
+                code = exit_.code
+    finally:
+        sys.stdin = saved_stdin
+        os.dup2(saved_fd0, 0)
+        os.close(saved_fd0)
+        os.close(null)
+        handlers, level = saved_logging
+        logging.root.handlers[:] = handlers
+        logging.root.setLevel(level)
+        for key, value in saved_env.items():
+            if value is None:
+                os.environ.pop(key, None)
+            else:
+                os.environ[key] = value
+    if isinstance(code, str):  # SystemExit("message"): the interpreter prints it and exits 1
+        err.write(code + "\n")
+        code = 1
+    return CliRun(tuple(args), int(code or 0), out.getvalue(), err.getvalue())
+
+
 def hazard_command(*args: str) -> list[str]:
     """`mcp-hazard ARGS...` run with this interpreter, so the test uses the code under test."""
     return [sys.executable, "-m", "mcp_hazard", *args]

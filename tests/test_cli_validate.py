@@ -1,4 +1,5 @@
-"""`mcp-hazard validate` and `mcp-hazard schema` run as the user runs them: a real subprocess, real files."""
+"""`mcp-hazard validate` and `mcp-hazard schema` on real files, through `main()` in this process; the cases where the
+process matters (a memory limit, importing a scenario's own Python module) start the real program."""
 
 from __future__ import annotations
 
@@ -12,7 +13,7 @@ from pathlib import Path
 import jsonschema
 import pytest
 import yaml
-from conftest import WAIT_S
+from conftest import WAIT_S, CliRun, run_main
 
 from mcp_hazard.errors import ScenarioError
 from mcp_hazard.load import parse_scenario
@@ -127,7 +128,12 @@ tasks:
 """
 
 
-def hazard(*args: str, cwd: Path = REPO_ROOT) -> subprocess.CompletedProcess[str]:
+def hazard(*args: str, cwd: Path = REPO_ROOT) -> CliRun:
+    return run_main(*args, cwd=cwd)
+
+
+def program(*args: str, cwd: Path = REPO_ROOT) -> subprocess.CompletedProcess[str]:
+    """The real program: a scenario's own Python module must be imported by a fresh process, not this one."""
     return subprocess.run(
         [sys.executable, "-m", "mcp_hazard", *args],
         cwd=cwd,
@@ -138,7 +144,7 @@ def hazard(*args: str, cwd: Path = REPO_ROOT) -> subprocess.CompletedProcess[str
     )
 
 
-def stderr_lines(done: subprocess.CompletedProcess[str]) -> list[str]:
+def stderr_lines(done: CliRun | subprocess.CompletedProcess[str]) -> list[str]:
     assert "Traceback" not in done.stderr, done.stderr
     return [line for line in done.stderr.splitlines() if line.strip()]
 
@@ -307,7 +313,7 @@ def test_validate_python_behaviour_needs_allow_python(tmp_path: Path) -> None:
     )
     assert "kind: python" in text
     (tmp_path / "py.yaml").write_text(text, encoding="utf-8")
-    refused = hazard("validate", "py.yaml", cwd=tmp_path)
+    refused = program("validate", "py.yaml", cwd=tmp_path)
     assert refused.returncode != 0
     (line,) = stderr_lines(refused)
     assert PROBLEM_LINE.match(line)["path"] == "tools[0].behaviour.function"
@@ -315,7 +321,7 @@ def test_validate_python_behaviour_needs_allow_python(tmp_path: Path) -> None:
     # the module sits next to the scenario file, not in the working directory
     elsewhere = tmp_path / "elsewhere"
     elsewhere.mkdir()
-    allowed = hazard("validate", "--allow-python", str(tmp_path / "py.yaml"), cwd=elsewhere)
+    allowed = program("validate", "--allow-python", str(tmp_path / "py.yaml"), cwd=elsewhere)
     assert allowed.returncode == 0, allowed.stderr
     assert stderr_lines(allowed) == []
 

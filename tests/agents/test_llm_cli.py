@@ -19,7 +19,7 @@ from conftest import WAIT_S
 from mcp_hazard.agents.llm import ALL_ENV, ENV_BASE_URL, ENV_MODEL, ENV_RETRIES
 from mcp_hazard.runner.transports import free_port
 from mcp_hazard.server.episode import SUBMIT_TOOL
-from tests.runner.support import TRAVEL, Ran, assert_trace_ended, cli_env, jsonl, no_traceback, run_cli
+from tests.runner.support import TRAVEL, Ran, assert_trace_ended, cli_env, jsonl, main_cli, no_traceback, run_cli
 
 from .fake_llm import FakeLlm, Turn, call, flaky, http_reply, reply, tool_calls
 
@@ -52,8 +52,8 @@ class LlmRun:
         return dict(row)
 
     def scored_by_cli(self) -> dict[str, Any]:
-        """`mcp-hazard score` on the run's traces, as a user would check them: this episode's row."""
-        ran = run_cli("score", str(self.out / "traces"), "--format", "json", timeout=CLI_TIMEOUT_S)
+        """`mcp-hazard score` on the run's traces, as a user would check them (in this process): this episode's row."""
+        ran = main_cli("score", str(self.out / "traces"), "--format", "json")
         assert ran.code == 0, ran.explain()
         (row,) = json.loads(ran.stdout)["per_episode"]
         return dict(row)

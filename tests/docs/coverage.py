@@ -92,6 +92,8 @@ CANNOT_RUN = {
     r"^mcp-hazard run (gen/|scenarios/ --intervention all --seeds 0-1|scenarios/ --profile strict,guided,guarded)":
     "a research run of 240 to 960 episodes (minutes on 2 cores): docs/research.md reports what it measured; "
     "tests/runner/test_research_cli.py computes the same quantities on a small matrix",
+    r"^/usr/bin/time -v python -m pytest ": "runs the whole test suite, which this command is part of: .ci/run runs "
+    "README's test command on a clean clone",
     r"^(\.venv/bin/)?python -m bench\.": "a benchmark or a tool of bench/ (minutes of load, or a browser for "
     "screenshots): docs/performance.md records the benchmarks' measurements; tests use only bench's helpers",
     r"^mcp-hazard run agentdojo:all --agent naive --agent recovering": "a research run of 1138 episodes (minutes on "

@@ -36,6 +36,8 @@ if TYPE_CHECKING:
 pytestmark = pytest.mark.e2e
 
 TIMEOUT = WAIT_S
+"""The inspector's connect timeout; the process itself gets twice that (the connection, then the calls), so a slow
+connection fails with the inspector's own message, not a killed process."""
 EXIT_OK, EXIT_RPC_ERROR, EXIT_TOOL_ERROR = 0, 1, 5
 ERA_PROTOCOL = {"legacy": LEGACY_PROTOCOL, "modern": MODERN_PROTOCOL}
 
@@ -69,7 +71,7 @@ def inspect(inspector: Path, env: dict[str, str], target: list[str], *options: s
         *target,
     ]
     done = subprocess.run(
-        command, env=env, cwd=REPO_ROOT, stdin=subprocess.DEVNULL, capture_output=True, text=True, timeout=TIMEOUT
+        command, env=env, cwd=REPO_ROOT, stdin=subprocess.DEVNULL, capture_output=True, text=True, timeout=2 * TIMEOUT
     )
     return Run(done.returncode, done.stdout, done.stderr)
 

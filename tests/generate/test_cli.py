@@ -1,4 +1,4 @@
-"""`mcp-hazard generate dag` as a user runs it: through the parser, as a real subprocess, and the files it writes
+"""`mcp-hazard generate dag` as a user runs it: through the parser, through `main()`, and the files it writes
 served to a real MCP client and checked by `validate` and `verify`."""
 
 from __future__ import annotations
@@ -10,7 +10,7 @@ from pathlib import Path
 
 import anyio
 import pytest
-from conftest import WAIT_S
+from conftest import WAIT_S, CliRun, run_main
 
 from mcp_hazard.agents.golden import run_golden_agent
 from mcp_hazard.commands.generate import add_parser, generate_command
@@ -33,9 +33,9 @@ def generate(*argv: str) -> int:
     return generate_command(parser.parse_args(["generate", "dag", *argv]))
 
 
-def cli(*args: str, timeout: float = 300) -> subprocess.CompletedProcess[str]:
-    return subprocess.run([sys.executable, "-m", "mcp_hazard", *args], cwd=ROOT, capture_output=True, text=True,
-                          stdin=subprocess.DEVNULL, timeout=timeout)  # fmt: skip
+def cli(*args: str) -> CliRun:
+    """The whole command line through `main()` in this process (the process boundary is not what these tests check)."""
+    return run_main(*args, cwd=ROOT)
 
 
 def test_writes_one_file_per_seed(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
@@ -114,7 +114,9 @@ def test_validate_proves_every_hazard_solvable_on_a_generated_suite(tmp_path: Pa
 
 
 def test_python_m_mcp_hazard_generate(tmp_path: Path) -> None:
-    done = cli("generate", "dag", *ARGS, "--count", "2", "--out", str(tmp_path / "a"))
+    out = str(tmp_path / "a")
+    command = [sys.executable, "-m", "mcp_hazard", "generate", "dag", *ARGS, "--count", "2", "--out", out]
+    done = subprocess.run(command, cwd=ROOT, capture_output=True, text=True, stdin=subprocess.DEVNULL, timeout=WAIT_S)
     assert done.returncode == 0, done.stderr
     assert done.stdout.count("wrote ") == 2
     assert generate(*ARGS, "--count", "2", "--out", str(tmp_path / "b")) == 0

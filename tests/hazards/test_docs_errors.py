@@ -5,10 +5,9 @@ line on stderr, and nothing on stdout."""
 from __future__ import annotations
 
 import shlex
-import subprocess
 
 import pytest
-from conftest import REPO_ROOT, WAIT_S, hazard_command
+from conftest import REPO_ROOT, run_main
 
 DOC = REPO_ROOT / "docs" / "hazards.md"
 INTRO = "Every bad declaration is a one-line error"
@@ -24,6 +23,5 @@ def _examples() -> list[tuple[str, str]]:
 
 @pytest.mark.parametrize(("command", "said"), _examples(), ids=[command for command, _ in _examples()])
 def test_each_documented_error_is_what_the_command_prints(command: str, said: str) -> None:
-    done = subprocess.run(hazard_command(*shlex.split(command)[1:]), cwd=REPO_ROOT, stdin=subprocess.DEVNULL,
-                          capture_output=True, text=True, timeout=WAIT_S)  # fmt: skip
+    done = run_main(*shlex.split(command)[1:], cwd=REPO_ROOT)
     assert (done.returncode, done.stderr.strip(), done.stdout) == (2, said, "")

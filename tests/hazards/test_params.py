@@ -1,8 +1,8 @@
 """Hostile hazard parameters, through the real CLI (`python -m mcp_hazard`), the HTTP episode API and scenario files.
 
 Every one is a user error: one line on stderr that says what and where, a non-zero exit, no traceback, nothing on
-stdout (which belongs to the MCP protocol when serving stdio). The CLI runs are started all at once in a module
-fixture (they are independent processes) and checked one by one.
+stdout (which belongs to the MCP protocol when serving stdio). The CLI cases run `main()` in this process (a refusal
+is decided before anything is served); one case goes through the real program to show the process says the same.
 """
 
 from __future__ import annotations
@@ -11,14 +11,12 @@ import re
 import shutil
 import subprocess
 import sys
-from collections.abc import Iterator
-from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
 import anyio
 import httpx
 import pytest
-from conftest import WAIT_S
+from conftest import WAIT_S, CliRun, run_main
 
 from mcp_hazard.errors import ScenarioError
 from mcp_hazard.load import load_scenario
@@ -64,31 +62,29 @@ BOTH_COMMANDS = {
     "malformed-no-value", "bool-as-number", "empty-tools", "field-not-in-tool",
 }  # fmt: skip
 
-SERVE = [sys.executable, "-m", "mcp_hazard", "serve", str(TRAVEL), "--task", "fare-class"]
-VALIDATE = [sys.executable, "-m", "mcp_hazard", "validate", str(TRAVEL), "--seeds", "0"]
+SERVE = ["serve", str(TRAVEL), "--task", "fare-class"]
+VALIDATE = ["validate", str(TRAVEL), "--seeds", "0"]
 
 
 def _run(argv: list[str], cwd: Path) -> subprocess.CompletedProcess[str]:
-    return subprocess.run(argv, cwd=cwd, stdin=subprocess.DEVNULL, capture_output=True, text=True, timeout=TIMEOUT)
+    """The real program, for the case that shows the process boundary says what `main()` says."""
+    command = [sys.executable, "-m", "mcp_hazard", *argv]
+    return subprocess.run(command, cwd=cwd, stdin=subprocess.DEVNULL, capture_output=True, text=True, timeout=TIMEOUT)
 
 
 @pytest.fixture(scope="module")
-def cli_runs(
-    tmp_path_factory: pytest.TempPathFactory,
-) -> Iterator[dict[tuple[str, str], subprocess.CompletedProcess[str]]]:
-    """Every hostile option through `serve` (stdio, stdin closed) and `validate`, run concurrently."""
+def cli_runs(tmp_path_factory: pytest.TempPathFactory) -> dict[tuple[str, str], CliRun]:
+    """Every hostile option through `serve` (stdin closed) and `validate`, each refused in this process."""
     cwd = tmp_path_factory.mktemp("cli")
-    jobs = {}
+    runs = {}
     for case, text, _ in HOSTILE:
-        jobs[("serve", case)] = [*SERVE, "--trace-dir", str(cwd / "traces"), "--hazard", text]
+        runs[("serve", case)] = run_main(*SERVE, "--trace-dir", str(cwd / "traces"), "--hazard", text, cwd=cwd)
         if case in BOTH_COMMANDS:
-            jobs[("validate", case)] = [*VALIDATE, "--hazard", text]
-    with ThreadPoolExecutor(max_workers=4) as pool:
-        futures = {key: pool.submit(_run, argv, cwd) for key, argv in jobs.items()}
-        yield {key: future.result() for key, future in futures.items()}
+            runs[("validate", case)] = run_main(*VALIDATE, "--hazard", text, cwd=cwd)
+    return runs
 
 
-def assert_one_line_error(done: subprocess.CompletedProcess[str], mention: str) -> str:
+def assert_one_line_error(done: CliRun | subprocess.CompletedProcess[str], mention: str) -> str:
     assert done.returncode != 0, f"accepted (exit 0); stderr: {done.stderr!r}"
     assert "Traceback" not in done.stderr, done.stderr
     assert done.stdout == "", done.stdout
@@ -109,7 +105,7 @@ CLI_CASES = [
 
 @pytest.mark.parametrize(("command", "case", "mention"), CLI_CASES)
 def test_hostile_hazard_option_is_one_line_error(
-    cli_runs: dict[tuple[str, str], subprocess.CompletedProcess[str]], command: str, case: str, mention: str
+    cli_runs: dict[tuple[str, str], CliRun], command: str, case: str, mention: str
 ) -> None:
     assert_one_line_error(cli_runs[(command, case)], mention)
 
@@ -120,14 +116,14 @@ def test_serve_leaves_no_trace_file_for_a_refused_condition(tmp_path: Path) -> N
     assert not (tmp_path / "traces").exists() or list((tmp_path / "traces").iterdir()) == []
 
 
-def test_unknown_kind_lists_the_known_ones(cli_runs: dict[tuple[str, str], subprocess.CompletedProcess[str]]) -> None:
+def test_unknown_kind_lists_the_known_ones(cli_runs: dict[tuple[str, str], CliRun]) -> None:
     line = cli_runs[("serve", "unknown-kind")].stderr
     for kind in ("transient_error", "spec_drift", "pagination"):
         assert kind in line
 
 
 def test_profile_must_be_known(tmp_path: Path) -> None:
-    done = _run([*SERVE, "--profile", "chatty"], tmp_path)
+    done = run_main(*SERVE, "--profile", "chatty", cwd=tmp_path)
     assert done.returncode == 2 and "Traceback" not in done.stderr
     assert len(done.stderr.strip().splitlines()) == 1 and "--profile" in done.stderr
 
@@ -220,10 +216,10 @@ def test_bad_declared_task_hazard_is_rejected_with_file_line_col(
 
 
 def test_validate_prints_the_declared_hazard_problem(tmp_path: Path) -> None:
-    """The same through the real `validate` process: one line, file:line:col, exit 1."""
+    """The same through `validate`: one line, file:line:col, exit 2."""
     entry = "{kind: latency, params: {seconds: -2}}"
     path = scenario_with(tmp_path, task_hazard=entry)
-    done = _run([sys.executable, "-m", "mcp_hazard", "validate", str(path)], REPO_ROOT)
+    done = run_main("validate", str(path), cwd=REPO_ROOT)
     assert done.returncode == 2 and "Traceback" not in done.stderr, done.stderr
     assert done.stderr.strip().splitlines() == [
         f"{path}:{line_of(path, entry)}:9: tasks[3].hazards[0]: params.seconds: Input should be greater than 0, got -2"
@@ -235,7 +231,7 @@ def test_bad_declared_tool_hazard_is_reported_once(tmp_path: Path) -> None:
     printed once per task (four identical lines for travel.yaml's four tasks)."""
     entry = "{kind: conflict, params: {factor: 0}}"
     path = scenario_with(tmp_path, tool_hazard=entry)
-    done = _run([sys.executable, "-m", "mcp_hazard", "validate", str(path)], REPO_ROOT)
+    done = run_main("validate", str(path), cwd=REPO_ROOT)
     assert done.returncode == 2 and "Traceback" not in done.stderr, done.stderr
     lines = done.stderr.strip().splitlines()
     expected = (
@@ -253,11 +249,11 @@ def test_good_declared_hazards_validate_and_serve(tmp_path: Path) -> None:
         task_hazard="{kind: transient_error, schedule: {times: 1}}",
         tool_hazard="{kind: output_drift, params: {mode: unit_wrapper}}",
     )
-    done = _run([sys.executable, "-m", "mcp_hazard", "validate", str(path), "--seeds", "0-1"], REPO_ROOT)
+    done = run_main("validate", str(path), "--seeds", "0-1", cwd=REPO_ROOT)
     assert done.returncode == 0, done.stderr
     assert "hazard instances solvable" in done.stdout
-    served = _run([sys.executable, "-m", "mcp_hazard", "serve", str(path), "--task", "fare-class",
-                   "--trace-dir", str(tmp_path / "traces"), "--hazard", "declared"], REPO_ROOT)  # fmt: skip
+    served = _run(["serve", str(path), "--task", "fare-class", "--trace-dir", str(tmp_path / "traces"),
+                   "--hazard", "declared"], REPO_ROOT)  # the real process: stdout is the protocol's  # fmt: skip
     assert served.returncode == 0, served.stderr
     assert served.stdout == ""
     shutil.rmtree(tmp_path / "traces", ignore_errors=True)

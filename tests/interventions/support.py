@@ -12,6 +12,7 @@ from pathlib import Path
 from typing import Any
 
 import mcp_types as types
+from conftest import CliRun, run_main
 
 from mcp_hazard.condition import Condition
 from mcp_hazard.interventions import REGISTRY
@@ -131,6 +132,12 @@ def spec_of(loaded: LoadedScenario, name: str) -> ToolSpec:
 
 
 CLI_TIMEOUT = 150.0
+
+
+def main_cli(*args: str) -> CliRun:
+    """`mcp-hazard ARGS` through `main()` in this process, as `run_cli` runs the program (no colour, 200 columns): for
+    the tests where the process is not the subject."""
+    return run_main(*args, cwd=REPO_ROOT, env={"NO_COLOR": "1", "COLUMNS": "200"})
 
 
 def run_cli(

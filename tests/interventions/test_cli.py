@@ -1,6 +1,7 @@
 """Interventions as a user meets them: `mcp-hazard perturb`, `serve --intervention` over stdio, the HTTP episode API
 (POST body `interventions`, query `intervention=`), and `run --intervention all` with its report grouped by
-intervention. Every command runs as a real subprocess; MCP traffic goes over real transports."""
+intervention. `perturb` across processes (hash seeds) and `serve` (stdout is the protocol's) run as real programs, the
+rest through `main()` in this process; MCP traffic goes over real transports."""
 
 from __future__ import annotations
 
@@ -23,7 +24,7 @@ from mcp_hazard.runner.transports import open_episode
 from mcp_hazard.scoring.episode import score_episode
 from mcp_hazard.trace.reader import read_trace
 
-from .support import KINDS, TRAVEL, dump_tool, episode, run_cli, scenario
+from .support import KINDS, TRAVEL, dump_tool, episode, main_cli, run_cli, scenario
 
 if TYPE_CHECKING:
     from conftest import HttpServer
@@ -61,8 +62,8 @@ def test_perturb_prints_the_listing_an_episode_serves(kind: str) -> None:
 
 def test_perturb_writes_a_composition_to_a_file(tmp_path: Path) -> None:
     out = tmp_path / "listing.yaml"
-    done = run_cli("perturb", str(TRAVEL), "--intervention", "rename", "--intervention", "augment", "--seed", "9",
-                   "--task", "fare-class", "--out", str(out))  # fmt: skip
+    done = main_cli("perturb", str(TRAVEL), "--intervention", "rename", "--intervention", "augment", "--seed", "9",
+                    "--task", "fare-class", "--out", str(out))  # fmt: skip
     assert done.returncode == 0, done.stderr
     assert done.stdout == ""
     assert done.stderr.strip() == f"mcp-hazard: wrote the perturbed listing of travel/fare-class to {out}"
@@ -75,7 +76,7 @@ def test_perturb_writes_a_composition_to_a_file(tmp_path: Path) -> None:
 
 @pytest.mark.parametrize("name", ["bogus", "all"])
 def test_perturb_rejects_an_unknown_intervention_in_one_line(name: str) -> None:
-    done = run_cli("perturb", str(TRAVEL), "--intervention", name)
+    done = main_cli("perturb", str(TRAVEL), "--intervention", name)
     assert done.returncode != 0 and done.stdout == ""
     one_line_error(done.stderr, repr(name))
 
@@ -161,8 +162,8 @@ async def test_http_episodes_take_interventions_in_the_body_and_the_query(http_s
 
 def test_run_with_every_intervention_groups_the_report_by_intervention(tmp_path: Path) -> None:
     out = tmp_path / "run"
-    done = run_cli("run", str(TRAVEL), "--intervention", "all", "--agent", "recovering", "--out", str(out),
-                   "--no-progress", "--transport", "memory")  # fmt: skip
+    done = main_cli("run", str(TRAVEL), "--intervention", "all", "--agent", "recovering", "--out", str(out),
+                    "--no-progress", "--transport", "memory")  # fmt: skip
     assert done.returncode == 0, done.stderr[-2000:]
     report = json.loads((out / "report.json").read_text(encoding="utf-8"))
     groups = report["groups"]["intervention"]
@@ -185,9 +186,9 @@ def test_run_composes_interventions_joined_with_plus_in_their_order(tmp_path: Pa
     """`--intervention replace+reorder` is one condition applying replace, then reorder; the report pairs each
     intervened item with the same item on the original interface."""
     out = tmp_path / "run"
-    done = run_cli("run", str(TRAVEL), "--intervention", "replace+reorder", "--intervention", "names",
-                   "--agent", "naive", "--agent", "naive-positional", "--out", str(out), "--no-progress",
-                   "--transport", "memory")  # fmt: skip
+    done = main_cli("run", str(TRAVEL), "--intervention", "replace+reorder", "--intervention", "names",
+                    "--agent", "naive", "--agent", "naive-positional", "--out", str(out), "--no-progress",
+                    "--transport", "memory")  # fmt: skip
     assert done.returncode == 0, done.stderr[-2000:]
     recorded = set()
     for trace_path in sorted((out / "traces").glob("*.jsonl")):
@@ -211,8 +212,8 @@ def test_run_composes_interventions_joined_with_plus_in_their_order(tmp_path: Pa
     ("option", "needle"), [("rename+bogus", "'bogus': unknown"), ("all+rename", "does not compose"), ("+", "''")]
 )
 def test_run_rejects_a_bad_composition_in_one_line(option: str, needle: str, tmp_path: Path) -> None:
-    done = run_cli("run", str(TRAVEL), "--intervention", option, "--out", str(tmp_path / "run"), "--no-progress",
-                   "--transport", "memory")  # fmt: skip
+    done = main_cli("run", str(TRAVEL), "--intervention", option, "--out", str(tmp_path / "run"), "--no-progress",
+                    "--transport", "memory")  # fmt: skip
     assert done.returncode == 2, done.stderr
     one_line_error(done.stderr, needle)
     assert not (tmp_path / "run").exists()  # refused before anything ran

@@ -10,19 +10,20 @@ from pathlib import Path
 
 import jsonschema
 import pytest
-from conftest import REPO_ROOT, hazard_command, start_http_server
+from conftest import REPO_ROOT, WAIT_S, CliRun, hazard_command, run_main, start_http_server
 
 from .support import PROXIES, events
 
 pytestmark = pytest.mark.e2e
 
-TIMEOUT = 120.0
+TIMEOUT = 2 * WAIT_S  # the inspector's own connect timeout is WAIT_S: the process gets it and the calls after it
 
 
 def _inspect(
     inspector: Path, env: dict[str, str], target: list[str], *options: str
 ) -> subprocess.CompletedProcess[str]:
-    command = [str(inspector), "--cli", *options, "--connect-timeout=120000", "--format", "json", "-q", "--", *target]
+    command = [str(inspector), "--cli", *options, f"--connect-timeout={WAIT_S * 1000:.0f}", "--format", "json", "-q",
+               "--", *target]  # fmt: skip
     return subprocess.run(command, env=env, cwd=REPO_ROOT, stdin=subprocess.DEVNULL, capture_output=True, text=True,
                           timeout=TIMEOUT)  # fmt: skip
 
@@ -72,9 +73,10 @@ def test_the_inspector_cli_calls_through_an_http_proxy(
     assert [e["kind"] for e in trace if e["type"] == "hazard_fired"] == ["output_drift"]
 
 
-def _cli(*args: str) -> subprocess.CompletedProcess[str]:
-    return subprocess.run(hazard_command(*args), cwd=REPO_ROOT, stdin=subprocess.DEVNULL, capture_output=True,
-                          text=True, timeout=TIMEOUT)  # fmt: skip
+def _cli(*args: str) -> CliRun:
+    """A proxy command that refuses, or prints a schema, run in this process (the process boundary is not what these
+    tests are about; the Inspector tests above go through the real program)."""
+    return run_main(*args, cwd=REPO_ROOT)
 
 
 def test_a_proxy_file_is_checked_alone_with_file_line_column(tmp_path: Path) -> None:

@@ -1,4 +1,5 @@
-"""Helpers for the runner tests: run the real CLI as a subprocess (bounded), read run folders, check processes."""
+"""Helpers for the runner tests: run the CLI in this process or as the real program (bounded), read run folders,
+check processes."""
 
 from __future__ import annotations
 
@@ -12,7 +13,7 @@ from pathlib import Path
 from typing import Any
 
 import yaml
-from conftest import WAIT_S
+from conftest import WAIT_S, run_main
 
 REPO_ROOT = Path(__file__).resolve().parents[2]
 SCENARIOS_DIR = REPO_ROOT / "scenarios"
@@ -56,6 +57,15 @@ def run_cli(*args: str, timeout: float = CLI_TIMEOUT, env: dict[str, str] | None
         )  # fmt: skip
     except subprocess.TimeoutExpired as exc:
         raise AssertionError(f"`mcp-hazard {' '.join(args)}` did not finish within {timeout}s") from exc
+    return Ran(list(args), done.returncode, done.stdout, done.stderr)
+
+
+def main_cli(*args: str, cwd: Path = REPO_ROOT, **env: str) -> Ran:
+    """`mcp-hazard ARGS` through `main()` in this process, in the environment `run_cli` gives the program (`python` on
+    PATH is this interpreter, no colour, 200 columns, plus `env`): for tests of what a command does and says, where the
+    process boundary is not the subject (signals, a killed run, stdin) and a Python start-up per command is waste."""
+    wanted = {key: value for key, value in cli_env(**env).items() if os.environ.get(key) != value}
+    done = run_main(*args, cwd=cwd, env=wanted)
     return Ran(list(args), done.returncode, done.stdout, done.stderr)
 
 

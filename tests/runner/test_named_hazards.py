@@ -12,7 +12,7 @@ from pathlib import Path
 import pytest
 from conftest import WAIT_S, in_ci
 
-from .support import REPO_ROOT, SCENARIOS_DIR, Ran, no_traceback, run_cli
+from .support import REPO_ROOT, SCENARIOS_DIR, Ran, main_cli, no_traceback, run_cli
 
 pytestmark = pytest.mark.e2e
 
@@ -45,7 +45,7 @@ def test_a_named_kind_that_fits_no_task_is_refused_by_every_command_over_scenari
     command: str, tmp_path: Path
 ) -> None:
     out = ["--out", str(tmp_path / "out")] if command != "validate" else []
-    line = one_error(run_cli(command, CALENDAR, "--hazard", "conflict", *out))
+    line = one_error(main_cli(command, CALENDAR, "--hazard", "conflict", *out))
     assert line == (
         "mcp-hazard: error: --hazard conflict can act in none of the 3 selected tasks, so "
         + ("no instance of it would be checked" if command == "validate" else "no episode would carry it")
@@ -55,7 +55,7 @@ def test_a_named_kind_that_fits_no_task_is_refused_by_every_command_over_scenari
 
 
 def test_the_task_filter_counts_and_the_parameters_are_shown_as_given(tmp_path: Path) -> None:
-    line = one_error(run_cli("run", CALENDAR, "--task", "booked-minutes", "--hazard", "transient_error",
+    line = one_error(main_cli("run", CALENDAR, "--task", "booked-minutes", "--hazard", "transient_error",
                              "--hazard", "conflict:probability=0.5", "--out", str(tmp_path / "out")))  # fmt: skip
     assert line == ("mcp-hazard: error: --hazard conflict:probability=0.5 cannot act in the selected task, so no "
                     f"episode would carry it: {CONFLICT_NEEDS} (calendar/booked-minutes)")  # fmt: skip
@@ -63,7 +63,7 @@ def test_the_task_filter_counts_and_the_parameters_are_shown_as_given(tmp_path: 
 
 def test_a_kind_that_fits_some_task_still_runs_there_and_validate_says_where_it_fit_nothing(tmp_path: Path) -> None:
     finance = str(SCENARIOS_DIR / "finance.yaml")
-    done = run_cli("validate", CALENDAR, finance, "--hazard", "conflict", "--seeds", "0")
+    done = main_cli("validate", CALENDAR, finance, "--hazard", "conflict", "--seeds", "0")
     assert done.code == 0, done.explain()
     lines = done.stdout.splitlines()
     assert lines[0].endswith("golden paths reach answers; --hazard conflict can act in none of its tasks)"), lines
@@ -71,6 +71,7 @@ def test_a_kind_that_fits_some_task_still_runs_there_and_validate_says_where_it_
 
 
 def test_serve_over_stdio_says_it_the_same_way() -> None:
+    """The real program: over stdio its stdout is the protocol's, and a refusal must leave it empty."""
     line = one_error(run_cli("serve", CALENDAR, "--hazard", "conflict"))
     assert line == ("mcp-hazard: error: --hazard conflict cannot act in the selected task, so no episode would carry "
                     f"it: {CONFLICT_NEEDS} (calendar/review-time-in-orinth)")  # fmt: skip
@@ -79,7 +80,7 @@ def test_serve_over_stdio_says_it_the_same_way() -> None:
 @pytest.mark.parametrize("flag", [["--hazard", "conflict"], ["--profile", "guided"], ["--seed", "3"],
                                   ["--task", "fare-class"], ["--intervention", "rename"]])  # fmt: skip
 def test_serve_over_http_refuses_the_flags_of_a_stdio_episode_instead_of_dropping_them(flag: list[str]) -> None:
-    line = one_error(run_cli("serve", str(SCENARIOS_DIR), "--http", "127.0.0.1:0", *flag))
+    line = one_error(main_cli("serve", str(SCENARIOS_DIR), "--http", "127.0.0.1:0", *flag))
     assert line.startswith(f"mcp-hazard: error: {flag[0]} is for the one episode of `serve` over stdio; over HTTP "
                            "each episode names its own (POST /episodes"), line  # fmt: skip
 
@@ -91,8 +92,9 @@ def test_serve_over_http_refuses_the_flags_of_a_stdio_episode_instead_of_droppin
 )
 def test_a_proxy_says_it_for_its_file_tasks(how: list[str], time_server: str, tmp_path: Path) -> None:
     where = ["--out", str(tmp_path / "out")] if how[0] == "run" else ["--trace-dir", str(tmp_path / "out")]
-    ran = run_cli(how[0], TIME, "--upstream-cmd", time_server, "--hazard", "pagination", *how[1:], *where,
-                  timeout=WAIT_S)  # fmt: skip
+    words = (how[0], TIME, "--upstream-cmd", time_server, "--hazard", "pagination", *how[1:], *where)
+    # the relay serves a stdio client from fds 0 and 1: its refusal goes through the real program, the rest in process
+    ran = run_cli(*words, timeout=WAIT_S) if how == ["proxy"] else main_cli(*words)
     line = one_error(ran)
     if how[0] == "run" or "--http" in how:  # every task of the file may run
         where_text, tasks = "can act in none of the 2 selected tasks", "time/tokyo-offset, time/tokyo-time"

@@ -16,7 +16,7 @@ from mcp_hazard.runner.replay import replay_trace
 from mcp_hazard.runner.replay_source import read_recorded
 from mcp_hazard.trace.reader import read_trace
 
-from .support import REPO_ROOT, TRAVEL, Ran, assert_trace_ended, jsonl, no_traceback, run_cli
+from .support import REPO_ROOT, TRAVEL, Ran, assert_trace_ended, jsonl, main_cli, no_traceback
 
 IDENTICAL = re.compile(
     r"^replay: \d+ events, identical to (?P<path>\S+) apart from times, durations and the run block$"
@@ -41,7 +41,7 @@ def recorded(request: pytest.FixtureRequest, tmp_path_factory: pytest.TempPathFa
     """The traces of a small matrix (naive and recovering; clean, transient_error, spec_drift, latency)."""
     out = tmp_path_factory.mktemp(f"recorded-{request.param}")
     extra = LATENCY if request.param == "memory" else []
-    ran = run_cli("run", "scenarios/travel.yaml", *MATRIX, *extra, "--transport", request.param, "--out", str(out))
+    ran = main_cli("run", "scenarios/travel.yaml", *MATRIX, *extra, "--transport", request.param, "--out", str(out))
     assert ran.code == 0, ran.explain()
     traces = sorted((out / "traces").glob("*.jsonl"))
     assert len(traces) == 4 * (3 + bool(extra)) * 2  # tasks x conditions x agents
@@ -71,7 +71,7 @@ def test_every_recorded_trace_replays_identically(recorded: list[Path]) -> None:
 def test_replay_command_says_identical(transport: str, recorded: list[Path]) -> None:
     """The CLI itself on one rich trace (the recovering agent under spec drift), replayed over each transport."""
     path = next(p for p in recorded if p.name.startswith("recovering.travel.fare-in-dollars.spec_drift"))
-    ran = run_cli("replay", str(path), "--transport", transport)
+    ran = main_cli("replay", str(path), "--transport", transport)
     assert ran.code == 0, ran.explain()
     assert ran.stderr.strip() == "", ran.explain()
     match = IDENTICAL.match(ran.stdout.strip())
@@ -99,7 +99,7 @@ def test_a_tampered_trace_is_caught_at_its_first_difference(which: int, recorded
     assert replay_trace(read_recorded(str(source), scenarios=None, allow_python=False), transport="memory")[2] is None
     target = tmp_path / "tampered.jsonl"
     index, _arguments = tampered_copy(source, target, which)
-    ran = run_cli("replay", str(target))
+    ran = main_cli("replay", str(target))
     line = one_line_error(ran, code=1)
     assert line.startswith(f"mcp-hazard: replay differs from {target}: event {index} (tool_called): fields ")
     fields = re.search(r"fields (\[.*\]) differ", line)
@@ -113,19 +113,19 @@ def test_a_trace_whose_scenario_changed_is_refused(tmp_path: Path) -> None:
     copy = folder / "travel.yaml"
     shutil.copyfile(TRAVEL, copy)
     out = tmp_path / "out"
-    ran = run_cli("run", str(copy), "--agent", "recovering", "--hazard", "transient_error", "--transport", "memory",
-                  "--out", str(out), "--no-progress")  # fmt: skip
+    ran = main_cli("run", str(copy), "--agent", "recovering", "--hazard", "transient_error", "--transport", "memory",
+                   "--out", str(out), "--no-progress")  # fmt: skip
     assert ran.code == 0, ran.explain()
     trace = out / "traces" / "recovering.travel.fare-class.transient_error.strict.s0.jsonl"
     assert_trace_ended(trace)
     assert read_trace(trace).started["scenario"]["path"] == str(copy)  # type: ignore[index]
-    assert run_cli("replay", str(trace)).code == 0
+    assert main_cli("replay", str(trace)).code == 0
 
     text = copy.read_text(encoding="utf-8")
     edited = text.replace("description: Look up the three-letter", "description: Find the three-letter", 1)
     copy.write_text(edited, encoding="utf-8")  # still a valid scenario, with another sha256
     assert copy.read_text(encoding="utf-8") != text
-    line = one_line_error(run_cli("replay", str(trace)))
+    line = one_line_error(main_cli("replay", str(trace)))
     assert str(copy) in line and "changed since the trace was recorded" in line, line
 
 
@@ -139,13 +139,13 @@ def test_a_moved_scenario_replays_with_the_scenarios_option(tmp_path: Path) -> N
     moved.mkdir()
     shutil.copyfile(TRAVEL, first / "travel.yaml")
     out = tmp_path / "out"
-    ran = run_cli("run", str(first / "travel.yaml"), "--agent", "naive", "--hazard", "declared", "--transport",
-                  "memory", "--out", str(out), "--no-progress")  # fmt: skip
+    ran = main_cli("run", str(first / "travel.yaml"), "--agent", "naive", "--hazard", "declared", "--transport",
+                   "memory", "--out", str(out), "--no-progress")  # fmt: skip
     assert ran.code == 0, ran.explain()
     trace = out / "traces" / "naive.travel.fare-class.clean.strict.s0.jsonl"
     (first / "travel.yaml").rename(moved / "travel.yaml")
-    assert "no such file" in one_line_error(run_cli("replay", str(trace))).lower()
-    ran = run_cli("replay", str(trace), "--scenarios", str(moved))
+    assert "no such file" in one_line_error(main_cli("replay", str(trace))).lower()
+    ran = main_cli("replay", str(trace), "--scenarios", str(moved))
     assert ran.code == 0 and IDENTICAL.match(ran.stdout.strip()), ran.explain()
 
 
@@ -176,7 +176,7 @@ answer: Standard
 trace_dir: {traces}
 """,
     )
-    ran = run_cli("replay", str(script))
+    ran = main_cli("replay", str(script))
     assert ran.code == 0, ran.explain()
     match = re.fullmatch(r"replay: 2 calls, answer 'Standard': correct; trace (\S+)", ran.stdout.strip())
     assert match is not None, ran.explain()
@@ -204,7 +204,7 @@ answer: Flex
 trace_dir: {tmp_path / "traces"}
 """,
     )
-    ran = run_cli("replay", str(script))
+    ran = main_cli("replay", str(script))
     assert ran.code == 1, ran.explain()  # a script whose answer is wrong fails, so it can gate CI on its own
     assert re.fullmatch(r"replay: 1 calls, answer 'Flex': not correct \(invented\); trace \S+", ran.stdout.strip())
 
@@ -244,7 +244,7 @@ def test_a_malformed_script_is_a_one_line_error(case: str, tmp_path: Path) -> No
     blocked.write_text("a file where a folder is expected\n", encoding="utf-8")
     script = write_script(tmp_path, "script.yaml",
                           template.format(travel=TRAVEL, traces=tmp_path / "traces", blocked=blocked))  # fmt: skip
-    ran = run_cli("replay", str(script), cwd=tmp_path)
+    ran = main_cli("replay", str(script), cwd=tmp_path)
     line = one_line_error(ran)
     assert mentions in line, line
     assert ran.stdout == ""
@@ -259,5 +259,5 @@ def test_a_bad_trace_is_a_one_line_error(content: str | None, mentions: str, tmp
     path = tmp_path / "trace.jsonl"
     if content is not None:
         path.write_text(content, encoding="utf-8")
-    line = one_line_error(run_cli("replay", str(path), cwd=REPO_ROOT))
+    line = one_line_error(main_cli("replay", str(path), cwd=REPO_ROOT))
     assert mentions in line and str(path) in line, line

@@ -15,7 +15,7 @@ from mcp_hazard.load import load_scenario
 from mcp_hazard.scenario.behaviours import run_behaviour
 from mcp_hazard.scenario.golden import run_golden_path
 
-from .support import TRAVEL, run_cli
+from .support import TRAVEL, main_cli
 
 pytestmark = pytest.mark.e2e
 
@@ -23,9 +23,9 @@ pytestmark = pytest.mark.e2e
 @pytest.fixture(scope="module")
 def cib_run(tmp_path_factory: pytest.TempPathFactory) -> Path:
     out = tmp_path_factory.mktemp("cib") / "run"
-    ran = run_cli("run", str(TRAVEL), "--task", "fare-class", "--task", "cheapest-trip", "--intervention", "reorder",
-                  "--intervention", "names=contradicting", "--repeats", "2", "--agent-label", "naive=memorising",
-                  "--agent-label", "recovering=adaptive", "--out", str(out), "--no-progress", "--verbose")  # fmt: skip
+    ran = main_cli("run", str(TRAVEL), "--task", "fare-class", "--task", "cheapest-trip", "--intervention", "reorder",
+                   "--intervention", "names=contradicting", "--repeats", "2", "--agent-label", "naive=memorising",
+                   "--agent-label", "recovering=adaptive", "--out", str(out), "--no-progress", "--verbose")  # fmt: skip
     assert ran.code == 0, ran.explain()
     (out / "stdout.txt").write_text(ran.stdout, encoding="utf-8")
     return out
@@ -80,7 +80,7 @@ def test_repeats_give_best_of_k_over_attempts_and_labels_give_groups(cib_run: Pa
     naive = names[("naive", "original", "names=contradicting")]
     assert (naive["difference"], naive["pairs"], naive["p_value"]) == (-1.0, 4, 0.125)
 
-    rescored = run_cli("score", str(cib_run), "--agent-label", "naive-positional=memorising", "--format", "json")
+    rescored = main_cli("score", str(cib_run), "--agent-label", "naive-positional=memorising", "--format", "json")
     assert rescored.code == 0, rescored.explain()
     groups = {g["group"]: g for g in json.loads(rescored.stdout)["agent_groups"]["groups"]}
     assert groups["memorising"]["agents"] == ["naive", "naive-positional"] and "unlabelled" not in groups
@@ -98,7 +98,7 @@ def test_repeats_give_best_of_k_over_attempts_and_labels_give_groups(cib_run: Pa
     ],
 )
 def test_bad_labels_and_repeats_are_one_line_errors(args: list[str], code: int, message: str, tmp_path: Path) -> None:
-    ran = run_cli("run", str(TRAVEL), "--task", "fare-class", "--agent", "naive", "--out", str(tmp_path), *args)
+    ran = main_cli("run", str(TRAVEL), "--task", "fare-class", "--agent", "naive", "--out", str(tmp_path), *args)
     assert ran.code == code and message in ran.stderr and ran.stderr.count("\n") == 1, ran.explain()
     assert "Traceback" not in ran.stderr
 
@@ -107,13 +107,13 @@ def test_generated_suites_pair_across_name_policies_and_group_by_structure(tmp_p
     """The same two graphs (core 4, depth 1: a star) under three name policies, run together: the scorer pairs
     them by the problem each file records, and groups success by core count and depth."""
     for names in ("random", "contradicting", "random-realistic"):
-        ran = run_cli("generate", "dag", "--core", "4", "--depth", "1", "--seed", "1", "--count", "2", "--names", names,
-                      "--out", str(tmp_path / names))  # fmt: skip
+        ran = main_cli("generate", "dag", "--core", "4", "--depth", "1", "--seed", "1", "--count", "2", "--names",
+                       names, "--out", str(tmp_path / names))  # fmt: skip
         assert ran.code == 0, ran.explain()
     out = tmp_path / "run"
     folders = [str(tmp_path / names) for names in ("random", "contradicting", "random-realistic")]
-    ran = run_cli("run", *folders, "--agent", "recovering", "--hazard", "transient_error", "--out", str(out),
-                  "--no-progress")  # fmt: skip
+    ran = main_cli("run", *folders, "--agent", "recovering", "--hazard", "transient_error", "--out", str(out),
+                   "--no-progress")  # fmt: skip
     assert ran.code == 0, ran.explain()
     report = _report(out)
     policies = {r["policy"]: r for r in report["name_policies"]["policies"]}
@@ -133,8 +133,8 @@ def test_failure_types_of_a_replayed_slip(tmp_path: Path) -> None:
     """FuncBenchGen's taxonomy through generate, replay and score. A path of three functions; the script copies the
     input wrong (given + 1, shown nowhere: unknown value), then feeds each wrong result on (shown, but not the golden
     call's value: incorrect value, twice), and answers the wrong target."""
-    assert run_cli("generate", "dag", "--core", "3", "--depth", "2", "--connected", "0", "--disconnected", "0",
-                   "--seed", "4", "--out", str(tmp_path)).code == 0  # fmt: skip
+    assert main_cli("generate", "dag", "--core", "3", "--depth", "2", "--connected", "0", "--disconnected", "0",
+                    "--seed", "4", "--out", str(tmp_path)).code == 0  # fmt: skip
     scenario = load_scenario(tmp_path / "dag-s4.yaml").model
     task = scenario.tasks[0]
     golden = run_golden_path(scenario, task)
@@ -159,13 +159,13 @@ def test_failure_types_of_a_replayed_slip(tmp_path: Path) -> None:
     script = tmp_path / "slip.yaml"
     script.write_text(yaml.safe_dump({"scenario": "dag-s4.yaml", "calls": calls, "answer": str(previous[1]),
                                       "trace_dir": str(tmp_path / "traces")}), encoding="utf-8")  # fmt: skip
-    ran = run_cli("replay", str(script))
+    ran = main_cli("replay", str(script))
     assert ran.code == 1 and "not correct (wrong_answer)" in ran.stdout, ran.explain()
-    scored = run_cli("score", str(tmp_path / "traces"), "--format", "json", "--scenarios", str(tmp_path))
+    scored = main_cli("score", str(tmp_path / "traces"), "--format", "json", "--scenarios", str(tmp_path))
     assert scored.code == 0, scored.explain()
     (row,) = json.loads(scored.stdout)["value_taxonomy"]
     assert row["calls"] == {"non_existent_function": 0, "wrong_argument_count": 0, "unknown_value": 1,
                             "incorrect_value": 2}  # fmt: skip
     assert row["episodes"]["unknown_value"] == 1
-    text = run_cli("score", str(tmp_path / "traces"), "--scenarios", str(tmp_path), "--verbose").stdout
+    text = main_cli("score", str(tmp_path / "traces"), "--scenarios", str(tmp_path), "--verbose").stdout
     assert "Failure types of calls (FuncBenchGen)" in text

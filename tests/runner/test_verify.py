@@ -8,7 +8,7 @@ import re
 import pytest
 import yaml
 
-from .support import TRAVEL, Ran, no_traceback, run_cli
+from .support import TRAVEL, Ran, main_cli, no_traceback
 
 pytestmark = pytest.mark.e2e
 
@@ -32,14 +32,14 @@ def verdict(ran: Ran) -> str:
 
 
 def test_shipped_travel_scenario_is_all_solvable_and_all_biting() -> None:
-    ran = run_cli("verify", "scenarios/travel.yaml", "--seeds", "0")
+    ran = main_cli("verify", "scenarios/travel.yaml", "--seeds", "0")
     assert ran.code == 0, ran.explain()
     assert "all solvable, all biting" in verdict(ran)
     assert findings(ran) == []
 
 
 def test_an_order_only_output_drift_is_toothless() -> None:
-    ran = run_cli("verify", "scenarios/travel.yaml", "--seeds", "0", "--hazard", "output_drift:mode=reordered")
+    ran = main_cli("verify", "scenarios/travel.yaml", "--seeds", "0", "--hazard", "output_drift:mode=reordered")
     assert ran.code == 1, ran.explain()
     assert no_traceback(ran.stdout + ran.stderr)
     found = findings(ran)
@@ -50,7 +50,7 @@ def test_an_order_only_output_drift_is_toothless() -> None:
 
 
 def test_a_transient_error_longer_than_any_retry_budget_is_unsolvable() -> None:
-    ran = run_cli("verify", "scenarios/travel.yaml", "--seeds", "0", "--hazard", "transient_error:times=9")
+    ran = main_cli("verify", "scenarios/travel.yaml", "--seeds", "0", "--hazard", "transient_error:times=9")
     assert ran.code == 1, ran.explain()
     assert no_traceback(ran.stdout + ran.stderr)
     found = findings(ran)
@@ -61,8 +61,8 @@ def test_a_transient_error_longer_than_any_retry_budget_is_unsolvable() -> None:
 
 
 def test_verify_over_http_agrees() -> None:
-    ran = run_cli("verify", "scenarios/travel.yaml", "--seeds", "0", "--hazard", "transient_error",
-                  "--hazard", "spec_drift", "--transport", "http")  # fmt: skip
+    ran = main_cli("verify", "scenarios/travel.yaml", "--seeds", "0", "--hazard", "transient_error",
+                   "--hazard", "spec_drift", "--transport", "http")  # fmt: skip
     assert ran.code == 0, ran.explain()
     line = verdict(ran)
     assert "all solvable, all biting" in line and "over http" in line
@@ -72,8 +72,8 @@ def test_verify_over_http_agrees() -> None:
 
 def test_verify_under_interventions_proves_every_instance_solvable_there_too() -> None:
     base = ["verify", "scenarios/travel.yaml", "--seeds", "0", "--hazard", "invocation_error", "--hazard", "pagination"]
-    plain = run_cli(*base)
-    intervened = run_cli(*base, "--intervention", "names=random", "--intervention", "replace+augment")
+    plain = main_cli(*base)
+    intervened = main_cli(*base, "--intervention", "names=random", "--intervention", "replace+augment")
     assert plain.code == 0 and intervened.code == 0, intervened.explain()
     count = int(verdict(plain).split()[1])
     line = verdict(intervened)
@@ -85,15 +85,15 @@ def test_an_invocation_error_under_contradicting_names_advises_an_argument_the_t
     """The tool that accepts an invocation error's changed shape is served with the listing's names for the arguments
     both share: the error's advice names an argument the recovering agent's next call can use (at seed 1 the recovering
     agent once ended `fare-in-dollars` and `two-nights` without an answer)."""
-    ran = run_cli("verify", "scenarios/travel.yaml", "--seeds", "1", "--hazard", "invocation_error",
-                  "--intervention", "names=contradicting")  # fmt: skip
+    ran = main_cli("verify", "scenarios/travel.yaml", "--seeds", "1", "--hazard", "invocation_error",
+                   "--intervention", "names=contradicting")  # fmt: skip
     assert ran.code == 0, ran.explain()
     assert "solvable under every intervention" in verdict(ran)
 
 
 def test_an_instance_unsolvable_under_an_intervention_is_named_with_it() -> None:
-    ran = run_cli("verify", "scenarios/travel.yaml", "--seeds", "0", "--hazard", "transient_error:times=9",
-                  "--intervention", "rename")  # fmt: skip
+    ran = main_cli("verify", "scenarios/travel.yaml", "--seeds", "0", "--hazard", "transient_error:times=9",
+                   "--intervention", "rename")  # fmt: skip
     assert ran.code == 1, ran.explain()
     found = findings(ran)
     under = [m for m in found if m["condition"] == "transient_error:times=9, intervention rename"]
@@ -109,7 +109,7 @@ def test_an_instance_unsolvable_under_an_intervention_is_named_with_it() -> None
     ],
 )
 def test_bad_input_is_one_line(args: list[str], mentions: str) -> None:
-    ran = run_cli("verify", *args)
+    ran = main_cli("verify", *args)
     assert ran.code != 0, ran.explain()
     assert ran.stdout == "" and no_traceback(ran.stderr), ran.explain()
     lines = ran.stderr.strip().splitlines()

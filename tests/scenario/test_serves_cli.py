@@ -1,14 +1,13 @@
 """`serves:` with the fields that carry each fact, and did-you-mean for misspelt names, as `mcp-hazard validate`
-reports them: a real subprocess on real files, one line per problem, exit 2."""
+reports them: `main()` on real files, one line per problem, exit 2."""
 
 from __future__ import annotations
 
 import re
-import subprocess
-import sys
 from pathlib import Path
 
 import pytest
+from conftest import CliRun, run_main
 
 from mcp_hazard.load import load_scenario
 from mcp_hazard.scenario.serves import step_stand_ins
@@ -58,15 +57,12 @@ tasks:
 """
 
 
-def validate(tmp_path: Path, text: str) -> subprocess.CompletedProcess[str]:
+def validate(tmp_path: Path, text: str) -> CliRun:
     (tmp_path / "s.yaml").write_text(text, encoding="utf-8")
-    return subprocess.run(
-        [sys.executable, "-m", "mcp_hazard", "validate", "s.yaml"],
-        cwd=tmp_path, capture_output=True, text=True, timeout=60, stdin=subprocess.DEVNULL,
-    )  # fmt: skip
+    return run_main("validate", "s.yaml", cwd=tmp_path)
 
 
-def problems(done: subprocess.CompletedProcess[str]) -> list[str]:
+def problems(done: CliRun) -> list[str]:
     assert "Traceback" not in done.stderr, done.stderr
     assert done.returncode == 2 and done.stdout == "", (done.returncode, done.stdout, done.stderr)
     lines = done.stderr.splitlines()

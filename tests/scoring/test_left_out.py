@@ -21,7 +21,7 @@ import pytest
 from conftest import WAIT_S, in_ci
 
 from mcp_hazard.hazards import REGISTRY
-from tests.runner.support import REPO_ROOT, SCENARIOS_DIR, cli_env, jsonl, no_traceback, run_cli
+from tests.runner.support import REPO_ROOT, SCENARIOS_DIR, cli_env, jsonl, main_cli, no_traceback
 
 pytestmark = pytest.mark.e2e
 
@@ -55,7 +55,7 @@ def _every_kind_accounted_for(out: Path, tasks: list[str]) -> dict[tuple[str, st
         assert ran[task] | listed == set(REGISTRY), (task, ran[task], listed)
         assert not ran[task] & listed, (task, ran[task] & listed)
     assert all(why and NOT_RUN_YET not in why for why in left_out.values()), left_out
-    rescored = run_cli("score", str(out), "--out", str(out / "again.json"))
+    rescored = main_cli("score", str(out), "--out", str(out / "again.json"))
     assert rescored.code == 0, rescored.explain()
     again = json.loads((out / "again.json").read_text(encoding="utf-8"))
     assert again["skipped_hazards"] == report["skipped_hazards"]
@@ -64,8 +64,8 @@ def _every_kind_accounted_for(out: Path, tasks: list[str]) -> dict[tuple[str, st
 
 def test_hazard_all_lists_every_kind_left_out_of_every_task_with_why(tmp_path: Path) -> None:
     out = tmp_path / "run"
-    done = run_cli("run", str(SCENARIOS_DIR / "calendar.yaml"), "--agent", "naive", "--transport", "memory",
-                   "--call-timeout", "0.2", "--no-progress", "--out", str(out))  # fmt: skip
+    done = main_cli("run", str(SCENARIOS_DIR / "calendar.yaml"), "--agent", "naive", "--transport", "memory",
+                    "--call-timeout", "0.2", "--no-progress", "--out", str(out))  # fmt: skip
     assert done.code == 0 and no_traceback(done.stderr), done.explain()
     tasks = ["calendar/review-time-in-orinth", "calendar/shared-free-hour", "calendar/booked-minutes"]
     left_out = _every_kind_accounted_for(out, tasks)
@@ -84,9 +84,9 @@ def test_hazard_all_through_a_proxy_lists_the_kinds_its_notes_rule_out(tmp_path:
             pytest.fail("mcp-server-time is not installed (pip install -e '.[test]')", pytrace=False)
         pytest.skip("mcp-server-time is not installed (pip install -e '.[test]')")
     out = tmp_path / "run"
-    done = run_cli("run", str(REPO_ROOT / "proxies" / "time.yaml"), "--upstream-cmd",
-                   f"{sys.executable} -m mcp_server_time", "--agent", "recovering", "--transport", "memory",
-                   "--no-progress", "--out", str(out), timeout=WAIT_S)  # fmt: skip
+    done = main_cli("run", str(REPO_ROOT / "proxies" / "time.yaml"), "--upstream-cmd",
+                    f"{sys.executable} -m mcp_server_time", "--agent", "recovering", "--transport", "memory",
+                    "--no-progress", "--out", str(out))  # fmt: skip
     assert done.code == 0 and no_traceback(done.stderr), done.explain()
     tasks = ["time/tokyo-offset", "time/tokyo-time"]
     left_out = _every_kind_accounted_for(out, tasks)
@@ -125,11 +125,11 @@ def test_cells_a_killed_run_did_not_reach_say_not_run_yet(tmp_path: Path) -> Non
     assert ("calendar/booked-minutes", "spec_drift") in planned  # named: it fits there, so it is planned
     unreached = planned - reached
     assert ("calendar/booked-minutes", "spec_drift") in unreached and len(unreached) >= 6, sorted(reached)
-    scored = run_cli("score", str(out), "--out", str(tmp_path / "report.json"))
+    scored = main_cli("score", str(out), "--out", str(tmp_path / "report.json"))
     assert scored.code == 0, scored.explain()
     left_out = _left_out(json.loads((tmp_path / "report.json").read_text(encoding="utf-8")))
     assert {pair for pair, why in left_out.items() if why.startswith(NOT_RUN_YET)} == unreached, left_out
     assert not any("already carry" in why for why in left_out.values()), left_out
-    table = run_cli("score", str(out), "--verbose").stdout
+    table = main_cli("score", str(out), "--verbose").stdout
     row = next(line for line in table.splitlines() if line.startswith("spec_drift ") and "of 3" in line)
     assert "not run yet (planned, but no episode" in row, table

@@ -11,6 +11,7 @@ import sys
 from pathlib import Path
 
 import pytest
+from conftest import WAIT_S, CliRun, run_main
 
 from tests.e2e.support import console_script
 
@@ -29,16 +30,22 @@ def episodes(traces: Path) -> int:
     return len(list(traces.glob("*.jsonl")))
 
 
-def score(*args: str) -> subprocess.CompletedProcess[str]:
+def console(*args: str) -> subprocess.CompletedProcess[str]:
+    """`mcp-hazard score ARGS` through the installed console script, as a user runs it."""
     return subprocess.run(
         [console_script(), "score", *args],
-        cwd=REPO, stdin=subprocess.DEVNULL, capture_output=True, text=True, timeout=120,
+        cwd=REPO, stdin=subprocess.DEVNULL, capture_output=True, text=True, timeout=WAIT_S,
     )  # fmt: skip
+
+
+def score(*args: str) -> CliRun:
+    """`mcp-hazard score ARGS` through `main()` in this process: for what it prints and writes."""
+    return run_main("score", *args, cwd=REPO)
 
 
 def test_html_report_is_written_to_a_file(traces: Path, tmp_path: Path) -> None:
     out = tmp_path / "r.html"
-    done = score(str(traces), "--format", "html", "--out", str(out))
+    done = console(str(traces), "--format", "html", "--out", str(out))
     assert done.returncode == 0, done.stderr
     assert out.is_file()
     assert f"wrote html report of {episodes(traces)} episodes to {out}" in done.stderr

@@ -18,6 +18,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from conftest import CliRun, run_main
 
 from mcp_hazard.scoring.aggregate import EPISODE_COLUMNS
 from mcp_hazard.scoring.report import render
@@ -31,10 +32,16 @@ EPISODES = 3 * (1 + len(HAZARDS))  # agents x conditions
 
 
 def cli(*args: str, cwd: Path, timeout: float = 150.0) -> subprocess.CompletedProcess[str]:
+    """The installed console script, as a user runs it (the run that makes the folder)."""
     return subprocess.run(
         [console_script(), *args],
         cwd=cwd, stdin=subprocess.DEVNULL, capture_output=True, text=True, timeout=timeout,
     )  # fmt: skip
+
+
+def score(*args: str, cwd: Path) -> CliRun:
+    """`mcp-hazard score ARGS` from `cwd` through `main()` in this process: what it reads and writes is the subject."""
+    return run_main("score", *args, cwd=cwd)
 
 
 @pytest.fixture(scope="module")
@@ -54,7 +61,7 @@ def run(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Any]:
     assert done.returncode == 0, done.stderr
     rundir = base / "run"
     assert (rundir / "run.jsonl").is_file() and len(list((rundir / "traces").glob("*.jsonl"))) == EPISODES
-    scored = cli("score", str(rundir), "--format", "json", cwd=src)
+    scored = score(str(rundir), "--format", "json", cwd=src)
     assert scored.returncode == 0, scored.stderr
     assert scored.stderr == ""  # run.jsonl is not a trace, and says nothing
     shutil.rmtree(src)
@@ -77,14 +84,14 @@ def test_scores_identically_from_elsewhere_with_only_the_run_folders_scenario_co
     shutil.copytree(run["dir"], copy)
     elsewhere = tmp_path / "cwd"
     elsewhere.mkdir()
-    done = cli("score", str(copy), "--format", "json", cwd=elsewhere)
+    done = score(str(copy), "--format", "json", cwd=elsewhere)
     assert done.returncode == 0, done.stderr
     assert done.stderr == ""
     report = json.loads(done.stdout)
     assert report["episodes"] == EPISODES and report["unscorable"] == []
     assert without_paths(report) == without_paths(run["report"])
     # a relative RUNDIR, from its parent folder, too
-    done = cli("score", "copy", "--format", "json", cwd=copy.parent)
+    done = score("copy", "--format", "json", cwd=copy.parent)
     assert done.returncode == 0, done.stderr
     assert without_paths(json.loads(done.stdout)) == without_paths(run["report"])
 
@@ -95,7 +102,7 @@ def test_a_scenario_found_nowhere_is_one_warning_and_its_traces_are_unscorable(
     copy = tmp_path / "copy"
     shutil.copytree(run["dir"], copy)
     shutil.rmtree(copy / "scenarios")
-    done = cli("score", str(copy), cwd=tmp_path)
+    done = score(str(copy), cwd=tmp_path)
     assert done.returncode == 2
     assert "Traceback" not in done.stderr and done.stdout == ""
     lines = done.stderr.splitlines()
@@ -111,7 +118,7 @@ def test_a_scenario_found_nowhere_is_one_warning_and_its_traces_are_unscorable(
     elsewhere.mkdir()
     shutil.copy(run["dir"] / "scenarios" / next(p.name for p in (run["dir"] / "scenarios").iterdir()),
                 elsewhere / "any-name.yaml")  # fmt: skip
-    done = cli("score", str(copy), "--scenarios", str(elsewhere), "--format", "json", cwd=tmp_path)
+    done = score(str(copy), "--scenarios", str(elsewhere), "--format", "json", cwd=tmp_path)
     assert done.returncode == 0 and done.stderr == "", done.stderr
     assert json.loads(done.stdout)["episodes"] == EPISODES
 
@@ -126,7 +133,7 @@ def test_some_traces_unscorable_the_rest_scored_and_listed(run: dict[str, Any], 
     orphan.write_text("\n".join([json.dumps(first), *lines[1:]]) + "\n", encoding="utf-8")
     (copy / "notes.jsonl").write_text('{"note": "not a trace"}\n', encoding="utf-8")  # silent
     (copy / "traces" / "broken.jsonl").write_text('{"type": "episode_sta\n', encoding="utf-8")  # one warning
-    done = cli("score", str(copy), "--out", str(tmp_path / "r.json"), cwd=tmp_path)
+    done = score(str(copy), "--out", str(tmp_path / "r.json"), cwd=tmp_path)
     assert done.returncode == 0, done.stderr
     warnings = [line for line in done.stderr.splitlines() if "warning" in line]
     assert len(warnings) == 2, warnings
@@ -135,16 +142,16 @@ def test_some_traces_unscorable_the_rest_scored_and_listed(run: dict[str, Any], 
     report = json.loads((tmp_path / "r.json").read_text(encoding="utf-8"))
     assert report["episodes"] == EPISODES - 1
     assert [(u["trace"], u["episode_id"]) for u in report["unscorable"]] == [(str(orphan), first["run"]["episode_id"])]
-    markdown = cli("score", str(copy), "--format", "markdown", cwd=tmp_path).stdout
+    markdown = score(str(copy), "--format", "markdown", cwd=tmp_path).stdout
     headline = dict((row[0], row[1]) for row in markdown_rows(markdown)["Overall"][1:])
     assert headline["unscorable traces"].startswith("1 ")
 
 
 def test_per_episode_csv_and_jsonl(run: dict[str, Any], tmp_path: Path) -> None:
-    done = cli("score", str(run["dir"]), "--per-episode", str(tmp_path / "e.csv"), cwd=tmp_path)
+    done = score(str(run["dir"]), "--per-episode", str(tmp_path / "e.csv"), cwd=tmp_path)
     assert done.returncode == 0, done.stderr
     assert done.stdout  # the report still goes to standard output
-    assert cli("score", str(run["dir"]), "--per-episode", "e.jsonl", "--out", "r.json", cwd=tmp_path).returncode == 0
+    assert score(str(run["dir"]), "--per-episode", "e.jsonl", "--out", "r.json", cwd=tmp_path).returncode == 0
     rows = [json.loads(line) for line in (tmp_path / "e.jsonl").read_text(encoding="utf-8").splitlines()]
     full = json.loads((tmp_path / "r.json").read_text(encoding="utf-8"))["per_episode"]
     assert rows == [{key: row[key] for key in EPISODE_COLUMNS} for row in full]  # the report has more per episode
@@ -250,7 +257,7 @@ def test_html_embeds_every_episode_and_folds_long_tables(run: dict[str, Any]) ->
     [("r.txt", "mcp-hazard report ("), ("r.md", "# mcp-hazard report"), ("r.json", "{"), ("r.HTML", "<!DOCTYPE html>")],
 )
 def test_out_takes_the_format_from_the_extension(run: dict[str, Any], tmp_path: Path, name: str, start: str) -> None:
-    done = cli("score", str(run["dir"]), "--out", name, cwd=tmp_path)
+    done = score(str(run["dir"]), "--out", name, cwd=tmp_path)
     assert done.returncode == 0, done.stderr
     assert (tmp_path / name).read_text(encoding="utf-8").startswith(start)
 
@@ -268,21 +275,21 @@ def test_out_takes_the_format_from_the_extension(run: dict[str, Any], tmp_path: 
 def test_an_unknown_extension_is_refused_before_anything_is_written(
     run: dict[str, Any], tmp_path: Path, args: list[str], message: str
 ) -> None:
-    done = cli("score", str(run["dir"]), *args, cwd=tmp_path)
+    done = score(str(run["dir"]), *args, cwd=tmp_path)
     assert done.returncode == 2
     assert done.stderr.startswith(f"mcp-hazard: error: {message}") and len(done.stderr.splitlines()) == 1
     assert done.stdout == "" and list(tmp_path.iterdir()) == []
 
 
 def test_an_explicit_format_may_write_any_file_name(run: dict[str, Any], tmp_path: Path) -> None:
-    done = cli("score", str(run["dir"]), "--format", "json", "--out", "report.data", cwd=tmp_path)
+    done = score(str(run["dir"]), "--format", "json", "--out", "report.data", cwd=tmp_path)
     assert done.returncode == 0, done.stderr
     assert json.loads((tmp_path / "report.data").read_text(encoding="utf-8"))["episodes"] == EPISODES
 
 
 def test_nothing_to_score_is_one_line_and_exit_2(tmp_path: Path) -> None:
     (tmp_path / "run.jsonl").write_text('{"episode_id": "x", "status": "done"}\n', encoding="utf-8")
-    done = cli("score", str(tmp_path), cwd=tmp_path)
+    done = score(str(tmp_path), cwd=tmp_path)
     assert done.returncode == 2 and done.stdout == ""
     assert done.stderr.splitlines() == [
         f"mcp-hazard: error: nothing to score: no traces in {tmp_path} (a trace is a .jsonl file whose first line is "

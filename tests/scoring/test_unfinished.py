@@ -20,7 +20,7 @@ from typing import IO, Any
 import pytest
 from conftest import WAIT_S, in_ci
 
-from tests.runner.support import REPO_ROOT, cli_env, no_traceback, run_cli
+from tests.runner.support import REPO_ROOT, cli_env, main_cli, no_traceback
 
 pytestmark = pytest.mark.e2e
 
@@ -87,10 +87,10 @@ def served(tmp_path: Path, request: pytest.FixtureRequest) -> Iterator[tuple[sub
 
 
 def _score(trace: Path, out: Path) -> tuple[str, dict[str, Any]]:
-    table = run_cli("score", str(trace), timeout=WAIT_S)
+    table = main_cli("score", str(trace))
     assert table.code == 0 and no_traceback(table.stderr), table.explain()
     assert "unfinished" in table.stderr, table.explain()  # the warning
-    done = run_cli("score", str(trace), "--out", str(out), timeout=WAIT_S)
+    done = main_cli("score", str(trace), "--out", str(out))
     assert done.code == 0, done.explain()
     return table.stdout, json.loads(out.read_text(encoding="utf-8"))
 

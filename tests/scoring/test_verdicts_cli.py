@@ -1,5 +1,5 @@
 """Verdicts on real traces: episodes played with the SDK client through `mcp-hazard serve` over stdio and through
-a real Streamable HTTP server on 127.0.0.1, scored by `mcp-hazard score` in a subprocess. Each episode is one of the
+a real Streamable HTTP server on 127.0.0.1, scored by `mcp-hazard score` (through `main()`). Each episode is one of the
 verdicts a reading by hand found wrong: a fare-class answer after a call of the archive alone (which has no fare
 class), a value that is only a piece of a shown token ("1" and "412" in "AU-412"), a near copy of the submit tool's
 description, and an apology that never answers."""
@@ -7,13 +7,12 @@ description, and an apology that never answers."""
 from __future__ import annotations
 
 import json
-import subprocess
-import sys
 from pathlib import Path
 from typing import Any
 
 import anyio
 import pytest
+from conftest import run_main
 
 from mcp_hazard.condition import Condition
 from mcp_hazard.load import load_scenario
@@ -58,10 +57,7 @@ async def test_score_gives_the_verdict_a_careful_reader_gives(tmp_path: Path) ->
     async with host.running():
         for agent, task, calls, answer in EPISODES:
             await _play(traces, host, agent, task, calls, answer)
-    done = subprocess.run(
-        [sys.executable, "-m", "mcp_hazard", "score", str(traces), "--format", "json"],
-        capture_output=True, text=True, timeout=120, stdin=subprocess.DEVNULL,
-    )  # fmt: skip
+    done = run_main("score", str(traces), "--format", "json")
     assert done.returncode == 0 and "Traceback" not in done.stderr, done.stderr
     rows = {row["agent"]: row for row in json.loads(done.stdout)["per_episode"]}
     assert set(rows) == {agent for agent, *_ in EPISODES}
