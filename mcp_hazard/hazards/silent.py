@@ -9,6 +9,9 @@ it recoverable: verify by re-reading (or asking the sibling) before using the va
 
 A served value must bite: the replacement is kept only if the golden path, run on the values served so far in the
 episode, no longer reaches the canonical answer. That is what an agent trusting every first reading would answer.
+Served values are remembered per call (tool and arguments), not per golden step: once a wrong value has sent the
+trusting agent elsewhere, a golden step's call may come in another step's place (the wrong id is another step's
+right one), and only the call it makes says what it reads.
 """
 
 from __future__ import annotations
@@ -31,6 +34,7 @@ from mcp_hazard.scenario.models import Scenario, TableBehaviour, Task, ToolSpec
 from mcp_hazard.stable import draw
 
 Path = tuple[str | int, ...]
+CallKey = tuple[str, str]  # (tool, its arguments as canonical JSON)
 PER_LEAF = 4  # replacement values tried for one field before the next field
 MAX_TRIES = 48  # simulated golden paths per firing, at most
 _DATE = re.compile(r"^(\d{4})-(\d{2})-(\d{2})$")
@@ -203,17 +207,26 @@ def replaced(value: Any, path: Path, new: Any) -> Any:
     return out
 
 
-def answer_with(scenario: Scenario, task: Task, served: dict[int, Any]) -> Any | None:
-    """The golden path's answer when the steps in `served` read those results instead of their true ones, later
-    steps running on what they read (None when it breaks down: an agent would not reach an answer either)."""
+def call_key(tool: str, arguments: Any) -> CallKey:
+    return tool, json.dumps(arguments, sort_keys=True, ensure_ascii=False, default=str)
+
+
+def answer_with(scenario: Scenario, task: Task, served: dict[CallKey, Any]) -> Any | None:
+    """The golden path's answer as an agent trusting every first reading reaches it: each step makes its call on
+    what it read, and the first time a call in `served` is made it reads that result, a repeat the true one (None
+    when it breaks down: an agent would not reach an answer either)."""
     results: dict[str, Any] = {}
+    made: set[CallKey] = set()
     try:
-        for position, step in enumerate(task.golden_path.steps):
-            if position in served:
-                results[step.id] = served[position]
-                continue
+        for step in task.golden_path.steps:
             tool = scenario.tool(step.tool)
             arguments = render(step.arguments, results)
+            key = call_key(step.tool, arguments)
+            if key in served and key not in made:
+                made.add(key)
+                results[step.id] = served[key]
+                continue
+            made.add(key)
             if tool is None or argument_problem(tool.input_schema, arguments):
                 return None
             outcome = run_behaviour(tool, arguments)
@@ -225,7 +238,7 @@ def answer_with(scenario: Scenario, task: Task, served: dict[int, Any]) -> Any |
         return None
 
 
-def bites(scenario: Scenario, task: Task, served: dict[int, Any]) -> bool:
+def bites(scenario: Scenario, task: Task, served: dict[CallKey, Any]) -> bool:
     answer = answer_with(scenario, task, served)
     if answer is None:
         return True
@@ -236,10 +249,17 @@ def bites(scenario: Scenario, task: Task, served: dict[int, Any]) -> bool:
 
 
 def _choice(
-    scenario: Scenario, task: Task, plan: _Plan, index: int, earlier: dict[int, Any], keys: tuple[object, ...]
+    scenario: Scenario,
+    task: Task,
+    plan: _Plan,
+    index: int,
+    at: CallKey,
+    earlier: dict[CallKey, Any],
+    keys: tuple[object, ...],
 ) -> tuple[Path, Any, Any] | None:
-    """(path, served value, served result) for step `index`: the first replacement, in the order `keys` fix, that
-    bites given the values `earlier` served; fields named like ids are tried last."""
+    """(path, served value, served result) for step `index`'s true result read by the call `at`: the first
+    replacement, in the order `keys` fix, that bites given the values `earlier` served; fields named like ids are
+    tried last."""
     tool = scenario.tool(task.golden_path.steps[index].tool)
     result = plan.steps[index][2]
     if tool is None:
@@ -257,7 +277,7 @@ def _choice(
             served_result = replaced(result, path, new)
             if tool.output_schema is not None and argument_problem(tool.output_schema, served_result):
                 continue
-            if bites(scenario, task, {**earlier, index: served_result}):
+            if bites(scenario, task, {**earlier, at: served_result}):
                 return path, new, served_result
     return None
 
@@ -277,6 +297,7 @@ class SilentWrongValue(Hazard):
     def __init__(self, *args: Any, **kwargs: Any) -> None:
         super().__init__(*args, **kwargs)
         self.served: dict[int, Any] = {}  # golden step index -> the wrong result served for it (first readings)
+        self.served_calls: dict[CallKey, Any] = {}  # the same results by the call that read them
         self.finished: set[str] = set()  # tools whose golden steps are all in `served`: later calls are left alone
 
     @classmethod
@@ -288,7 +309,8 @@ class SilentWrongValue(Hazard):
         for index, step in enumerate(task.golden_path.steps):
             if index not in plan.biting:
                 keys = (0, scenario.id, task.id, step.tool, index)
-                plan.biting[index] = _choice(scenario, task, plan, index, {}, keys) is not None
+                at = call_key(step.tool, plan.steps[index][1])
+                plan.biting[index] = _choice(scenario, task, plan, index, at, {}, keys) is not None
         return [index for index, ok in sorted(plan.biting.items()) if ok]
 
     @classmethod
@@ -324,11 +346,13 @@ class SilentWrongValue(Hazard):
         if index is None:
             return None  # not a golden step's true result: a detour, left alone
         keys = (call.seed, self.scenario.id, self.task.id, name, call.slot, self.salt)
-        chosen = _choice(self.scenario, self.task, plan, index, self.served, keys)
+        at = call_key(name, call.arguments)
+        chosen = _choice(self.scenario, self.task, plan, index, at, self.served_calls, keys)
         if chosen is None:
             return None
         path, new, result = chosen
         self.served[index] = result
+        self.served_calls[at] = result
         if all(s.tool != name or i in self.served for i, s in enumerate(steps)):
             self.finished.add(name)
         original = resolve(outcome.result, path)[1]
