@@ -128,14 +128,34 @@ class Seen:
         self.pending.clear()
 
     def holds(self, value: Any) -> bool:
-        """Whether `value` (an argument, or a value an answer names) was shown, whole."""
+        """Whether `value` (an argument, or a value an answer names) was shown, whole. What is pending is read newest
+        first, and only until the value is found: an argument is most often a value just read, and what was shown
+        only grows, so the answer is the same as after reading it all."""
         if isinstance(value, bool) or value is None:
             return True  # flags and nulls carry no value to remember
-        self._read_pending()
+        wanted: Value | tuple[str, str, Value | None]
         if isinstance(value, int | float):
-            return ("number", round(float(value), 6)) in self.values
-        text, whole = _reading(str(value))
-        if not text or text in self.texts:
+            wanted = ("number", round(float(value), 6))
+        else:
+            text, whole = _reading(str(value))
+            if not text:
+                return True
+            wanted = ("text", text, whole)
+        start = 0
+        while not self._has(wanted, start):
+            if not self.pending:
+                return False
+            start = len(self.prose)  # what was already looked through
+            is_text, shown = self.pending.pop()
+            self._add_text(str(shown)) if is_text else self._add_value(shown)
+        return True
+
+    def _has(self, wanted: Value | tuple[str, str, Value | None], start: int) -> bool:
+        """Whether what was read so far shows `wanted` (as `holds` prepares it); phrases only in prose[start:]."""
+        if wanted[0] == "number":
+            return wanted in self.values
+        _, text, whole = wanted  # type: ignore[misc]
+        if text in self.texts:
             return True
         if whole is not None:
             kind, key = whole
@@ -143,7 +163,7 @@ class Seen:
                 return any(k == "date" and str(v).endswith(str(key)[1:]) for k, v in self.values)
             return whole in self.values
         pattern = _phrase(text)
-        return any(text in part and pattern.search(part) for part in self.prose)
+        return any(text in part and pattern.search(part) for part in self.prose[start:])
 
 
 _LISTINGS: dict[tuple[int, str], tuple[Scenario, Seen]] = {}
