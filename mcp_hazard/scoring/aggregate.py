@@ -242,7 +242,7 @@ def aggregate(
     traces found but not scored (`Scored.unscorable`), listed so that they are not silently missing. `scenarios`
     (`Scored.scenarios`) and `plan` (`Scored.plan`, or the run's own): to say which hazard kinds were left out of
     which tasks, and why. `suite_parts` (`Scored.suite_parts`): what each trace ran, for the suite's hash."""
-    with collector_paused():  # the report's rows and tables: no cycles among them (collector.py)
+    with collector_paused(collect_first=False):  # the report's rows and tables hold no cycles (collector.py)
         return _aggregate(list(scores), warnings, unscorable, scenarios, plan, suite_parts)
 
 

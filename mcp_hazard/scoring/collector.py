@@ -14,13 +14,14 @@ from contextlib import contextmanager
 
 
 @contextmanager
-def collector_paused() -> Iterator[None]:
+def collector_paused(collect_first: bool = True) -> Iterator[None]:
     """Run the block with the collector off (if it was on). Afterwards the objects made in the block go to the
     oldest generation, where a collection would have put these long-lived objects, without a traversal: see
-    _promote. Nested use is harmless: the inner one finds the collector off and leaves it so."""
+    _promote. Nested use is harmless: the inner one finds the collector off and leaves it so. `collect_first`:
+    collect before, while the heap is small (not when it already holds the scores: that traversal frees nothing)."""
     collecting = gc.isenabled()
-    if collecting:
-        gc.collect()  # while the heap is small; it also restarts the count that triggers full collections
+    if collecting and collect_first:
+        gc.collect()  # it also restarts the count that triggers full collections
     gc.disable()
     try:
         yield
