@@ -208,6 +208,7 @@ def replaced(value: Any, path: Path, new: Any) -> Any:
 
 
 def call_key(tool: str, arguments: Any) -> CallKey:
+    """What makes two calls the same call: the tool and its arguments (as the behaviour sees them)."""
     return tool, json.dumps(arguments, sort_keys=True, ensure_ascii=False, default=str)
 
 
