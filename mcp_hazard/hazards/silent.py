@@ -212,12 +212,14 @@ def call_key(tool: str, arguments: Any) -> CallKey:
     return tool, json.dumps(arguments, sort_keys=True, ensure_ascii=False, default=str)
 
 
-def answer_with(scenario: Scenario, task: Task, served: dict[CallKey, Any]) -> Any | None:
+def answer_with(
+    scenario: Scenario, task: Task, served: dict[CallKey, Any], made: set[CallKey] | None = None
+) -> Any | None:
     """The golden path's answer as an agent trusting every first reading reaches it: each step makes its call on
     what it read, and the first time a call in `served` is made it reads that result, a repeat the true one (None
-    when it breaks down: an agent would not reach an answer either)."""
+    when it breaks down: an agent would not reach an answer either). The calls it makes are added to `made`."""
     results: dict[str, Any] = {}
-    made: set[CallKey] = set()
+    made = set() if made is None else made
     try:
         for step in task.golden_path.steps:
             tool = scenario.tool(step.tool)
@@ -348,6 +350,10 @@ class SilentWrongValue(Hazard):
             return None  # not a golden step's true result: a detour, left alone
         keys = (call.seed, self.scenario.id, self.task.id, name, call.slot, self.salt)
         at = call_key(name, call.arguments)
+        trusting: set[CallKey] = set()
+        answer_with(self.scenario, self.task, self.served_calls, trusting)
+        if at not in trusting:  # a call of the agent's own (other arguments): judged in the place of the step it read
+            at = call_key(name, plan.steps[index][1])
         chosen = _choice(self.scenario, self.task, plan, index, at, self.served_calls, keys)
         if chosen is None:
             return None

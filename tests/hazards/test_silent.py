@@ -149,6 +149,19 @@ def test_repeat_firings_on_a_trusting_agents_detour_still_bite(
     assert max(len(s.verdicts) for s in naive) >= 2  # several firings in one episode, and still a wrong answer
 
 
+async def test_a_call_in_the_agents_own_words_is_judged_in_the_place_of_the_step_it_read() -> None:
+    """An agent that writes a golden call its own way ("rhinex drops" for "Rhinex Drops", the same row) makes a call
+    the trusting agent never makes: the firing is judged as that golden step's, so the hazard still bites there."""
+    loaded = load_scenario(SCENARIOS_DIR / "suite" / "suite-pharmacy.yaml")
+    task = loaded.model.task("same-owner")
+    assert task is not None
+    episode = _episode(loaded, task, 0)
+    await episode.call_tool("find_medicine", {"name": "rhinex drops"})
+    fired = [e for e in episode.trace.events if e["type"] == "hazard_fired"]
+    episode.end("closed")
+    assert len(fired) == 1 and fired[0]["change"]["original"] == "MED-2557", fired
+
+
 @settings(max_examples=300, deadline=None)
 @given(
     value=st.one_of(
