@@ -8,6 +8,7 @@ unit scale of 10^k for |k| <= 3 (euros and cents, kilograms and grams).
 from __future__ import annotations
 
 import math
+from collections.abc import Callable
 from typing import Any
 
 from mcp_hazard.hazards.base import fallback_arguments, fallbacks_for, golden_tools
@@ -140,20 +141,26 @@ def second_source_problem(scenario: Scenario, task: Task, tool: str, so: str) ->
     return f"no other tool answers with the values task {task.id!r} needs from {tool!r}, {so}"
 
 
-def answer_with(scenario: Scenario, task: Task, served: dict[int, Any]) -> Any | None:
-    """The golden path's answer when the steps in `served` read those results instead of their true ones, later
-    steps running on what they read (None when it breaks down: an agent would not reach an answer either)."""
+Reading = Callable[[int, str, Any], tuple[bool, Any]]  # (position, tool, arguments) -> (served?, what it reads)
+
+
+def answer_with(scenario: Scenario, task: Task, served: dict[int, Any] | Reading) -> Any | None:
+    """The golden path's answer when some steps read served results instead of their true ones, later steps running
+    on what they read (None when it breaks down: an agent would not reach an answer either). `served` maps golden
+    step positions to results, or says per call what it reads."""
     from mcp_hazard.scenario.arguments import argument_problem
     from mcp_hazard.scenario.expressions import render
 
+    read = served if callable(served) else _by_position(served)
     results: dict[str, Any] = {}
     try:
         for position, step in enumerate(task.golden_path.steps):
-            if position in served:
-                results[step.id] = served[position]
-                continue
             tool = scenario.tool(step.tool)
             arguments = render(step.arguments, results)
+            hit, value = read(position, step.tool, arguments)
+            if hit:
+                results[step.id] = value
+                continue
             if tool is None or argument_problem(tool.input_schema, arguments):
                 return None
             outcome = run_behaviour(tool, arguments)
@@ -163,6 +170,10 @@ def answer_with(scenario: Scenario, task: Task, served: dict[int, Any]) -> Any |
         return render(task.golden_path.answer, results)
     except Exception:  # any failure means the reading agent does not reach the answer
         return None
+
+
+def _by_position(served: dict[int, Any]) -> Reading:
+    return lambda position, _tool, _arguments: (position in served, served.get(position))
 
 
 def needs_later_pages(scenario: Scenario, task: Task, tool: str, page_size: int) -> bool:

@@ -9,6 +9,9 @@ it recoverable: verify by re-reading (or asking the sibling) before using the va
 
 A served value must bite: the replacement is kept only if the golden path, run on the values served so far in the
 episode, no longer reaches the canonical answer. That is what an agent trusting every first reading would answer.
+Served values are remembered per call (tool and arguments), not per golden step: once a wrong value has sent the
+trusting agent elsewhere, a golden step's call may come in another step's place (the wrong id is another step's
+right one), and only the call it makes says what it reads.
 """
 
 from __future__ import annotations
@@ -34,6 +37,7 @@ from mcp_hazard.scenario.models import Scenario, TableBehaviour, Task, ToolSpec
 from mcp_hazard.stable import draw
 
 Path = tuple[str | int, ...]
+CallKey = tuple[str, str]  # (tool, its arguments as canonical JSON)
 PER_LEAF = 4  # replacement values tried for one field before the next field
 MAX_TRIES = 48  # simulated golden paths per firing, at most
 _DATE = re.compile(r"^(\d{4})-(\d{2})-(\d{2})$")
@@ -206,8 +210,29 @@ def replaced(value: Any, path: Path, new: Any) -> Any:
     return out
 
 
-def bites(scenario: Scenario, task: Task, served: dict[int, Any]) -> bool:
-    answer = answer_with(scenario, task, served)
+def call_key(tool: str, arguments: Any) -> CallKey:
+    """What makes two calls the same call: the tool and its arguments (as the behaviour sees them)."""
+    return tool, json.dumps(arguments, sort_keys=True, ensure_ascii=False, default=str)
+
+
+def trusting_answer(
+    scenario: Scenario, task: Task, served: dict[CallKey, Any], made: set[CallKey] | None = None
+) -> Any | None:
+    """The golden path's answer as an agent trusting every first reading reaches it: the first time a call in
+    `served` is made it reads that result, a repeat the true one. The calls it makes are added to `made`."""
+    made = set() if made is None else made
+
+    def read(_position: int, tool: str, arguments: Any) -> tuple[bool, Any]:
+        key = call_key(tool, arguments)
+        first = key not in made
+        made.add(key)
+        return (True, served[key]) if first and key in served else (False, None)
+
+    return answer_with(scenario, task, read)
+
+
+def bites(scenario: Scenario, task: Task, served: dict[CallKey, Any]) -> bool:
+    answer = trusting_answer(scenario, task, served)
     if answer is None:
         return True
     if isinstance(answer, float) and answer.is_integer():
@@ -217,10 +242,17 @@ def bites(scenario: Scenario, task: Task, served: dict[int, Any]) -> bool:
 
 
 def _choice(
-    scenario: Scenario, task: Task, plan: _Plan, index: int, earlier: dict[int, Any], keys: tuple[object, ...]
+    scenario: Scenario,
+    task: Task,
+    plan: _Plan,
+    index: int,
+    at: CallKey,
+    earlier: dict[CallKey, Any],
+    keys: tuple[object, ...],
 ) -> tuple[Path, Any, Any] | None:
-    """(path, served value, served result) for step `index`: the first replacement, in the order `keys` fix, that
-    bites given the values `earlier` served; fields named like ids are tried last."""
+    """(path, served value, served result) for step `index`'s true result read by the call `at`: the first
+    replacement, in the order `keys` fix, that bites given the values `earlier` served; fields named like ids are
+    tried last."""
     tool = scenario.tool(task.golden_path.steps[index].tool)
     result = plan.steps[index][2]
     if tool is None:
@@ -238,7 +270,7 @@ def _choice(
             served_result = replaced(result, path, new)
             if tool.output_schema is not None and argument_problem(tool.output_schema, served_result):
                 continue
-            if bites(scenario, task, {**earlier, index: served_result}):
+            if bites(scenario, task, {**earlier, at: served_result}):
                 return path, new, served_result
     return None
 
@@ -257,6 +289,7 @@ class SilentWrongValue(Hazard):
     def __init__(self, *args: Any, **kwargs: Any) -> None:
         super().__init__(*args, **kwargs)
         self.served: dict[int, Any] = {}  # golden step index -> the wrong result served for it (first readings)
+        self.served_calls: dict[CallKey, Any] = {}  # the same results by the call that read them
         self.finished: set[str] = set()  # tools whose golden steps are all in `served`: later calls are left alone
 
     @classmethod
@@ -268,7 +301,8 @@ class SilentWrongValue(Hazard):
         for index, step in enumerate(task.golden_path.steps):
             if index not in plan.biting:
                 keys = (0, scenario.id, task.id, step.tool, index)
-                plan.biting[index] = _choice(scenario, task, plan, index, {}, keys) is not None
+                at = call_key(step.tool, plan.steps[index][1])
+                plan.biting[index] = _choice(scenario, task, plan, index, at, {}, keys) is not None
         return [index for index, ok in sorted(plan.biting.items()) if ok]
 
     @classmethod
@@ -320,11 +354,17 @@ class SilentWrongValue(Hazard):
         if index is None:
             return None  # not a golden step's true result: a detour, left alone
         keys = (call.seed, self.scenario.id, self.task.id, name, call.slot, self.salt)
-        chosen = _choice(self.scenario, self.task, plan, index, self.served, keys)
+        at = call_key(name, call.arguments)
+        trusting: set[CallKey] = set()
+        trusting_answer(self.scenario, self.task, self.served_calls, trusting)
+        if at not in trusting:  # a call of the agent's own (other arguments): judged in the place of the step it read
+            at = call_key(name, plan.steps[index][1])
+        chosen = _choice(self.scenario, self.task, plan, index, at, self.served_calls, keys)
         if chosen is None:
             return None
         path, new, result = chosen
         self.served[index] = result
+        self.served_calls[at] = result
         if all(s.tool != name or i in self.served for i, s in enumerate(steps)):
             self.finished.add(name)
         original = resolve(outcome.result, path)[1]

@@ -21,10 +21,11 @@ from mcp_hazard import __version__
 from mcp_hazard.scenario.models import Scenario
 from mcp_hazard.scoring import by_agent, paired, structure
 from mcp_hazard.scoring.attacks import attacks_by_agent
+from mcp_hazard.scoring.collector import collector_paused
 from mcp_hazard.scoring.decay import decay_curves
 from mcp_hazard.scoring.episode import EpisodeScore
 from mcp_hazard.scoring.episode_rows import EPISODE_COLUMNS, episode_row, sort_key
-from mcp_hazard.scoring.power import mde_fields
+from mcp_hazard.scoring.robustness import Trials, hint_gain, intervention_robustness, robustness, trials_of
 from mcp_hazard.scoring.rules import INFRASTRUCTURE
 from mcp_hazard.scoring.stats import wilson
 
@@ -160,7 +161,7 @@ def _agent_outcomes(scores: list[EpisodeScore]) -> dict[str, dict[str, int]]:
 def episode_rows(scores: list[EpisodeScore], trials: Trials | None = None) -> list[dict[str, Any]]:
     """One row per episode (episode_rows.py), sorted by agent, scenario, task, condition, seed, then the rest.
     `repeat` numbers the runs of one item with the same seed (0, 1, ...)."""
-    index = _trials(scores) if trials is None else trials
+    index = trials_of(scores) if trials is None else trials
     repeat = {id(s): n for (_, n), s in index.items()}
     return sorted((episode_row(s, repeat.get(id(s), 0)) for s in scores), key=sort_key)
 
@@ -180,102 +181,12 @@ def _groups_by_agent(scores: list[EpisodeScore]) -> dict[str, dict[str, dict[str
     return {dimension: {key: dict(row) for key, row in sorted(rows.items())} for dimension, rows in out.items()}
 
 
-Trials = dict[tuple[tuple[str, str, str, int, str, str, str], int], EpisodeScore]
-
-
-def _trials(scores: list[EpisodeScore]) -> Trials:
-    """Scores by ((agent, scenario, task, seed, intervention, profile, condition), n), n counting the earlier scores
-    with the same key: repeated trials of one item (the same seed run again) are kept apart and pair up in order of
-    appearance, instead of the last one replacing the rest."""
-    seen: dict[tuple[str, str, str, int, str, str, str], int] = {}
-    index: Trials = {}
-    for s in scores:
-        key = (s.agent, s.scenario, s.task, s.seed, s.intervention, s.profile, s.condition)
-        n = seen.get(key, 0)
-        seen[key] = n + 1
-        index[(key, n)] = s
-    return index
-
-
-def _robustness(scores: list[EpisodeScore], trials: Trials | None = None) -> list[dict[str, Any]]:
-    """Acc(condition)/Acc(clean) and paired accuracy, per agent, profile and condition, over items run both ways."""
-    index = _trials(scores) if trials is None else trials
-    groups: dict[tuple[str, str, str], list[tuple[bool, bool]]] = defaultdict(list)
-    fired: Counter[tuple[str, str, str]] = Counter()  # firings in the paired episodes under the condition
-    for ((agent, scenario, task, seed, intervention, profile, condition), n), score in index.items():
-        if condition == "clean":
-            continue
-        clean = index.get(((agent, scenario, task, seed, intervention, profile, "clean"), n))
-        if clean is not None:
-            groups[(agent, profile, condition)].append((clean.correct, score.correct))
-            fired[(agent, profile, condition)] += len(score.verdicts)
-    rows = []
-    for (agent, profile, condition), pairs in sorted(groups.items()):
-        clean_acc = sum(c for c, _ in pairs) / len(pairs)
-        cond_acc = sum(h for _, h in pairs) / len(pairs)
-        both = sum(1 for c, h in pairs if c and h)
-        rows.append({
-            "agent": agent, "profile": profile, "condition": condition, "pairs": len(pairs),
-            "fired": fired[(agent, profile, condition)], "accuracy_clean": clean_acc, "accuracy_condition": cond_acc,
-            "robustness_ratio": cond_acc / clean_acc if clean_acc else None,
-            "paired_accuracy": both / len(pairs), **mde_fields(pairs),
-        })  # fmt: skip
-    return rows
-
-
-def _intervention_robustness(scores: list[EpisodeScore], trials: Trials | None = None) -> list[dict[str, Any]]:
-    """Acc(intervened)/Acc(original interface) and paired accuracy, per agent, profile and intervention: each trial
-    pairs with the trial of the same item (agent, scenario, task, seed, profile, condition) with no intervention, so
-    hazard conditions pool, but only ever against themselves."""
-    index = _trials(scores) if trials is None else trials
-    groups: dict[tuple[str, str, str], list[tuple[bool, bool]]] = defaultdict(list)
-    for ((agent, scenario, task, seed, intervention, profile, condition), n), score in index.items():
-        if intervention == "none":
-            continue
-        original = index.get(((agent, scenario, task, seed, "none", profile, condition), n))
-        if original is not None:
-            groups[(agent, profile, intervention)].append((original.correct, score.correct))
-    rows = []
-    for (agent, profile, intervention), pairs in sorted(groups.items()):
-        original_acc = sum(o for o, _ in pairs) / len(pairs)
-        intervened_acc = sum(i for _, i in pairs) / len(pairs)
-        rows.append({
-            "agent": agent, "profile": profile, "intervention": intervention, "pairs": len(pairs),
-            "accuracy_original": original_acc, "accuracy_intervened": intervened_acc,
-            "robustness_ratio": intervened_acc / original_acc if original_acc else None,
-            "paired_accuracy": sum(1 for o, i in pairs if o and i) / len(pairs), **mde_fields(pairs),
-        })  # fmt: skip
-    return rows
-
-
-def _hint_gain(scores: list[EpisodeScore], trials: Trials | None = None) -> list[dict[str, Any]]:
-    index = _trials(scores) if trials is None else trials
-    groups: dict[tuple[str, str], list[tuple[bool, bool]]] = defaultdict(list)
-    for ((agent, scenario, task, seed, intervention, profile, condition), n), score in index.items():
-        if profile != "strict":
-            continue
-        guided = index.get(((agent, scenario, task, seed, intervention, "guided", condition), n))
-        if guided is not None:
-            groups[(agent, condition)].append((score.correct, guided.correct))
-    rows = []
-    for (agent, condition), pairs in sorted(groups.items()):
-        strict_acc = sum(s for s, _ in pairs) / len(pairs)
-        guided_acc = sum(g for _, g in pairs) / len(pairs)
-        rows.append({
-            "agent": agent, "condition": condition, "pairs": len(pairs), "accuracy_strict": strict_acc,
-            "accuracy_guided": guided_acc, "gain": guided_acc - strict_acc,
-            "newly_solved": sum(1 for s, g in pairs if g and not s),
-            "regressions": sum(1 for s, g in pairs if s and not g), **mde_fields(pairs),
-        })  # fmt: skip
-    return rows
-
-
 def _pass_k(scores: list[EpisodeScore], index: Trials | None = None) -> list[dict[str, Any]]:
     """Over seeds: one attempt per seed (the first trial of each), per item; repeats of a seed are `structure`'s."""
     trials: dict[tuple[str, str, str, str], dict[tuple[str, str, str], list[bool]]] = defaultdict(
         lambda: defaultdict(list)
     )
-    firsts = {id(s) for (_, n), s in (index or _trials(scores)).items() if n == 0}
+    firsts = {id(s) for (_, n), s in (index or trials_of(scores)).items() if n == 0}
     for s in scores:
         if id(s) not in firsts:
             continue
@@ -331,22 +242,52 @@ def aggregate(
     traces found but not scored (`Scored.unscorable`), listed so that they are not silently missing. `scenarios`
     (`Scored.scenarios`) and `plan` (`Scored.plan`, or the run's own): to say which hazard kinds were left out of
     which tasks, and why. `suite_parts` (`Scored.suite_parts`): what each trace ran, for the suite's hash."""
-    from mcp_hazard.scenario.suite_id import suite_identity
+    with collector_paused(collect_first=False):  # the report's rows and tables hold no cycles (collector.py)
+        return _aggregate(list(scores), warnings, unscorable, scenarios, plan, suite_parts)
+
+
+def _aggregate(
+    every: list[EpisodeScore],
+    warnings: list[str] | None,
+    unscorable: list[dict[str, str]] | None,
+    scenarios: dict[str, Scenario] | None,
+    plan: list[dict[str, Any]] | None,
+    suite_parts: dict[str, tuple[str, str, str]] | None,
+) -> dict[str, Any]:
     from mcp_hazard.scoring.skipped import skipped_hazards
 
-    every = list(scores)
-    parts = None if suite_parts is None else [suite_parts[s.trace] for s in every if s.trace in suite_parts]
-    infrastructure = Counter(s.agent_outcome for s in every if s.agent_outcome in INFRASTRUCTURE)
     rated = [s for s in every if s.agent_outcome not in INFRASTRUCTURE]
     # Success needs an answer to judge: a proxied server's episode without an expected answer, and an unfinished one
     # (no episode_ended: the agent may still act), count for recovery, premature answers and the taxonomy, never in
     # a success rate.
     scores = [s for s in rated if s.judged and not s.unfinished]
-    failures = Counter(f.failure for s in rated for f in s.failures)
-    episode_failures = Counter(s.episode_failure or "solved" for s in scores)
-    calls = sum(s.calls for s in rated)
-    golden = sum(s.golden_length for s in rated)
-    trials = _trials(scores)
+    trials = trials_of(scores)
+    return {
+        **_counts(every, rated, scores, scenarios, suite_parts),
+        **_rates_and_comparisons(every, rated, scores, trials),
+        **_costs(rated, scores),
+        **_by_agent(rated, scores),
+        "attacks_by_agent": attacks_by_agent(rated),
+        "skipped_hazards": skipped_hazards(every, scenarios or {}, plan),
+        **_research(scores, trials),
+        "per_episode": episode_rows(every, trials),
+        "unscorable": unscorable or [],
+        "warnings": warnings or [],
+    }
+
+
+def _counts(
+    every: list[EpisodeScore],
+    rated: list[EpisodeScore],
+    scores: list[EpisodeScore],
+    scenarios: dict[str, Scenario] | None,
+    suite_parts: dict[str, tuple[str, str, str]] | None,
+) -> dict[str, Any]:
+    """The report's head: what was measured (the suite) and how many episodes are in which count."""
+    from mcp_hazard.scenario.suite_id import suite_identity
+
+    parts = None if suite_parts is None else [suite_parts[s.trace] for s in every if s.trace in suite_parts]
+    infrastructure = Counter(s.agent_outcome for s in every if s.agent_outcome in INFRASTRUCTURE)
     return {
         "report_schema_version": REPORT_SCHEMA_VERSION,
         "generated_by": f"mcp-hazard {__version__}",
@@ -357,18 +298,36 @@ def aggregate(
         "infrastructure": {outcome: infrastructure[outcome] for outcome in INFRASTRUCTURE},
         "overall": rate(sum(s.correct for s in scores), len(scores)),
         "premature": rate(sum(s.premature for s in rated), len(rated)),
+    }
+
+
+def _rates_and_comparisons(
+    every: list[EpisodeScore], rated: list[EpisodeScore], scores: list[EpisodeScore], trials: Trials
+) -> dict[str, Any]:
+    """Success and recovery by group, and the paired comparisons of conditions over the same trials."""
+    return {
         "groups": _groups(scores),
         "recovery": _recovery(rated),
         "recovery_by_condition": _recovery_by_condition(rated),
         "agent_outcomes": _agent_outcomes(every),
-        "robustness": _robustness(scores, trials),
-        "intervention_robustness": (irs := _intervention_robustness(scores, trials)),
+        "robustness": robustness(scores, trials),
+        "intervention_robustness": (irs := intervention_robustness(scores, trials)),
         "intervention_by_agent": by_agent.intervention_by_agent(irs),
-        "hint_gain": _hint_gain(scores, trials),
+        "hint_gain": hint_gain(scores, trials),
         "pass_k": _pass_k(scores, trials) + structure.pass_k_over_repeats(trials),
         "decay": decay_curves(trials),
         "compounding": structure.compounding(trials),
         "success_by_length": _success_by_length(scores),
+    }
+
+
+def _costs(rated: list[EpisodeScore], scores: list[EpisodeScore]) -> dict[str, Any]:
+    """What went wrong in calls and episodes, and how many calls it took."""
+    failures = Counter(f.failure for s in rated for f in s.failures)
+    episode_failures = Counter(s.episode_failure or "solved" for s in scores)
+    calls = sum(s.calls for s in rated)
+    golden = sum(s.golden_length for s in rated)
+    return {
         "failures": {"calls": dict(sorted(failures.items())), "episodes": dict(sorted(episode_failures.items()))},
         "efficiency": {
             "calls": calls,
@@ -376,6 +335,12 @@ def aggregate(
             "calls_per_golden_call": calls / golden if golden else None,
             "redundant_calls": sum(s.redundant_calls for s in rated),
         },
+    }
+
+
+def _by_agent(rated: list[EpisodeScore], scores: list[EpisodeScore]) -> dict[str, Any]:
+    """The same numbers split by agent, as the report compares agents side by side."""
+    return {
         "agents": by_agent.agent_summary(scores, rated),
         "groups_by_agent": _groups_by_agent(scores),
         "failures_by_agent": by_agent.failures_by_agent(scores, rated),
@@ -383,10 +348,4 @@ def aggregate(
         "recovery_by_agent": by_agent.recovery_by_agent(rated),
         "success_by_agent": by_agent.success_by_agent(scores),
         "compounding_by_agent": by_agent.compounding_by_agent(scores),
-        "attacks_by_agent": attacks_by_agent(rated),
-        "skipped_hazards": skipped_hazards(every, scenarios or {}, plan),
-        **_research(scores, trials),
-        "per_episode": episode_rows(every, trials),
-        "unscorable": unscorable or [],
-        "warnings": warnings or [],
     }

@@ -22,7 +22,6 @@ A scenario found nowhere is one warning (not one per trace), and its traces are 
 
 from __future__ import annotations
 
-import gc
 from dataclasses import dataclass, field
 from datetime import datetime
 from pathlib import Path
@@ -34,6 +33,7 @@ from mcp_hazard.proxy.config import LoadedProxyFile
 from mcp_hazard.proxy.environment import scenario_from_trace
 from mcp_hazard.scenario.models import AnswerSpec, Scenario
 from mcp_hazard.scenario.suite_id import scenario_hash
+from mcp_hazard.scoring.collector import collector_paused
 from mcp_hazard.scoring.episode import EpisodeScore, score_episode
 from mcp_hazard.scoring.finder import ScenarioFinder
 from mcp_hazard.scoring.rules import STATE_RULE
@@ -41,7 +41,7 @@ from mcp_hazard.scoring.run_log import RunNotes
 from mcp_hazard.scoring.run_plan import plans_beside
 from mcp_hazard.scoring.sniff import read_text, sniff, sniff_text
 from mcp_hazard.scoring.timeline import timeline
-from mcp_hazard.trace.reader import parse_trace, read_trace
+from mcp_hazard.trace.reader import Trace, parse_trace, read_trace
 
 
 @dataclass
@@ -101,31 +101,11 @@ def resolved_jsonl_files(paths: list[str]) -> dict[Path, Path]:
 def score_traces(
     paths: list[str], *, scenarios: str | list[str] | None = None, allow_python: bool = False, timelines: bool = False
 ) -> Scored:
-    # The cyclic garbage collector is off for the run. With it on, every score kept alive is traversed again and
-    # again by ever larger collections (about 3 s at 100,000 episodes), although traces and scores hold no reference
-    # cycles. Afterwards (if it was on) the objects made during the run go to the oldest generation, where a
-    # collection would have put these long-lived objects, without a traversal: see _promote.
+    # The cyclic garbage collector is off for the run (collector.py: the scores hold no cycles, and collections
+    # that traverse them again and again cost about 3 s at 100,000 episodes).
     folders = [scenarios] if isinstance(scenarios, str) else list(scenarios or [])
-    collecting = gc.isenabled()
-    if collecting:
-        gc.collect()  # while the heap is small; it also restarts the count that triggers full collections
-    gc.disable()
-    try:
+    with collector_paused():
         return _score_traces(paths, folders=folders, allow_python=allow_python, timelines=timelines)
-    finally:
-        if collecting:
-            _promote()
-            gc.enable()
-
-
-def _promote() -> None:
-    """Move every object the collector tracks to its oldest generation. `gc.freeze()` then `gc.unfreeze()` does that
-    without visiting them (both only relink lists); the next full collection examines them, as it would have anyway,
-    and frees any cycles among them. Unfreezing would also release objects that someone else froze, so then nothing
-    is moved and the collector simply resumes."""
-    if gc.get_freeze_count() == 0:
-        gc.freeze()
-        gc.unfreeze()
 
 
 def _timestamp(event: dict[str, Any]) -> datetime | None:
@@ -190,40 +170,12 @@ def _score_traces(paths: list[str], *, folders: list[str], allow_python: bool, t
     # A scenario that cannot be had: one warning, at the place of its first trace, counting all of them.
     missing: dict[str, tuple[int, int]] = {}  # reason -> (index in warnings, traces)
     for file, resolved in resolved_jsonl_files(paths).items():
-        text = read_text(file)
-        first, problem = sniff(file) if text is None else sniff_text(text, file)
-        if first is None:
-            if problem is not None:
-                scored.warnings.append(problem)
-            elif file in named:  # named on purpose, so say why nothing came of it
-                scored.warnings.append(f"{file}: not a trace (its first line is not an episode_started event); skipped")
+        read = _read(file, file in named, scored)
+        if read is None:
             continue
-        scored.traces += 1
-        try:
-            trace = read_trace(file) if text is None else parse_trace(text, str(file))
-        except UserError as exc:
-            scored.warnings.append(str(exc) + "; trace not scored")
-            scored.unscorable.append(_unscorable(file, first, str(exc)))
-            continue
-        scored.warnings.extend(trace.warnings)
-        started = trace.started or first
-        ref = _mapping(started.get("scenario"))
+        trace, started = read
         where = resolved.parent
-        loaded: Any
-        if isinstance(started.get("upstream"), dict) and not ref.get("sha256"):
-            loaded, note = None, ""  # a proxy with no file: the trace holds all there is
-        else:
-            loaded, note = finder.find(str(ref.get("id")), str(ref.get("path") or ""), str(ref.get("sha256") or ""),
-                                       where)  # fmt: skip
-            if loaded is None:
-                pass
-            elif isinstance(started.get("upstream"), dict) != isinstance(loaded, LoadedProxyFile):
-                loaded, note = None, f"{file}: the file found for {ref.get('id')!r} is not the kind this trace ran"
-        if isinstance(started.get("upstream"), dict) and (loaded is not None or not ref.get("sha256")):
-            try:
-                loaded = scenario_from_trace(started, loaded)
-            except ScenarioError as exc:
-                loaded, note = None, f"{file}: {exc}"
+        loaded, note = _scenario_of(file, started, finder, where)
         if loaded is None:
             index, count = missing.get(note, (len(scored.warnings), 0))
             if count == 0:
@@ -237,19 +189,70 @@ def _score_traces(paths: list[str], *, folders: list[str], allow_python: bool, t
             scored.warnings.append(f"{file}: cannot score: {exc}")
             scored.unscorable.append(_unscorable(file, started, f"cannot score: {exc}"))
             continue
-        score.duration_s = duration_s(trace.events)
-        _for_reports(score, loaded.model, notes, where)
+        _keep(scored, score, trace, loaded, note, notes, where, timelines)
         folders_scored.append(where)
-        scored.scenarios[loaded.id] = loaded.model
-        scored.suite_parts[score.trace] = (loaded.id, scenario_hash(loaded.model), score.task)
-        if timelines:
-            scored.timelines[score.trace] = timeline(trace.events)
-        if note:
-            score.warnings.append(f"{file}: {note}")
-        if score.warnings:
-            scored.warnings.extend(w for w in score.warnings if w not in trace.warnings)
-        scored.scores.append(score)
     for note, (index, count) in missing.items():
         scored.warnings[index] = f"{note}; {count} trace{'' if count == 1 else 's'} not scored"
     scored.plan = plans_beside(folders_scored)
     return scored
+
+
+def _read(file: Path, named: bool, scored: Scored) -> tuple[Trace, dict[str, Any]] | None:
+    """The trace in `file` and its `episode_started` event; None (with a warning where one is due) when the file is
+    not a trace, or a trace that cannot be read."""
+    text = read_text(file)
+    first, problem = sniff(file) if text is None else sniff_text(text, file)
+    if first is None:
+        if problem is not None:
+            scored.warnings.append(problem)
+        elif named:  # named on purpose, so say why nothing came of it
+            scored.warnings.append(f"{file}: not a trace (its first line is not an episode_started event); skipped")
+        return None
+    scored.traces += 1
+    try:
+        trace = read_trace(file) if text is None else parse_trace(text, str(file))
+    except UserError as exc:
+        scored.warnings.append(str(exc) + "; trace not scored")
+        scored.unscorable.append(_unscorable(file, first, str(exc)))
+        return None
+    scored.warnings.extend(trace.warnings)
+    return trace, trace.started or first
+
+
+def _scenario_of(file: Path, started: dict[str, Any], finder: ScenarioFinder, where: Path) -> tuple[Any, str]:
+    """(the scenario the trace ran, a note about how it was found) or (None, why not): a file found by the finder,
+    and for a proxy's trace the scenario its trace holds (with the proxy file, when it had one)."""
+    ref = _mapping(started.get("scenario"))
+    proxied = isinstance(started.get("upstream"), dict)
+    loaded: Any
+    if proxied and not ref.get("sha256"):
+        loaded, note = None, ""  # a proxy with no file: the trace holds all there is
+    else:
+        loaded, note = finder.find(str(ref.get("id")), str(ref.get("path") or ""), str(ref.get("sha256") or ""),
+                                   where)  # fmt: skip
+        if loaded is not None and proxied != isinstance(loaded, LoadedProxyFile):
+            loaded, note = None, f"{file}: the file found for {ref.get('id')!r} is not the kind this trace ran"
+    if proxied and (loaded is not None or not ref.get("sha256")):
+        try:
+            loaded = scenario_from_trace(started, loaded)
+        except ScenarioError as exc:
+            loaded, note = None, f"{file}: {exc}"
+    return loaded, note
+
+
+def _keep(
+    scored: Scored, score: EpisodeScore, trace: Trace, loaded: Any, note: str, notes: RunNotes, where: Path,
+    timelines: bool,
+) -> None:  # fmt: skip
+    """Add a score to `scored`, with what the reports show beside it and the warnings not already given."""
+    score.duration_s = duration_s(trace.events)
+    _for_reports(score, loaded.model, notes, where)
+    scored.scenarios[loaded.id] = loaded.model
+    scored.suite_parts[score.trace] = (loaded.id, scenario_hash(loaded.model), score.task)
+    if timelines:
+        scored.timelines[score.trace] = timeline(trace.events)
+    if note:
+        score.warnings.append(f"{trace.path}: {note}")
+    if score.warnings:
+        scored.warnings.extend(w for w in score.warnings if w not in trace.warnings)
+    scored.scores.append(score)

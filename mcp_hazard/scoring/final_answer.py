@@ -25,13 +25,16 @@ from mcp_hazard.server.submit import SUBMIT_DESCRIPTION, SUBMIT_SCHEMA, SUBMIT_T
 def judge(calls: EpisodeCalls, answer: Any) -> AnswerVerdict:
     """The answer under docs/scoring.md "Final answers": the scenario's vocabulary plus what this episode's
     results held under the answer's fields (a drifted or silently wrong value is a value the agent could name)."""
-    found = set(answer_vocabulary(calls.scenario, calls.task))
+    known = answer_vocabulary(calls.scenario, calls.task)
+    found: set[str] = set()
     fields = answer_fields(calls.task)
     if fields:
         for call in calls.calls:
             if call["outcome"] == "ok":
                 field_values(call.get("result"), fields, found)
-    vocabulary = frozenset(found)
+    # Most episodes' results hold only values the scenario knows: then the cached set is the vocabulary (and its hash,
+    # part of the verdict cache's key, is computed once, not in every episode).
+    vocabulary = known if found <= known else known | found
     spec = calls.task.answer
     if not isinstance(answer, str):
         return judge_answer(spec, answer, prompt=calls.task.prompt, vocabulary=vocabulary)

@@ -122,20 +122,50 @@ class Seen:
         else:
             self.texts.add(self._add_text(str(value)))
 
+    def _read_shown(self, is_text: bool, shown: Any) -> None:
+        if is_text:
+            self._add_text(str(shown))
+        elif isinstance(shown, dict | list):
+            values, texts, prose = _result_reading(shown)
+            self.values |= values
+            self.texts |= texts
+            self.prose += prose
+        else:
+            self._add_value(shown)
+
     def _read_pending(self) -> None:
         for is_text, shown in self.pending:
-            self._add_text(str(shown)) if is_text else self._add_value(shown)
+            self._read_shown(is_text, shown)
         self.pending.clear()
 
     def holds(self, value: Any) -> bool:
-        """Whether `value` (an argument, or a value an answer names) was shown, whole."""
+        """Whether `value` (an argument, or a value an answer names) was shown, whole. What is pending is read newest
+        first, and only until the value is found: an argument is most often a value just read, and what was shown
+        only grows, so the answer is the same as after reading it all."""
         if isinstance(value, bool) or value is None:
             return True  # flags and nulls carry no value to remember
-        self._read_pending()
+        wanted: Value | tuple[str, str, Value | None]
         if isinstance(value, int | float):
-            return ("number", round(float(value), 6)) in self.values
-        text, whole = _reading(str(value))
-        if not text or text in self.texts:
+            wanted = ("number", round(float(value), 6))
+        else:
+            text, whole = _reading(str(value))
+            if not text:
+                return True
+            wanted = ("text", text, whole)
+        start = 0
+        while not self._has(wanted, start):
+            if not self.pending:
+                return False
+            start = len(self.prose)  # what was already looked through
+            self._read_shown(*self.pending.pop())
+        return True
+
+    def _has(self, wanted: Value | tuple[str, str, Value | None], start: int) -> bool:
+        """Whether what was read so far shows `wanted` (as `holds` prepares it); phrases only in prose[start:]."""
+        if wanted[0] == "number":
+            return wanted in self.values
+        _, text, whole = wanted  # type: ignore[misc]
+        if text in self.texts:
             return True
         if whole is not None:
             kind, key = whole
@@ -143,7 +173,30 @@ class Seen:
                 return any(k == "date" and str(v).endswith(str(key)[1:]) for k, v in self.values)
             return whole in self.values
         pattern = _phrase(text)
-        return any(text in part and pattern.search(part) for part in self.prose)
+        return any(text in part and pattern.search(part) for part in self.prose[start:])
+
+
+_RESULTS: dict[str, tuple[frozenset[Value], frozenset[str], tuple[str, ...]]] = {}
+_RESULTS_LIMIT = 4096  # distinct results kept; a run of many tasks starts over when full
+
+
+def _result_reading(result: dict[str, Any] | list[Any]) -> tuple[frozenset[Value], frozenset[str], tuple[str, ...]]:
+    """What a result shows (values, whole texts, prose), read once per distinct result: the episodes of a task read
+    the same results again and again, and walking one leaf by leaf costs more than writing it as JSON, the key."""
+    try:
+        key = json.dumps(result, ensure_ascii=False)
+    except (TypeError, ValueError):  # not JSON (never from a trace): read it as it is
+        key = None
+    known = _RESULTS.get(key) if key is not None else None
+    if known is None:
+        reader = Seen()
+        reader._add_value(result)
+        known = frozenset(reader.values), frozenset(reader.texts), tuple(reader.prose)
+        if key is not None:
+            if len(_RESULTS) >= _RESULTS_LIMIT:
+                _RESULTS.clear()
+            _RESULTS[key] = known
+    return known
 
 
 _LISTINGS: dict[tuple[int, str], tuple[Scenario, Seen]] = {}

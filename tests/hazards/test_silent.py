@@ -9,9 +9,11 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+import yaml
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from mcp_hazard.cli import main
 from mcp_hazard.hazards.silent import SilentWrongValue, resolve, same_value, wrong_values
 from mcp_hazard.load import load_scenario, load_scenarios
 from mcp_hazard.scenario.expressions import render
@@ -122,6 +124,42 @@ async def test_a_naive_reader_of_first_values_never_reaches_the_answer() -> None
                 episode.end("closed")
                 text = answer if isinstance(answer, str) else None if answer is None else str(answer)
                 assert not answer_matches(task.answer, text), (loaded.id, task.id, seed, answer)
+
+
+@pytest.mark.parametrize(
+    ("suite_file", "task_id", "seed"),
+    [("suite-pharmacy.yaml", "same-owner", "0"), ("suite-car-rental.yaml", "cheaper-than-category", "4")],
+)
+def test_repeat_firings_on_a_trusting_agents_detour_still_bite(
+    suite_file: str, task_id: str, seed: str, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """A first wrong value sends the trusting agent to another golden step's call (a wrong id that is another step's
+    right one, a class whose listing the task also reads): the later firings must be judged on the call it makes
+    there, or they can serve what makes its answer right again. The task alone, same ids, so the same draws."""
+    document = yaml.safe_load((SCENARIOS_DIR / "suite" / suite_file).read_text(encoding="utf-8"))
+    document["tasks"] = [t for t in document["tasks"] if t["id"] == task_id]
+    path = tmp_path / suite_file
+    path.write_text(yaml.safe_dump(document, sort_keys=False), encoding="utf-8")
+    out = tmp_path / "out"
+    code = main(["verify", str(path), "--hazard", "silent_wrong_value", "--seeds", seed, "--out", str(out)])
+    printed = capsys.readouterr().out.strip()
+    assert code == 0 and printed.endswith("all solvable, all biting"), printed
+    naive = [s for s in score_traces([str(out / "traces")]).scores if s.agent == "naive" and s.verdicts]
+    assert naive and not any(s.correct for s in naive)
+    assert max(len(s.verdicts) for s in naive) >= 2  # several firings in one episode, and still a wrong answer
+
+
+async def test_a_call_in_the_agents_own_words_is_judged_in_the_place_of_the_step_it_read() -> None:
+    """An agent that writes a golden call its own way ("rhinex drops" for "Rhinex Drops", the same row) makes a call
+    the trusting agent never makes: the firing is judged as that golden step's, so the hazard still bites there."""
+    loaded = load_scenario(SCENARIOS_DIR / "suite" / "suite-pharmacy.yaml")
+    task = loaded.model.task("same-owner")
+    assert task is not None
+    episode = _episode(loaded, task, 0)
+    await episode.call_tool("find_medicine", {"name": "rhinex drops"})
+    fired = [e for e in episode.trace.events if e["type"] == "hazard_fired"]
+    episode.end("closed")
+    assert len(fired) == 1 and fired[0]["change"]["original"] == "MED-2557", fired
 
 
 @settings(max_examples=300, deadline=None)

@@ -1,0 +1,69 @@
+"""What the agent had been shown (scoring/seen.py) is read lazily, newest first and only until a value is found, and
+each distinct result is read once for all episodes: the answers must be those of reading everything in order."""
+
+from __future__ import annotations
+
+import gc
+from typing import Any
+
+from hypothesis import example, given, settings
+from hypothesis import strategies as st
+
+from mcp_hazard.scoring.aggregate import aggregate
+from mcp_hazard.scoring.seen import Seen
+
+WORDS = ["AU-412", "AU-418", "2026-03-14", "06:30", "Standard", "Saver", "VLM", "189", "189.0", "12 km", "ARN-SAL",
+         "March 14", "grand hotel", "the grand hotel", "SAL", "412", "14"]  # fmt: skip
+SCALARS = st.one_of(st.sampled_from(WORDS), st.integers(0, 500), st.sampled_from([189.0, 14.5, 0.1]), st.none())
+RESULTS = st.recursive(
+    SCALARS,
+    lambda inner: st.one_of(st.lists(inner, max_size=3), st.dictionaries(st.sampled_from(WORDS), inner, max_size=3)),
+    max_leaves=8,
+)
+SHOWN = st.lists(st.tuples(st.booleans(), RESULTS), max_size=6)
+PROBES = st.lists(st.one_of(SCALARS, st.booleans()), min_size=1, max_size=6)
+
+
+def _seen(shown: list[tuple[bool, Any]]) -> Seen:
+    seen = Seen()
+    for is_text, value in shown:
+        seen.show(str(value) if is_text else value, text=is_text)
+    return seen
+
+
+@settings(max_examples=300, deadline=None)
+@given(shown=SHOWN, later=SHOWN, probes=PROBES)
+@example(shown=[(True, "the grand hotel"), (False, {"x": 1})], later=[], probes=["grand hotel", "hotel"])
+@example(shown=[(False, {"name": "the grand hotel"})], later=[(True, "Saver")], probes=["grand hotel", "Saver"])
+def test_lazy_newest_first_reading_answers_as_reading_everything(
+    shown: list[tuple[bool, Any]], later: list[tuple[bool, Any]], probes: list[Any]
+) -> None:
+    lazy, eager = _seen(shown), _seen(shown).copy()  # copy() reads everything, in order
+    for probe in probes:
+        assert lazy.holds(probe) == eager.holds(probe), probe
+    for is_text, value in later:  # shown after some look-ups: what is still pending and what was read add up
+        for seen in (lazy, eager):
+            seen.show(str(value) if is_text else value, text=is_text)
+    eager = eager.copy()
+    for probe in probes:
+        assert lazy.holds(probe) == eager.holds(probe), probe
+
+
+def test_a_result_read_once_serves_every_episode_alike() -> None:
+    result = {"flight_id": "AU-412", "price_eur": 189.0, "lane": "ARN-SAL", "depart": "06:30"}
+    first, second = _seen([(False, result)]), _seen([(False, dict(result))])
+    assert first.holds("AU-412") and second.holds(189) and second.holds("SAL") and second.holds("6:30")
+    assert not first.holds("412") and not second.holds("AU-418")  # a piece of an identifier is not seen
+    assert first.values == second.values and first.texts == second.texts
+
+
+def test_aggregate_leaves_the_garbage_collector_as_it_was() -> None:
+    assert gc.isenabled()
+    assert aggregate([])["episodes"] == 0
+    assert gc.isenabled() and gc.get_freeze_count() == 0
+    gc.disable()
+    try:
+        aggregate([])
+        assert not gc.isenabled()
+    finally:
+        gc.enable()
