@@ -25,7 +25,7 @@ from mcp_hazard.scenario.workflow import step_dependencies
 
 ROOT = Path(__file__).resolve().parents[2]
 GENERATED = ROOT / "scenarios" / "suite"
-# The kinds that apply to fewer tasks, and why, as docs/suite.md says: none below 30 %.
+# A kind applying to fewer tasks has its reason in docs/suite.md's table.
 MIN_SHARE = 0.30
 
 
@@ -140,12 +140,27 @@ def test_prompts_read_as_questions() -> None:
         assert re.search(r"Answer (with|yes or no|in)", prompt), where
 
 
-def test_every_hazard_kind_applies_to_at_least_30_percent() -> None:
+def hazard_table() -> dict[str, tuple[int, str]]:
+    """docs/suite.md's table of hazard kinds: each kind named in a row, with the row's task count and its reason."""
+    text = (ROOT / "docs" / "suite.md").read_text(encoding="utf-8")
+    table = text.split("Hazard kinds that apply (`--hazard all`)", 1)[1].split("\n\n")[1]
+    rows: dict[str, tuple[int, str]] = {}
+    for line in table.splitlines()[2:]:
+        cells = [c.strip() for c in line.strip("|").split("|")]
+        for kind in re.findall(r"`(\w+)`", cells[0]):
+            rows[kind] = (int(cells[1]), cells[3])
+    return rows
+
+
+def test_every_hazard_kind_applies_to_at_least_30_percent_or_the_doc_says_why() -> None:
     counts: Counter[str] = Counter()
     for scenario, t in tasks():
         counts.update({spec.kind for spec in all_hazards(scenario.model, t)})  # type: ignore[arg-type]
-    shares = {kind: counts[kind] / len(tasks()) for kind in REGISTRY}
-    assert all(share >= MIN_SHARE for share in shares.values()), shares
+    table = hazard_table()
+    assert {kind: n for kind, (n, _why) in table.items()} == {kind: counts[kind] for kind in REGISTRY}
+    below = {kind for kind in REGISTRY if counts[kind] / len(tasks()) < MIN_SHARE}
+    assert all(table[kind][1] for kind in below), below  # a kind below 30 % has its reason in the doc
+    assert below <= {"lost_response"}, below  # only the kind that needs a write; the suite's tasks are questions
 
 
 SAMPLE_TEMPLATES = ("cheapest-measures", "total-by-id", "arrival", "owner-of-cheapest-sibling")
@@ -169,4 +184,4 @@ def test_a_seeded_sample_is_solvable_and_biting(tmp_path: Path, capsys: pytest.C
     for scenario in load_scenarios([str(tmp_path)]):
         for t in scenario.model.tasks:
             kinds |= {spec.kind for spec in all_hazards(scenario.model, t)}
-    assert kinds == set(REGISTRY)
+    assert kinds == set(REGISTRY) - {"lost_response"}  # no generated task writes (docs/suite.md)
