@@ -199,10 +199,15 @@ class AgentDojoPagination(ProxyPagination):
 
 @_register
 class AgentDojoSilentWrongValue(SilentWrongValue):
-    """The first reading of a golden step's call serves one value the plan reads wrong, chosen among those that
-    change AgentDojo's verdict (values.py); a repeat reads the right value."""
+    """The reading of a golden step's call that the plan uses (the first, unless the plan itself repeats the call)
+    serves one value the plan reads wrong, chosen among those that change AgentDojo's verdict (values.py); a repeat
+    after it reads the right value, and so do the other readings of that result."""
 
     needs = "a value the plan reads that, served wrong, changes AgentDojo's verdict"
+
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        self.wronged: set[str] = set()  # digests of the true results served wrong once
 
     @classmethod
     def _reads(cls, scenario: Scenario, task: Task) -> list[Any]:
@@ -223,14 +228,20 @@ class AgentDojoSilentWrongValue(SilentWrongValue):
 
         if not fire or not outcome.ok:
             return None
-        if any(r.tool == call.tool.name and r.outcome == "ok" and r.arguments == call.sent for r in call.history):
-            return None  # a repeat of a call that already succeeded reads the right value: that is the recovery
+        # A repeat of a call that already succeeded reads the right value (the recovery), except the repeat the plan
+        # itself makes and reads (ValueReads.repeat); once a result was served wrong, every later reading is right.
+        before = sum(1 for r in call.history
+                     if r.tool == call.tool.name and r.outcome == "ok" and r.arguments == call.sent)  # fmt: skip
         steps = self.task.golden_path.steps
         truth = digest(outcome.result)
+        if truth in self.wronged:
+            return None
         entry = next((e for e in self._reads(self.scenario, self.task) if e.step not in self.served
-                      and steps[e.step].tool == call.tool.name and e.result == truth), None)  # fmt: skip
+                      and steps[e.step].tool == call.tool.name and e.result == truth and e.repeat == before),
+                     None)  # fmt: skip
         if entry is None:
-            return None  # not a golden step's true result: a detour, left alone
+            return None  # not a golden step's true result, or a repeat: left alone
+        self.wronged.add(truth)
         keys = (call.seed, self.scenario.id, self.task.id, call.tool.name, call.slot, self.salt)
         value = min(entry.values, key=lambda v: draw(*keys, "field", *v.path))
         new = min(value.wrong, key=lambda w: draw(*keys, "value", str(w)))
