@@ -22,6 +22,7 @@ from mcp_hazard.agentdojo.injection import Injection
 from mcp_hazard.hazards.base import CallContext, Effect, Hazard, golden_tools
 from mcp_hazard.hazards.execution import Latency, TransientError
 from mcp_hazard.hazards.lost_response import LostResponse
+from mcp_hazard.hazards.output import DEFAULT_MODES, OutputMode, alias_keys
 from mcp_hazard.hazards.silent import SilentWrongValue, resolve
 from mcp_hazard.proxy.kinds import (
     ProxyConflict,
@@ -35,7 +36,7 @@ from mcp_hazard.proxy.tools import ProxyToolSpec, noted
 from mcp_hazard.proxy.values import split_path
 from mcp_hazard.scenario.behaviours import ToolOutcome
 from mcp_hazard.scenario.models import Scenario, Task
-from mcp_hazard.stable import draw
+from mcp_hazard.stable import choose, draw
 
 AGENTDOJO_KINDS: dict[str, type[Hazard]] = {}
 
@@ -137,7 +138,41 @@ class _PlanReads:
 
 @_register
 class AgentDojoOutputDrift(_PlanReads, ProxyOutputDrift):
-    pass
+    """Two forms are drawn again where they could not act as the kind means: `alias` on a result whose field names
+    it leaves as they are (a list of names, a mapping keyed by hotel names: the same JSON, nothing to normalise, so
+    nothing bites), and `label_value` on a result with text of several lines (an email's body, a file's content:
+    its lines read as labels of their own, so no reader could tell the values back)."""
+
+    _result: Any = None
+
+    def after(self, call: CallContext, outcome: ToolOutcome, fire: bool) -> Effect | None:
+        self._result = outcome.result
+        return super().after(call, outcome, fire)
+
+    def mode_for(self, tool: str, seed: int) -> OutputMode:
+        mode = super().mode_for(tool, seed)
+        if self.params.mode is not None or _form_fits(mode, self._result):  # type: ignore[attr-defined]
+            return mode
+        fitting = tuple(m for m in DEFAULT_MODES if _form_fits(m, self._result))
+        return choose(fitting, seed, self.scenario.id, self.task.id, tool, self.salt, "fits") if fitting else mode
+
+
+def _form_fits(mode: str, result: Any) -> bool:
+    if mode == "alias":
+        return alias_keys(result) != result
+    if mode == "label_value":
+        return not _multiline(result)
+    return True
+
+
+def _multiline(value: Any) -> bool:
+    if isinstance(value, str):
+        return "\n" in value.strip()
+    if isinstance(value, dict):
+        return any(_multiline(item) for item in value.values())
+    if isinstance(value, list):
+        return any(_multiline(item) for item in value)
+    return False
 
 
 def _at_least(key: str | int, size: int) -> bool:
