@@ -40,10 +40,16 @@ def verify(args: argparse.Namespace) -> int:
                         call_timeout_s=1.0, show_progress=False)  # fmt: skip
         anyio.run(runner.run, cells)
         scores = score_traces([str(out / "traces")], allow_python=args.allow_python).scores
-    checked, findings = check(cells, scores)
+    checked, found = check(cells, scores)
+    findings = [finding for finding in found if not finding.explained]
     for finding in findings:
         print(f"mcp-hazard: {finding}", file=sys.stderr)
+    explained = [finding for finding in found if finding.explained]
+    for finding in explained:  # not the hazard's doing: said with the reason, not counted as a problem
+        print(f"verify: exception: {finding}; {finding.explained}")
     verdict = "all solvable, all biting" if not findings else f"{len(findings)} problem(s)"
+    if explained:
+        verdict += f" ({len(explained)} exception(s) above, each AgentDojo's own)"
     if interventions and not findings:
         verdict += "; solvable under every intervention"
     if obeying:
