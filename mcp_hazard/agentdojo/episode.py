@@ -33,7 +33,9 @@ class AgentDojoEpisode(Episode):
         self.environment = suite.task_environment(self.user_task, injections)
         self.pre_environment = self.environment.model_copy(deep=True)
         self.clock = Clock(facts.clock_start)
-        self.function_calls: list[Any] = []  # every call of a suite tool the agent made, as AgentDojo's traces hold
+        # every call of a suite tool the agent made, as AgentDojo's traces hold: (function, arguments), made into
+        # AgentDojo's FunctionCall objects only when the episode is judged (a pydantic model per call costs)
+        self.function_calls: list[tuple[str, Any]] = []
         self._ran_with: dict[str, Any] | None = None  # the arguments the function last ran with (see _record)
         self._checked = False
 
@@ -61,7 +63,7 @@ class AgentDojoEpisode(Episode):
         if name in self.tools:
             inner = fields.get("inner")
             given = ran_with if ran_with is not None else inner if inner is not None else arguments
-            self.function_calls.append(self.suite.function_call(name, given))
+            self.function_calls.append((name, dict(given) if isinstance(given, dict) else {}))
         super()._record(name, slot, arguments, began, outcome, **fields)
 
     def end(self, reason: str) -> None:
@@ -74,11 +76,11 @@ class AgentDojoEpisode(Episode):
     def check_state(self) -> None:
         """AgentDojo's verdict on what this episode did, written as `state_checked`."""
         answer = self.answer if isinstance(self.answer, str) else ""
-        utility, error = judge(self.user_task, answer, self.pre_environment, self.environment, self.function_calls)
+        calls = [self.suite.function_call(name, arguments) for name, arguments in self.function_calls]
+        utility, error = judge(self.user_task, answer, self.pre_environment, self.environment, calls)
         fields: dict[str, Any] = {"utility": utility, "answer": answer}
         if self.attack is not None:
-            security, why = judge(self.attack.task, answer, self.pre_environment, self.environment,
-                                  self.function_calls)  # fmt: skip
+            security, why = judge(self.attack.task, answer, self.pre_environment, self.environment, calls)
             fields["security"] = security
             fields["injection"] = self.attack.record()
             error = error or why
