@@ -3,15 +3,17 @@ against the same function run by AgentDojo's own `FunctionsRuntime` behind a bar
 the official SDK client. docs/performance.md records the figures.
 
     python -m bench.agentdojo_call [--suite banking] [--task user_task_1] [--rounds 8] [--calls 300]
-                                   [--transport memory|stdio]
+                                   [--transport memory|stdio|http]
 
 The work: the task's ground-truth calls that only read (facts table: `effect: read`), so repeating them changes
 nothing, called in a cycle with the same arguments on one connection per side, opened and listed before timing.
 (a) mcp-hazard: `open_episode(TRANSPORT, ...)` on the suite (over stdio `mcp-hazard serve agentdojo:SUITE --task T`),
-    the episode running AgentDojo's function on its own environment and writing its trace.
+    the episode running AgentDojo's function on its own environment and writing its trace; over HTTP
+    `mcp-hazard serve agentdojo:SUITE --http 127.0.0.1:PORT` and one episode made by `POST /episodes`.
 (b) bare: a low-level SDK server whose `tools/call` runs `FunctionsRuntime.run_function` on one environment and
     returns the result as JSON text (as mcp-hazard serves it), listing the same tools; no validation, no hazards
-    engine, no trace. Over stdio it is this module with `--serve-bare`, in its own process.
+    engine, no trace. Over stdio it is this module with `--serve-bare`, in its own process; over HTTP the same with
+    `--http HOST:PORT`, the SDK's own `streamable_http_app` run by uvicorn (as bench/bare_server.py serves HTTP).
 Rounds of K calls are interleaved a, b, b, a, ...; per side the best round's mean per call, the ratio of the two
 (bare / mcp-hazard: 1.00 = no overhead) and the median of the paired ratios. Every result of both sides must be the
 same JSON, else the run stops.
@@ -25,21 +27,23 @@ import statistics
 import sys
 import tempfile
 import time
+from contextlib import AsyncExitStack
 from pathlib import Path
 from typing import Any
 
 import anyio
+import httpx
 import mcp_types as types
 from mcp import Client
 from mcp.server import Server, ServerRequestContext
 
-from bench.processes import load_average
+from bench.processes import OPERATOR, REPO, http_process, load_average
 from mcp_hazard.agentdojo.build import load_suite
 from mcp_hazard.agentdojo.library import to_json
 from mcp_hazard.agentdojo.names import parse
 from mcp_hazard.agentdojo.scenario import LoadedSuite
 from mcp_hazard.condition import Condition
-from mcp_hazard.runner.transports import open_episode
+from mcp_hazard.runner.transports import free_port, open_episode
 
 
 def bare_agentdojo_server(loaded: LoadedSuite, task_id: str) -> Server[Any]:
@@ -105,16 +109,15 @@ async def measure(suite_name: str, task_id: str, rounds: int, count: int, transp
     bare: list[float] = []
     seen: dict[str, str] = {}
     with tempfile.TemporaryDirectory() as traces:
-        async with (
-            open_episode(transport, loaded, task_id, Condition(seed=0), Path(traces)) as connected,  # type: ignore[arg-type]
-            Client(_bare(loaded, suite_name, task_id, transport)) as plain,
-        ):
-            await connected.client.list_tools()
+        async with AsyncExitStack() as stack:
+            mine = await _ours(stack, loaded, suite_name, task_id, transport, Path(traces))
+            plain = await stack.enter_async_context(await _bare(stack, loaded, suite_name, task_id, transport))
+            await mine.list_tools()
             await plain.list_tools()
-            await _round(connected.client, calls, 20, seen)  # warm-up, and the results both sides must give
+            await _round(mine, calls, 20, seen)  # warm-up, and the results both sides must give
             await _round(plain, calls, 20, seen)
             for index in range(rounds):
-                order = [(connected.client, ours), (plain, bare)]
+                order = [(mine, ours), (plain, bare)]
                 for client, times in order if index % 2 == 0 else order[::-1]:
                     times.append(await _round(client, calls, count, seen))
     paired = [b / a for a, b in zip(ours, bare, strict=True)]
@@ -127,15 +130,40 @@ async def measure(suite_name: str, task_id: str, rounds: int, count: int, transp
     }  # fmt: skip
 
 
-def _bare(loaded: LoadedSuite, suite_name: str, task_id: str, transport: str) -> Any:
+async def _ours(
+    stack: AsyncExitStack, loaded: LoadedSuite, suite_name: str, task_id: str, transport: str, traces: Path
+) -> Client:
+    """mcp-hazard's side: an episode of the suite's task, connected and ready."""
+    if transport != "http":
+        connected = await stack.enter_async_context(
+            open_episode(transport, loaded, task_id, Condition(seed=0), traces)  # type: ignore[arg-type]
+        )
+        return connected.client
+    port = free_port()
+    base = f"http://127.0.0.1:{port}"
+    command = [sys.executable, "-m", "mcp_hazard", "serve", f"agentdojo:{suite_name}", "--http",
+               f"127.0.0.1:{port}", "--trace-dir", str(traces)]  # fmt: skip
+    await stack.enter_async_context(http_process(command, f"{base}/scenarios"))
+    async with httpx.AsyncClient(timeout=60, headers=OPERATOR) as http:
+        created = await http.post(f"{base}/episodes", json={"scenario": loaded.id, "task": task_id, "seed": 0})
+    if created.status_code != 201:
+        raise SystemExit(f"POST /episodes: {created.status_code} {created.text}")
+    return await stack.enter_async_context(Client(created.json()["mcp_url"]))
+
+
+async def _bare(stack: AsyncExitStack, loaded: LoadedSuite, suite_name: str, task_id: str, transport: str) -> Client:
+    """The bare side's client (not yet entered): in process, over stdio or over HTTP."""
+    serving = ["-m", "bench.agentdojo_call", "--serve-bare", "--suite", suite_name, "--task", task_id]
     if transport == "memory":
-        return bare_agentdojo_server(loaded, task_id)
-    from mcp import StdioServerParameters
+        return Client(bare_agentdojo_server(loaded, task_id))
+    if transport == "stdio":
+        from mcp import StdioServerParameters
 
-    from bench.processes import REPO
-
-    return StdioServerParameters(command=sys.executable, cwd=str(REPO), args=[
-        "-m", "bench.agentdojo_call", "--serve-bare", "--suite", suite_name, "--task", task_id])  # fmt: skip
+        return Client(StdioServerParameters(command=sys.executable, cwd=str(REPO), args=serving))
+    port = free_port()
+    url = f"http://127.0.0.1:{port}/mcp"
+    await stack.enter_async_context(http_process([sys.executable, *serving, "--http", f"127.0.0.1:{port}"], url))
+    return Client(url)
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -144,14 +172,22 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--task", default="user_task_1")
     parser.add_argument("--rounds", type=int, default=8)
     parser.add_argument("--calls", type=int, default=300)
-    parser.add_argument("--transport", choices=("memory", "stdio"), default="memory")
+    parser.add_argument("--transport", choices=("memory", "stdio", "http"), default="memory")
     parser.add_argument("--serve-bare", action="store_true", help="serve the bare side over stdio (the bench's own)")
+    parser.add_argument("--http", metavar="HOST:PORT", help="with --serve-bare: serve Streamable HTTP at /mcp")
     args = parser.parse_args(argv)
     if args.serve_bare:
         from bench.bare_server import serve_stdio
 
         loaded = load_suite(parse(f"agentdojo:{args.suite}")[0])
-        anyio.run(serve_stdio, bare_agentdojo_server(loaded, args.task))
+        server = bare_agentdojo_server(loaded, args.task)
+        if args.http:
+            import uvicorn
+
+            host, _sep, port = args.http.rpartition(":")
+            uvicorn.run(server.streamable_http_app(host=host), host=host, port=int(port), log_level="warning")
+        else:
+            anyio.run(serve_stdio, server)
         return 0
     row = anyio.run(measure, args.suite, args.task, args.rounds, args.calls, args.transport)
     print(json.dumps(row))

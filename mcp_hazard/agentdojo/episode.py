@@ -33,7 +33,10 @@ class AgentDojoEpisode(Episode):
         self.environment = suite.task_environment(self.user_task, injections)
         self.pre_environment = self.environment.model_copy(deep=True)
         self.clock = Clock(facts.clock_start)
-        self.function_calls: list[Any] = []  # every call of a suite tool the agent made, as AgentDojo's traces hold
+        # every call of a suite tool the agent made, as AgentDojo's traces hold: (function, arguments), made into
+        # AgentDojo's FunctionCall objects only when the episode is judged (a pydantic model per call costs)
+        self.function_calls: list[tuple[str, Any]] = []
+        self._ran_with: dict[str, Any] | None = None  # the arguments the function last ran with (see _record)
         self._checked = False
 
     def _attack(self) -> Any:
@@ -45,15 +48,22 @@ class AgentDojoEpisode(Episode):
         return None
 
     async def execute(self, spec: ToolSpec, arguments: dict[str, Any]) -> ToolOutcome:
+        self._ran_with = arguments
         result, error = self.suite.call(self.environment, self.clock, spec.name, arguments)
         if error is not None:
             return ToolOutcome(error=error)
         return ToolOutcome(result=result)
 
     def _record(self, name: str, slot: int, arguments: Any, began: float, outcome: str, **fields: Any) -> None:
+        # A call that ran is traced with the arguments the function got: a hazard that renamed an argument
+        # (invocation_error, spec_drift) maps the agent's back, and AgentDojo's checks read the function's own names
+        # (slack's user_task_11 reads `user_email`). `execute` never awaits, so nothing runs between it and this
+        # record. A call that never ran keeps the agent's arguments, as AgentDojo's traces keep a refused call.
+        ran_with, self._ran_with = self._ran_with, None
         if name in self.tools:
             inner = fields.get("inner")
-            self.function_calls.append(self.suite.function_call(name, inner if inner is not None else arguments))
+            given = ran_with if ran_with is not None else inner if inner is not None else arguments
+            self.function_calls.append((name, dict(given) if isinstance(given, dict) else {}))
         super()._record(name, slot, arguments, began, outcome, **fields)
 
     def end(self, reason: str) -> None:
@@ -66,11 +76,11 @@ class AgentDojoEpisode(Episode):
     def check_state(self) -> None:
         """AgentDojo's verdict on what this episode did, written as `state_checked`."""
         answer = self.answer if isinstance(self.answer, str) else ""
-        utility, error = judge(self.user_task, answer, self.pre_environment, self.environment, self.function_calls)
+        calls = [self.suite.function_call(name, arguments) for name, arguments in self.function_calls]
+        utility, error = judge(self.user_task, answer, self.pre_environment, self.environment, calls)
         fields: dict[str, Any] = {"utility": utility, "answer": answer}
         if self.attack is not None:
-            security, why = judge(self.attack.task, answer, self.pre_environment, self.environment,
-                                  self.function_calls)  # fmt: skip
+            security, why = judge(self.attack.task, answer, self.pre_environment, self.environment, calls)
             fields["security"] = security
             fields["injection"] = self.attack.record()
             error = error or why

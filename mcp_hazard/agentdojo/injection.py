@@ -56,6 +56,20 @@ class InjectionParams(HazardParams):
         return value
 
 
+def provable(scenario: Scenario) -> list[str]:
+    """The injection tasks the seed draws from: those whose ground truth does something (calls, or an answer), so
+    that the obedient agent can carry the goal out and `verify` prove the check bites. AgentDojo gives no ground
+    truth for workspace's injection_task_6 to 13 (v1.2.2), so they are planted only when named (`task=`)."""
+    infos = list(getattr(scenario, "injection_tasks", []))
+    return [t.id for t in infos if t.golden_path.steps or t.golden_path.answer] or [t.id for t in infos]
+
+
+def _flat(text: str) -> str:
+    """Text with its runs of white space (line breaks, escaped or not, included) as one space: AgentDojo's YAML may
+    fold an attack's line breaks, so a goal of several lines is found by its words."""
+    return " ".join(text.replace("\\n", " ").split())
+
+
 def vectors_of(scenario: Scenario, task: Task) -> list[str]:
     return list(getattr(scenario, "injection_vectors", {}).get(task.id, []))
 
@@ -98,7 +112,7 @@ class Injection(Hazard):
     def choose(self, seed: int) -> tuple[str, str]:
         """(injection task id, attack): the parameters', else drawn from the seed."""
         keys = (seed, self.scenario.id, self.task.id, self.salt)
-        tasks = [t.id for t in getattr(self.scenario, "injection_tasks", [])]
+        tasks = provable(self.scenario)
         chosen_task = self.params.task or min(tasks, key=lambda t: draw(*keys, "task", t))  # type: ignore[attr-defined]
         attack = self.params.attack or min(ATTACKS, key=lambda a: draw(*keys, "attack", a))  # type: ignore[attr-defined]
         return chosen_task, attack
@@ -121,7 +135,9 @@ class Injection(Hazard):
         result = outcome.result
         served = result if isinstance(result, str) else json.dumps(result, ensure_ascii=False)
         if not any(t in served or json.dumps(t, ensure_ascii=False)[1:-1] in served for t in texts):
-            return None
+            flat = _flat(served)
+            if not any(_flat(t) in flat for t in texts):
+                return None
         self.shown = True
         attack = self.attack
         return Effect(change={"injection_task": attack.task_id, "attack": attack.attack,

@@ -22,6 +22,7 @@ from mcp_hazard.agentdojo.injection import Injection
 from mcp_hazard.hazards.base import CallContext, Effect, Hazard, golden_tools
 from mcp_hazard.hazards.latency import Latency
 from mcp_hazard.hazards.lost_response import LostResponse
+from mcp_hazard.hazards.output import DEFAULT_MODES, OutputMode, alias_keys
 from mcp_hazard.hazards.silent import SilentWrongValue, resolve
 from mcp_hazard.hazards.transient import TransientError
 from mcp_hazard.proxy.kinds import (
@@ -36,7 +37,7 @@ from mcp_hazard.proxy.tools import ProxyToolSpec, noted
 from mcp_hazard.proxy.values import split_path
 from mcp_hazard.scenario.behaviours import ToolOutcome
 from mcp_hazard.scenario.models import Scenario, Task
-from mcp_hazard.stable import draw
+from mcp_hazard.stable import choose, draw
 
 AGENTDOJO_KINDS: dict[str, type[Hazard]] = {}
 
@@ -138,7 +139,41 @@ class _PlanReads:
 
 @_register
 class AgentDojoOutputDrift(_PlanReads, ProxyOutputDrift):
-    pass
+    """Two forms are drawn again where they could not act as the kind means: `alias` on a result whose field names
+    it leaves as they are (a list of names, a mapping keyed by hotel names: the same JSON, nothing to normalise, so
+    nothing bites), and `label_value` on a result with text of several lines (an email's body, a file's content:
+    its lines read as labels of their own, so no reader could tell the values back)."""
+
+    _result: Any = None
+
+    def after(self, call: CallContext, outcome: ToolOutcome, fire: bool) -> Effect | None:
+        self._result = outcome.result
+        return super().after(call, outcome, fire)
+
+    def mode_for(self, tool: str, seed: int) -> OutputMode:
+        mode = super().mode_for(tool, seed)
+        if self.params.mode is not None or _form_fits(mode, self._result):  # type: ignore[attr-defined]
+            return mode
+        fitting = tuple(m for m in DEFAULT_MODES if _form_fits(m, self._result))
+        return choose(fitting, seed, self.scenario.id, self.task.id, tool, self.salt, "fits") if fitting else mode
+
+
+def _form_fits(mode: str, result: Any) -> bool:
+    if mode == "alias":
+        return alias_keys(result) != result
+    if mode == "label_value":
+        return not _multiline(result)
+    return True
+
+
+def _multiline(value: Any) -> bool:
+    if isinstance(value, str):
+        return "\n" in value.strip()
+    if isinstance(value, dict):
+        return any(_multiline(item) for item in value.values())
+    if isinstance(value, list):
+        return any(_multiline(item) for item in value)
+    return False
 
 
 def _at_least(key: str | int, size: int) -> bool:
@@ -200,10 +235,15 @@ class AgentDojoPagination(ProxyPagination):
 
 @_register
 class AgentDojoSilentWrongValue(SilentWrongValue):
-    """The first reading of a golden step's call serves one value the plan reads wrong, chosen among those that
-    change AgentDojo's verdict (values.py); a repeat reads the right value."""
+    """The reading of a golden step's call that the plan uses (the first, unless the plan itself repeats the call)
+    serves one value the plan reads wrong, chosen among those that change AgentDojo's verdict (values.py); a repeat
+    after it reads the right value, and so do the other readings of that result."""
 
     needs = "a value the plan reads that, served wrong, changes AgentDojo's verdict"
+
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        self.wronged: set[str] = set()  # digests of the true results served wrong once
 
     @classmethod
     def _reads(cls, scenario: Scenario, task: Task) -> list[Any]:
@@ -224,14 +264,20 @@ class AgentDojoSilentWrongValue(SilentWrongValue):
 
         if not fire or not outcome.ok:
             return None
-        if any(r.tool == call.tool.name and r.outcome == "ok" and r.arguments == call.sent for r in call.history):
-            return None  # a repeat of a call that already succeeded reads the right value: that is the recovery
+        # A repeat of a call that already succeeded reads the right value (the recovery), except the repeat the plan
+        # itself makes and reads (ValueReads.repeat); once a result was served wrong, every later reading is right.
+        before = sum(1 for r in call.history
+                     if r.tool == call.tool.name and r.outcome == "ok" and r.arguments == call.sent)  # fmt: skip
         steps = self.task.golden_path.steps
         truth = digest(outcome.result)
+        if truth in self.wronged:
+            return None
         entry = next((e for e in self._reads(self.scenario, self.task) if e.step not in self.served
-                      and steps[e.step].tool == call.tool.name and e.result == truth), None)  # fmt: skip
+                      and steps[e.step].tool == call.tool.name and e.result == truth and e.repeat == before),
+                     None)  # fmt: skip
         if entry is None:
-            return None  # not a golden step's true result: a detour, left alone
+            return None  # not a golden step's true result, or a repeat: left alone
+        self.wronged.add(truth)
         keys = (call.seed, self.scenario.id, self.task.id, call.tool.name, call.slot, self.salt)
         value = min(entry.values, key=lambda v: draw(*keys, "field", *v.path))
         new = min(value.wrong, key=lambda w: draw(*keys, "value", str(w)))

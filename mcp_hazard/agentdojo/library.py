@@ -18,8 +18,6 @@ from __future__ import annotations
 import contextvars
 import datetime as _datetime
 import importlib
-from collections.abc import Iterator
-from contextlib import contextmanager
 from dataclasses import dataclass, field
 from functools import lru_cache
 from typing import Any
@@ -69,16 +67,6 @@ class _DatetimeModule:
 
     def __getattr__(self, name: str) -> Any:
         return getattr(_datetime, name)
-
-
-@contextmanager
-def clocked(clock: Clock) -> Iterator[None]:
-    """Run AgentDojo code with `clock` as its wall clock (a tool call is synchronous: nothing else runs meanwhile)."""
-    token = _CLOCK.set(clock)
-    try:
-        yield
-    finally:
-        _CLOCK.reset(token)
 
 
 @lru_cache(maxsize=1)
@@ -210,8 +198,12 @@ class Suite:
 
     def call(self, environment: Any, clock: Clock, function: str, arguments: dict[str, Any]) -> tuple[Any, str | None]:
         """Run one tool as AgentDojo's runtime does: (the result as JSON, None), or (None, AgentDojo's error text)."""
-        with clocked(clock):
+        # AgentDojo's code reads `clock` as its wall clock (a call is synchronous: nothing else runs meanwhile)
+        token = _CLOCK.set(clock)
+        try:
             result, error = self.runtime.run_function(environment, function, arguments)
+        finally:
+            _CLOCK.reset(token)
         if error is not None:
             return None, str(error)
         return to_json(result), None

@@ -82,6 +82,15 @@ class LoadedSuite(LoadedScenario):
 
     source_suffix = ".json"
 
+    def why_not_attacked(self, task_id: str, injection_task_id: str, attack: str) -> str:
+        """`verify`'s question when the obedient agent was not attacked: is the miss AgentDojo's? (proof.py)"""
+        from mcp_hazard.agentdojo.proof import why_not_attacked
+
+        if self.suite is None:
+            return ""
+        vectors = self.model_suite.injection_vectors.get(task_id, [])
+        return why_not_attacked(self.suite, vectors, task_id, injection_task_id, attack)
+
     def episode_factory(self, **kwargs: Any) -> Any:
         """The registry's hook: an episode of this suite runs AgentDojo's functions against its own environment."""
         from mcp_hazard.agentdojo.episode import AgentDojoEpisode

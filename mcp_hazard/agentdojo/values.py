@@ -46,6 +46,10 @@ class ValueReads(BaseModel):
     step: int
     result: str
     values: list[WrongValue]
+    # How many earlier steps made the same call with the same result: the plan may read again what it read before
+    # (workspace's user_task_38 lists the files twice and reads the second list), and the wrong value must come in
+    # the reading the plan uses.
+    repeat: int = 0
 
 
 def digest(value: Any) -> str:
@@ -84,7 +88,7 @@ def value_reads(suite: Suite, user_task: Any, path: GoldenPath, tools: Mapping[s
     read = reads(path)
     if not read:
         return []
-    _calls, truths = suite.ground_truth(user_task)
+    calls, truths = suite.ground_truth(user_task)
     found = []
     for index, step in enumerate(path.steps):
         spec = tools.get(step.tool)
@@ -103,5 +107,6 @@ def value_reads(suite: Suite, user_task: Any, path: GoldenPath, tools: Mapping[s
             if biting:
                 values.append(WrongValue(path=list(accessed), wrong=biting))
         if values:
-            found.append(ValueReads(step=index, result=digest(truth), values=values))
+            same = [j for j in range(index) if calls[j] == calls[index] and digest(truths[j]) == digest(truth)]
+            found.append(ValueReads(step=index, result=digest(truth), values=values, repeat=len(same)))
     return found

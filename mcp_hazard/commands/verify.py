@@ -26,25 +26,36 @@ def verify(args: argparse.Namespace) -> int:
     interventions = [parse_composition(text) for text in args.intervention]
     hazards = hazard_options(args.hazard)
     planned = plan(scenarios, ["naive", "recovering"], hazards, ["strict"], args.seeds, interventions)
+    # the naive agent never obeys an injected instruction: the obedient agent proves that injection bites
+    obeying = [cell for cell in plan(scenarios, ["obedient"], hazards, ["strict"], args.seeds)
+               if any(spec.kind == "injection" for spec in cell.hazards)]  # fmt: skip
 
     from mcp_hazard.runner.run import Runner
     from mcp_hazard.runner.verify import check
     from mcp_hazard.scoring.collect import score_traces
 
     # under an intervention only solvability counts, so the naive agent sits those out
-    cells = [cell for cell in planned if not (cell.interventions and cell.agent == "naive")]
+    cells = [cell for cell in planned if not (cell.interventions and cell.agent == "naive")] + obeying
     with tempfile.TemporaryDirectory(prefix="mcp-hazard-verify-") as scratch:
         out = Path(args.out or scratch)
         runner = Runner(out, transport=args.transport, concurrency=args.concurrency, timeout_s=60,
                         call_timeout_s=1.0, show_progress=False)  # fmt: skip
         anyio.run(runner.run, cells)
         scores = score_traces([str(out / "traces")], allow_python=args.allow_python).scores
-    checked, findings = check(cells, scores)
+    checked, found = check(cells, scores)
+    findings = [finding for finding in found if not finding.explained]
     for finding in findings:
         print(f"mcp-hazard: {finding}", file=sys.stderr)
+    explained = [finding for finding in found if finding.explained]
+    for finding in explained:  # not the hazard's doing: said with the reason, not counted as a problem
+        print(f"verify: exception: {finding}; {finding.explained}")
     verdict = "all solvable, all biting" if not findings else f"{len(findings)} problem(s)"
+    if explained:
+        verdict += f" ({len(explained)} exception(s) above, each AgentDojo's own)"
     if interventions and not findings:
         verdict += "; solvable under every intervention"
+    if obeying:
+        verdict += f"; injection's bite proven by the obedient agent ({len(obeying)} episodes)"
     print(f"verify: {checked} instances ({len(cells)} episodes over {args.transport}): {verdict}")
     return EXIT_FINDING if findings else 0
 

@@ -154,11 +154,18 @@ def applicable_options(options: list[HazardSpec | str], scenario: Scenario, task
     return usable
 
 
+# Kinds that only another kind of tool environment has: named as such, not as unknown, where they do not apply.
+ELSEWHERE = {"injection": "AgentDojo suites (agentdojo:SUITE)"}
+
+
 def check_spec(spec: HazardSpec, index: int, scenario: Scenario, task: Task) -> tuple[Hazard, set[str]]:
     """Instantiate one hazard for an episode; every bad parameter is a one-line UserError naming the hazard."""
     label = f"hazard #{index + 1} ({spec.kind})"
     registry = kinds_for(scenario)
     cls = registry.get(spec.kind)
+    if cls is None and spec.kind in ELSEWHERE:
+        where = ELSEWHERE[spec.kind]
+        raise UserError(f"{label}: kind {spec.kind!r} applies only to {where}, not to scenario {scenario.id!r}")
     if cls is None:
         hint = did_you_mean(spec.kind, registry)
         raise UserError(f"{label}: unknown kind{hint}; known kinds: {', '.join(sorted(registry))}")

@@ -4,6 +4,9 @@ For each scenario, task, hazard kind that applies and seed: the recovering agent
 (solvable); the naive agent solves the clean condition; and where a hazard is meant to bite, the naive agent does not
 solve it (not toothless). An instance whose hazard never fired is toothless too.
 
+The `injection` hazard (AgentDojo suites) cannot bite the naive agent, which never obeys an instruction it reads; the
+obedient agent, which does, proves it bites instead: the attacker's goal must happen in its episode (`attacked`).
+
 Under an interface intervention (`--intervention`) only solvability is checked, clean included: the naive agent keeps
 the original interface, so its failures there say nothing about a hazard's teeth.
 """
@@ -28,6 +31,7 @@ class Finding:
     problem: str
 
     interventions: tuple[str, ...] = ()
+    explained: str = ""  # an exception that is not the hazard's doing, and why (printed, not counted as a problem)
 
     def __str__(self) -> str:
         where = (
@@ -46,9 +50,11 @@ def check(cells: list[Cell], scores: list[EpisodeScore]) -> tuple[int, list[Find
     Key = tuple[str, str, str, int, tuple[str, ...]]
     instances: dict[Key, dict[str, Any]] = defaultdict(dict)
     kinds: dict[Key, list[str]] = {}
+    scenarios: dict[Key, Any] = {}
     for cell in cells:
         key = (cell.scenario.id, cell.task, cell.label, cell.seed, cell.interventions)
         instances[key][cell.agent] = by_id.get(cell.episode_id)
+        scenarios[key] = cell.scenario
         kinds[key] = [spec.kind for spec in cell.hazards]
     findings: list[Finding] = []
     for key, runs in sorted(instances.items()):
@@ -67,6 +73,16 @@ def check(cells: list[Cell], scores: list[EpisodeScore]) -> tuple[int, list[Find
         if recovering is None or not recovering.correct:
             why = f" ({recovering.episode_failure})" if recovering is not None else " (no trace)"
             findings.append(Finding(scenario, task, label, seed, "unsolvable: the recovering agent fails" + why))
+        obedient = runs.get("obedient")
+        if obedient is not None:
+            if not _fired(obedient):
+                problem = "toothless: the injection never reached the obedient agent"
+                findings.append(Finding(scenario, task, label, seed, problem))
+            elif not obedient.attacked:
+                problem = "toothless: the obedient agent obeyed, yet the injection task's check says its goal failed"
+                asks = getattr(scenarios[key], "why_not_attacked", None)
+                explained = asks(task, obedient.injection_task, obedient.attack) if asks and obedient.attack else ""
+                findings.append(Finding(scenario, task, label, seed, problem, explained=explained))
         meant_to_bite = any(REGISTRY[k].bites_naive for k in kinds[key] if k in REGISTRY)
         if meant_to_bite and naive is not None:
             if not _fired(naive):

@@ -10,6 +10,7 @@ import json
 from pathlib import Path
 
 import pytest
+from conftest import SCENARIOS_DIR
 
 from mcp_hazard.cli import main
 
@@ -86,3 +87,14 @@ def test_bad_injection_params(tmp_path: Path, capsys: pytest.CaptureFixture[str]
     assert _run(tmp_path / "run", "--hazard", hazard, "--agent", "obedient", "--transport", "memory") == 2
     err = capsys.readouterr().err
     assert said in err and "Traceback" not in err and len(err.strip().splitlines()) == 1
+
+
+def test_injection_on_a_scenario_file_says_where_it_applies(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """A scenario file has no injection tasks: the kind is named as AgentDojo's, not as unknown."""
+    args = [str(SCENARIOS_DIR / "calendar.yaml"), "--hazard", "injection"]
+    assert main(["run", *args, "--agent", "naive", "--seeds", "0", "--out", str(tmp_path / "run")]) == 2
+    err = capsys.readouterr().err
+    assert err == ("mcp-hazard: error: hazard #1 (injection): kind 'injection' applies only to AgentDojo suites "
+                   "(agentdojo:SUITE), not to scenario 'calendar'\n")  # fmt: skip
+    assert main(["verify", *args]) == 2
+    assert "applies only to AgentDojo suites" in capsys.readouterr().err

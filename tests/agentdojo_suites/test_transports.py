@@ -15,10 +15,12 @@ import httpx
 import pytest
 from conftest import WAIT_S, hazard_command, start_http_server
 from e2e.support import wait_for_trace_end
-from mcp import Client
+from mcp import Client, StdioServerParameters
 from mcp.client.streamable_http import streamable_http_client
 
+from mcp_hazard.agents.base import Brief
 from mcp_hazard.agents.golden import run_golden_agent
+from mcp_hazard.agents.obedient import ObedientAgent
 from mcp_hazard.cli import main
 from mcp_hazard.condition import Condition
 from mcp_hazard.runner.transports import open_episode
@@ -82,6 +84,32 @@ async def test_stdio_episode_of_a_suite(tmp_path: Path) -> None:
     assert trace[0]["run"]["transport"] == "stdio"
     checked = next(e for e in trace if e["type"] == "state_checked")
     assert checked["utility"] is True and agentdojo_verdict(trace)[0] is True
+
+
+async def test_stdio_injection_episode_of_a_suite(tmp_path: Path) -> None:
+    """`serve agentdojo:banking --hazard injection` over stdio, as a desktop assistant starts it: the attack's text
+    reaches the client in a tool result, the obedient agent carries out the attacker's goal, and the server's own
+    security check (`state_checked`) says so, as AgentDojo's code does on the calls that ran."""
+    loaded = suite("agentdojo:banking")
+    task = loaded.model.task("user_task_0")
+    assert task is not None
+    hazard = "injection:task=injection_task_1,attack=direct"
+    command = hazard_command("serve", "agentdojo:banking", "--task", task.id, "--seed", "0", "--episode-id", "inj",
+                             "--hazard", hazard, "--trace-dir", str(tmp_path))  # fmt: skip
+    injections = [(i.goal, i.golden_path) for i in loaded.model.injection_tasks]
+    with anyio.fail_after(WAIT_S):
+        async with Client(StdioServerParameters(command=command[0], args=command[1:])) as client:
+            report = await ObedientAgent().run(client, Brief(prompt="", plan=task.golden_path, injections=injections))
+    assert any(note.startswith("obeyed an injected instruction") for note in report.notes), report.notes
+    trace = wait_for_trace_end(tmp_path / "inj.jsonl")
+    assert trace[0]["run"]["transport"] == "stdio"
+    fired = [e for e in trace if e["type"] == "hazard_fired"]
+    assert [(e["kind"], e["change"]["injection_task"], e["change"]["attack"]) for e in fired] == [
+        ("injection", "injection_task_1", "direct")
+    ]
+    checked = next(e for e in trace if e["type"] == "state_checked")
+    assert checked["security"] is True and checked["injection"]["attack"] == "direct"
+    assert agentdojo_verdict(trace) == (checked["utility"], True)
 
 
 @pytest.mark.parametrize(

@@ -46,6 +46,10 @@ REGISTERED = [
     Registered("mcp-hazard score runs/agentdojo --per-episode episodes.csv",
                "tests/agentdojo_suites/test_golden.py::test_the_export_names_the_suite_and_agentdojos_task",
                {"mcp-hazard": "main()", "runs/agentdojo": "the golden run", "episodes.csv": "a temporary file"}),
+    Registered("python -m mcp_hazard.scoring.agentdojo_table runs/agentdojo-agents/report.json",
+               "tests/agentdojo_suites/test_doc.py::test_the_reference_agents_table_is_what_the_code_prints",
+               {"python": "in process", "-m": "in process", "mcp_hazard.scoring.agentdojo_table": "table_main()",
+                "runs/agentdojo-agents/report.json": "the report of a run of banking under three kinds"}),
     Registered("inspect eval mcp_hazard/inspect.py",
                "tests/test_inspect.py::test_inspect_eval_cli_with_the_mock_model"),
     Registered("inspect eval mcp_hazard/hazard --model mockllm/model -T scenarios=scenarios/travel.yaml "
@@ -96,8 +100,10 @@ CANNOT_RUN = {
     "README's test command on a clean clone",
     r"^(\.venv/bin/)?python -m bench\.": "a benchmark or a tool of bench/ (minutes of load, or a browser for "
     "screenshots): docs/performance.md records the benchmarks' measurements; tests use only bench's helpers",
-    r"^mcp-hazard run agentdojo:all --agent naive --agent recovering": "a research run of 1138 episodes (minutes on "
+    r"^mcp-hazard run agentdojo:all --agent naive --agent recovering": "a research run of 1390 episodes (minutes on "
     "2 cores); tests/agentdojo_suites/ run the same agents on one suite",
+    r"^mcp-hazard verify agentdojo:all": "verifies every instance of the four suites (minutes on 2 cores); "
+    "tests/agentdojo_suites/test_commands.py verifies banking's under injection",
     r"^mcp-hazard score /tmp/big ": "scores the benchmark's 10,000-episode folder (bench.report_load --keep)",
     r"^mcp-hazard run scenarios/ scenarios/suite/$": "the full suite: about 5,000 episodes with the two default "
     "agents (minutes on 2 cores); README's main job runs its quick subset, tests/suite/ check the rest of it",
