@@ -23,6 +23,7 @@ from mcp_hazard.hazards.base import CallContext, Effect, Hazard, golden_tools
 from mcp_hazard.hazards.latency import Latency
 from mcp_hazard.hazards.lost_response import LostResponse
 from mcp_hazard.hazards.output import DEFAULT_MODES, OutputMode, alias_keys
+from mcp_hazard.hazards.rate_limit import RateLimit
 from mcp_hazard.hazards.silent import SilentWrongValue, resolve
 from mcp_hazard.hazards.transient import TransientError
 from mcp_hazard.proxy.kinds import (
@@ -61,6 +62,7 @@ def read_tools(task: Task) -> list[str]:
 
 _register(TransientError)
 _register(Latency)
+_register(RateLimit)  # refused before the function runs: a write is as safe to retry as a read
 _register(ProxyInvocationError)
 _register(ProxySpecDrift)
 _register(Injection)

@@ -18,17 +18,16 @@ from __future__ import annotations
 
 import copy
 import datetime as dt
-import json
 import math
 import re
 from dataclasses import dataclass, field
 from typing import Any
 
 from mcp_hazard.hazards.base import CallContext, Effect, Hazard, golden_tools
-from mcp_hazard.hazards.facts import answer_with, supplies
+from mcp_hazard.hazards.facts import supplies
 from mcp_hazard.hazards.recovery import Call, Firing, Found, same_arguments
 from mcp_hazard.hazards.solving import Settled, Solver, Unsolved
-from mcp_hazard.scenario.answers import answer_matches
+from mcp_hazard.hazards.trusting import CallKey, bites, call_key, trusting_answer
 from mcp_hazard.scenario.arguments import argument_problem
 from mcp_hazard.scenario.behaviours import ToolOutcome
 from mcp_hazard.scenario.expressions import ExpressionError, access_paths, template_expressions
@@ -37,7 +36,6 @@ from mcp_hazard.scenario.models import Scenario, TableBehaviour, Task, ToolSpec
 from mcp_hazard.stable import draw
 
 Path = tuple[str | int, ...]
-CallKey = tuple[str, str]  # (tool, its arguments as canonical JSON)
 PER_LEAF = 4  # replacement values tried for one field before the next field
 MAX_TRIES = 48  # simulated golden paths per firing, at most
 _DATE = re.compile(r"^(\d{4})-(\d{2})-(\d{2})$")
@@ -208,37 +206,6 @@ def replaced(value: Any, path: Path, new: Any) -> Any:
         node = node[key]
     node[path[-1]] = new
     return out
-
-
-def call_key(tool: str, arguments: Any) -> CallKey:
-    """What makes two calls the same call: the tool and its arguments (as the behaviour sees them)."""
-    return tool, json.dumps(arguments, sort_keys=True, ensure_ascii=False, default=str)
-
-
-def trusting_answer(
-    scenario: Scenario, task: Task, served: dict[CallKey, Any], made: set[CallKey] | None = None
-) -> Any | None:
-    """The golden path's answer as an agent trusting every first reading reaches it: the first time a call in
-    `served` is made it reads that result, a repeat the true one. The calls it makes are added to `made`."""
-    made = set() if made is None else made
-
-    def read(_position: int, tool: str, arguments: Any) -> tuple[bool, Any]:
-        key = call_key(tool, arguments)
-        first = key not in made
-        made.add(key)
-        return (True, served[key]) if first and key in served else (False, None)
-
-    return answer_with(scenario, task, read)
-
-
-def bites(scenario: Scenario, task: Task, served: dict[CallKey, Any]) -> bool:
-    answer = trusting_answer(scenario, task, served)
-    if answer is None:
-        return True
-    if isinstance(answer, float) and answer.is_integer():
-        answer = int(answer)  # as the reference agents write it
-    text = answer if isinstance(answer, str) else json.dumps(answer, ensure_ascii=False)
-    return not answer_matches(task.answer, text)
 
 
 def _choice(

@@ -22,6 +22,7 @@ from mcp_hazard.hazards.output import EXPLANATION, OutputDrift
 from mcp_hazard.hazards.output import STALE_AS_OF as CACHE_AS_OF
 from mcp_hazard.hazards.pagination import Pagination
 from mcp_hazard.hazards.permanent import PermanentError
+from mcp_hazard.hazards.rate_limit import RateLimit
 from mcp_hazard.hazards.silent import SilentWrongValue, same_value, wrong_values
 from mcp_hazard.hazards.transient import TransientError
 from mcp_hazard.json_text import indented
@@ -87,6 +88,11 @@ class ProxyTransientError(_Noted, TransientError):
 @_register
 class ProxyLatency(_Noted, Latency):
     problem = staticmethod(_not_retry_safe)
+
+
+@_register
+class ProxyRateLimit(_Noted, RateLimit):
+    """Refused before the call reaches the server: nothing runs, so any tool can take it, a write too."""
 
 
 _register(LostResponse)  # acts on no proxied tool: a proxy file declares no write (effect) nor check, so it says why
@@ -378,5 +384,5 @@ class ProxyPagination(_Noted, Pagination):
 
 assert set(PROXY_KINDS) == {
     "transient_error", "latency", "permanent_error", "invocation_error", "spec_drift", "output_drift", "conflict",
-    "silent_wrong_value", "pagination", "lost_response",
+    "silent_wrong_value", "pagination", "lost_response", "rate_limit",
 }  # fmt: skip
