@@ -18,6 +18,7 @@ from mcp_hazard.agentdojo.library import Clock, Suite, judge
 from mcp_hazard.logs import log
 from mcp_hazard.scenario.behaviours import ToolOutcome
 from mcp_hazard.scenario.models import ToolSpec
+from mcp_hazard.server.call_record import ToolCall
 from mcp_hazard.server.episode import Episode
 from mcp_hazard.trace import events as ev
 from mcp_hazard.trace.storage import StorageError
@@ -50,11 +51,11 @@ class AgentDojoEpisode(Episode):
             return ToolOutcome(error=error)
         return ToolOutcome(result=result)
 
-    def _record(self, name: str, slot: int, arguments: Any, began: float, outcome: str, **fields: Any) -> None:
-        if name in self.tools:
-            inner = fields.get("inner")
-            self.function_calls.append(self.suite.function_call(name, inner if inner is not None else arguments))
-        super()._record(name, slot, arguments, began, outcome, **fields)
+    def record_call(self, call: ToolCall, outcome: str, **fields: Any) -> None:
+        if call.name in self.tools:
+            inner = call.below if call.below is not None else call.arguments
+            self.function_calls.append(self.suite.function_call(call.name, inner))
+        super().record_call(call, outcome, **fields)
 
     def end(self, reason: str) -> None:
         if not self._checked and self.started and not self.trace.closed:
