@@ -120,13 +120,8 @@ class _ProxyHandlers:
             return error_result(f"Internal error in tool '{params.name}': {type(exc).__name__}")
 
     async def list_prompts(self, ctx: Any, params: types.PaginatedRequestParams | None) -> types.ListPromptsResult:
-        episode = await self.episode_for(ctx)
-        found = types.ListPromptsResult(prompts=[])
-        if self.prompts:
-            found = await self.forward(ctx, "prompts/list", params, types.ListPromptsResult)
-        if episode.takes_answer and (params is None or params.cursor is None):
-            found = found.model_copy(update={"prompts": [task.prompt_entry(episode), *found.prompts]})
-        return found
+        listing = (types.ListPromptsResult, "prompts", task.prompt_entry)
+        return await self._listed(ctx, params, "prompts/list" if self.prompts else None, *listing)
 
     async def get_prompt(self, ctx: Any, params: types.GetPromptRequestParams) -> types.GetPromptResult:
         episode = await self.episode_for(ctx)
@@ -135,19 +130,27 @@ class _ProxyHandlers:
         return await self.forward(ctx, "prompts/get", params, types.GetPromptResult)
 
     async def list_resources(self, ctx: Any, params: types.PaginatedRequestParams | None) -> types.ListResourcesResult:
-        episode = await self.episode_for(ctx)
-        found = types.ListResourcesResult(resources=[])
-        if self.resources:
-            found = await self.forward(ctx, "resources/list", params, types.ListResourcesResult)
-        if episode.takes_answer and (params is None or params.cursor is None):
-            found = found.model_copy(update={"resources": [task.resource_entry(episode), *found.resources]})
-        return found
+        listing = (types.ListResourcesResult, "resources", task.resource_entry)
+        return await self._listed(ctx, params, "resources/list" if self.resources else None, *listing)
 
     async def read_resource(self, ctx: Any, params: types.ReadResourceRequestParams) -> types.ReadResourceResult:
         episode = await self.episode_for(ctx)
         if episode.takes_answer and str(params.uri) == episode.task_uri():
             return task.read_resource(episode)
         return await self.forward(ctx, "resources/read", params, types.ReadResourceResult)
+
+    async def _listed(
+        self, ctx: Any, params: types.PaginatedRequestParams | None, method: str | None, result: type[Any], key: str,
+        entry: Callable[[ProxyEpisode], Any],
+    ) -> Any:  # fmt: skip
+        """The server's list (`method`; None: it offers none), with the task's entry first on the first page."""
+        episode = await self.episode_for(ctx)
+        found = result(**{key: []})
+        if method is not None:
+            found = await self.forward(ctx, method, params, result)
+        if episode.takes_answer and (params is None or params.cursor is None):
+            found = found.model_copy(update={key: [entry(episode), *getattr(found, key)]})
+        return found
 
     async def listen(self, ctx: Any, params: types.SubscriptionsListenRequestParams) -> types.SubscriptionsListenResult:
         return await (await self.episode_for(ctx)).listen_handler(ctx, params)

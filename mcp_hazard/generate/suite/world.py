@@ -16,6 +16,7 @@ The tools, named after the domain's nouns (`find_book`, `get_book`, `list_books`
 from __future__ import annotations
 
 import datetime as dt
+from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
@@ -178,8 +179,12 @@ def _id_arg(world: World, d: Domain, f: Fields) -> dict[str, Any]:
     return {f.item_id: _text(f"{d.id_label.capitalize()} of the {d.item}, e.g. {world.items[0].id}")}
 
 
-def _owner_arg(world: World, d: Domain, f: Fields) -> dict[str, Any]:
-    return {f.owner_id: _text(f"Id of the {d.owner}, e.g. {world.owners[0].id}")}
+def _by_owner(
+    world: World, d: Domain, f: Fields, row: Callable[[Owner], dict[str, Any]]
+) -> tuple[dict[str, Any], list[tuple[dict[str, Any], Any]]]:
+    """The argument and the rows of a tool that looks an owner up by id."""
+    argument = {f.owner_id: _text(f"Id of the {d.owner}, e.g. {world.owners[0].id}")}
+    return argument, [({f.owner_id: o.id}, row(o)) for o in world.owners]
 
 
 def _find(world: World, d: Domain, f: Fields) -> dict[str, Any]:
@@ -258,8 +263,7 @@ def _get_owner(world: World, d: Domain, f: Fields) -> dict[str, Any]:
     return _table_tool(
         f.get_owner,
         f"The record of a {d.owner}: name, city, {d.days_label} in days and {d.min_label} in {d.currency}.",
-        _owner_arg(world, d, f),
-        [({f.owner_id: o.id}, row(o)) for o in world.owners],
+        *_by_owner(world, d, f, row),
         f"Unknown {d.owner} id '{{{{ {f.owner_id} }}}}'.",
         output=record,
         serves={f"{snake(d.owner)}_terms": [d.days_field, f.minimum]},
@@ -273,8 +277,7 @@ def _directory(world: World, d: Domain, f: Fields) -> dict[str, Any]:
     return _table_tool(
         f.directory,
         f"Trade directory entry of a {d.owner}: {d.days_label} in days and {d.min_label} in cents of {d.currency}.",
-        _owner_arg(world, d, f),
-        [({f.owner_id: o.id}, row(o)) for o in world.owners],
+        *_by_owner(world, d, f, row),
         f"No directory entry for '{{{{ {f.owner_id} }}}}'.",
         serves={f"{snake(d.owner)}_terms": [d.days_field, "minimum_order_cents"]},
     )
