@@ -3,8 +3,8 @@ hand on to each other, in one record instead of a dozen arguments."""
 
 from __future__ import annotations
 
-from collections.abc import Callable
-from dataclasses import dataclass, field
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
@@ -33,8 +33,8 @@ class ToolCall:
     """The arguments in the tool's own terms (below the interventions): what the hazards see."""
     below: Any = None
     """`inner` when an intervention mapped the call, traced when it differs from what was sent; else None."""
-    touched: list[int] = field(default_factory=list)
-    """The hazards that acted on the call."""
+    touched: Sequence[int] = ()
+    """The hazards that acted on the call (a tuple until one does: no list made for the many calls none touches)."""
     handle: Any = None
     """The hazard engine's memory of the call between `before` and `after` (None: no hazard acts on the tool)."""
     served: Callable[[str], str] = _unchanged

@@ -35,7 +35,9 @@ if TYPE_CHECKING:
 Notifier = Callable[[], Awaitable[bool]]
 
 
-async def serve_call(episode: Episode, name: str, arguments: Any, notify: Notifier | None) -> types.CallToolResult:
+async def serve_call(
+    episode: Episode, name: str, arguments: Any, notify: Notifier | None = None
+) -> types.CallToolResult:
     """Serve one `tools/call`. Never raises (except cancellation): every failure is an isError result + trace."""
     name = traceable_name(name)
     oversized = bounds_problem(arguments)  # before anything looks inside them: validation, hazards, behaviours
@@ -128,31 +130,8 @@ async def _run(episode: Episode, call: ToolCall, inner: dict[str, Any]) -> types
     problem = argument_problem(spec.input_schema, inner) if episode.checks_arguments else None
     if problem:
         return _refuse(episode, call, "invalid_arguments", call.served(f"Invalid {problem}"))
-    outcome = await _execute(episode, call, inner)
-    if not isinstance(outcome, ToolOutcome):
-        return outcome
-    if outcome.ok and spec.effect == "write":
-        episode.writes.append({"tool": spec.name, "arguments": inner, "result": outcome.result})
-    if not outcome.ok and not episode.checks_arguments and argument_problem(spec.input_schema, inner):
-        # refused by a real server, and its listed schema says why: the agent's doing, not the server's
-        return _deliver(episode, call, outcome, label="invalid_arguments")
-    after = episode.engine.after(call.handle, outcome) if call.handle is not None else None
-    if after is None:
-        return _deliver(episode, call, outcome, original=outcome)
-    call.touched.extend(after.touched)
-    if after.lost is not None:  # it ran (its result is traced), but the reply never reaches the agent
-        message, hint = _in_served_terms(call, after.lost)
-        episode.record_call(call, "lost", result=outcome.result, error=message)
-        return error_result(message, episode.hint(hint))
-    hints = [call.served(hint) for hint in after.hints]
-    return _deliver(episode, call, after.outcome, after.text, hints, original=outcome)
-
-
-async def _execute(episode: Episode, call: ToolCall, inner: dict[str, Any]) -> ToolOutcome | types.CallToolResult:
-    """The tool's outcome, or the fault result when it crashed; a cancelled call is traced, then cancelled."""
-    assert call.spec is not None
     try:
-        return await episode.execute(call.spec, inner)
+        outcome = await episode.execute(spec, inner)
     except anyio.get_cancelled_exc_class():  # the client gave up on a call a real server was still running
         with anyio.CancelScope(shield=True):
             episode.record_call(call, "cancelled", error="cancelled by the client")
@@ -165,6 +144,21 @@ async def _execute(episode: Episode, call: ToolCall, inner: dict[str, Any]) -> T
     except Exception as exc:  # the server must survive any argument: a fault is traced, never raised
         log.exception("behaviour crashed", tool=call.name, episode=episode.id)
         return _fault(episode, call, f"{type(exc).__name__}: {exc}")
+    if outcome.ok and spec.effect == "write":
+        episode.writes.append({"tool": spec.name, "arguments": inner, "result": outcome.result})
+    if not outcome.ok and not episode.checks_arguments and argument_problem(spec.input_schema, inner):
+        # refused by a real server, and its listed schema says why: the agent's doing, not the server's
+        return _deliver(episode, call, outcome, label="invalid_arguments")
+    after = episode.engine.after(call.handle, outcome) if call.handle is not None else None
+    if after is None:
+        return _deliver(episode, call, outcome, original=outcome)
+    call.touched = [*call.touched, *after.touched]
+    if after.lost is not None:  # it ran (its result is traced), but the reply never reaches the agent
+        message, hint = _in_served_terms(call, after.lost)
+        episode.record_call(call, "lost", result=outcome.result, error=message)
+        return error_result(message, episode.hint(hint))
+    hints = [call.served(hint) for hint in after.hints]
+    return _deliver(episode, call, after.outcome, after.text, hints, original=outcome)
 
 
 def _deliver(
@@ -223,7 +217,7 @@ def _served_paths(episode: Episode, name: str) -> dict[str, str]:
 
 def _fault(episode: Episode, call: ToolCall, detail: str) -> types.CallToolResult:
     """The tool failed in itself: traced as a fault (the hazards that touched the call did not cause it)."""
-    episode.record_call(dataclasses.replace(call, touched=[]), "fault", error=detail)
+    episode.record_call(dataclasses.replace(call, touched=()), "fault", error=detail)
     return error_result(f"Internal error in tool '{call.name}'. The tool could not complete this call.")
 
 

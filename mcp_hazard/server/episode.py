@@ -26,7 +26,7 @@ from mcp_hazard.scenario.behaviours import ToolOutcome, run_behaviour
 from mcp_hazard.scenario.files import LoadedScenario
 from mcp_hazard.scenario.models import Task, ToolSpec
 from mcp_hazard.server.call_record import ToolCall
-from mcp_hazard.server.calls import Notifier, serve_call
+from mcp_hazard.server.calls import serve_call
 from mcp_hazard.server.restate import Restatement
 from mcp_hazard.server.results import result_text, served_result
 from mcp_hazard.server.served import ServedInterface, served_tool
@@ -318,9 +318,9 @@ class Episode:
 
     # -- calls (calls.py serves them; these are what an episode of another kind changes) -----------------------------
 
-    async def call_tool(self, name: str, arguments: Any, notify: Notifier | None = None) -> types.CallToolResult:
-        """Serve one `tools/call`. Never raises (except cancellation): every failure is an isError result + trace."""
-        return await serve_call(self, name, arguments, notify)
+    call_tool = serve_call
+    """`call_tool(name, arguments, notify=None)`: serve one `tools/call` (calls.py); the function itself, not a method
+    that awaits it, as this runs for every call."""
 
     async def execute(self, spec: ToolSpec, arguments: dict[str, Any]) -> ToolOutcome:
         """Run the tool: the scenario's behaviour here; a proxy forwards the call to the real server."""
