@@ -83,7 +83,7 @@ def install(clocks: Clocks) -> None:
     from mcp.server import runner
     from mcp.server.lowlevel.server import HandlerEntry
 
-    from mcp_hazard.server.calls import Calls
+    from mcp_hazard.server.episode import Episode
     from mcp_hazard.trace import writer
 
     if not hasattr(runner, "ServerRunner") or not hasattr(runner.ServerRunner, "_on_request"):
@@ -94,7 +94,7 @@ def install(clocks: Clocks) -> None:
         runner.ServerRunner._on_request,
         when=lambda _self, _d, method, _p: method == "tools/call",
     )
-    Calls.call_tool = _timed(clocks, "handler", Calls.call_tool)  # type: ignore[method-assign]
+    Episode.call_tool = _timed(clocks, "handler", Episode.call_tool)
     writer.TraceWriter.tool_called = _timed_sync(clocks, "trace line", writer.TraceWriter.tool_called)  # type: ignore[method-assign]
     writer._write_all = _timed_sync(clocks, "trace write", writer._write_all)
 

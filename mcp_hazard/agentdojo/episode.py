@@ -18,6 +18,7 @@ from mcp_hazard.agentdojo.library import Clock, Suite, judge
 from mcp_hazard.logs import log
 from mcp_hazard.scenario.behaviours import ToolOutcome
 from mcp_hazard.scenario.models import ToolSpec
+from mcp_hazard.server.call_record import ToolCall
 from mcp_hazard.server.episode import Episode
 from mcp_hazard.trace import events as ev
 from mcp_hazard.trace.storage import StorageError
@@ -54,17 +55,16 @@ class AgentDojoEpisode(Episode):
             return ToolOutcome(error=error)
         return ToolOutcome(result=result)
 
-    def _record(self, name: str, slot: int, arguments: Any, began: float, outcome: str, **fields: Any) -> None:
+    def record_call(self, call: ToolCall, outcome: str, **fields: Any) -> None:
         # A call that ran is traced with the arguments the function got: a hazard that renamed an argument
         # (invocation_error, spec_drift) maps the agent's back, and AgentDojo's checks read the function's own names
         # (slack's user_task_11 reads `user_email`). `execute` never awaits, so nothing runs between it and this
         # record. A call that never ran keeps the agent's arguments, as AgentDojo's traces keep a refused call.
         ran_with, self._ran_with = self._ran_with, None
-        if name in self.tools:
-            inner = fields.get("inner")
-            given = ran_with if ran_with is not None else inner if inner is not None else arguments
-            self.function_calls.append((name, dict(given) if isinstance(given, dict) else {}))
-        super()._record(name, slot, arguments, began, outcome, **fields)
+        if call.name in self.tools:
+            given = ran_with if ran_with is not None else call.below if call.below is not None else call.arguments
+            self.function_calls.append((call.name, dict(given) if isinstance(given, dict) else {}))
+        super().record_call(call, outcome, **fields)
 
     def end(self, reason: str) -> None:
         if not self._checked and self.started and not self.trace.closed:

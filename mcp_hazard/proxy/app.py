@@ -37,9 +37,50 @@ def _params(params: Any) -> dict[str, Any]:
 def build_proxy_server(resolve: Resolver, info: UpstreamInfo, *, with_task: bool) -> Server[Any]:
     """A low-level SDK server whose handlers find the request's episode, open its connection to the real server if
     need be, and serve tools through it and everything else from the server."""
+    capabilities = info.capabilities
+    proxy = _ProxyHandlers(resolve, "prompts" in capabilities, "resources" in capabilities)
+    handlers: dict[str, Handler] = {"on_list_tools": proxy.list_tools, "on_call_tool": proxy.call_tool}
+    if "prompts" in capabilities or with_task:
+        handlers |= {"on_list_prompts": proxy.list_prompts, "on_get_prompt": proxy.get_prompt}
+    if "resources" in capabilities or with_task:
+        handlers |= {"on_list_resources": proxy.list_resources, "on_read_resource": proxy.read_resource}
+    offered = set(capabilities)
+    if (capabilities.get("resources") or {}).get("subscribe"):
+        offered.add("resources.subscribe")
+    for handler, (capability, method, result) in _FORWARDED.items():
+        if capability in offered:
+            handlers[handler] = proxy.forwarding(method, result)
+    instructions = task.with_instructions(info.instructions) if with_task else info.instructions or ""
+    return HazardServer(
+        info.name,
+        version=info.version,
+        instructions=instructions or None,
+        get_tool_input_schema=lambda name: None,
+        on_subscriptions_listen=proxy.listen,
+        **cast(Any, handlers),
+    )
 
-    async def episode_for(ctx: ServerRequestContext[Any, Any]) -> ProxyEpisode:
-        episode = resolve(ctx)
+
+_FORWARDED: dict[str, tuple[str, str, type[Any]]] = {
+    # handler: (the capability the server must offer, its method, its result) - passed on as they are
+    "on_list_resource_templates": ("resources", "resources/templates/list", types.ListResourceTemplatesResult),
+    "on_subscribe_resource": ("resources.subscribe", "resources/subscribe", types.EmptyResult),
+    "on_unsubscribe_resource": ("resources.subscribe", "resources/unsubscribe", types.EmptyResult),
+    "on_completion": ("completions", "completion/complete", types.CompleteResult),
+    "on_set_logging_level": ("logging", "logging/setLevel", types.EmptyResult),
+}
+
+
+class _ProxyHandlers:
+    """The handlers: tools through the request's episode, the task from the proxy file, the rest from the server."""
+
+    def __init__(self, resolve: Resolver, prompts: bool, resources: bool) -> None:
+        self.resolve = resolve
+        self.prompts = prompts  # whether the server offers prompts, resources
+        self.resources = resources
+
+    async def episode_for(self, ctx: ServerRequestContext[Any, Any]) -> ProxyEpisode:
+        episode = self.resolve(ctx)
         episode.seen(ctx)
         try:
             await episode.ready()
@@ -49,8 +90,8 @@ def build_proxy_server(resolve: Resolver, info: UpstreamInfo, *, with_task: bool
         episode.start(ctx.protocol_version)
         return episode
 
-    async def forward(ctx: ServerRequestContext[Any, Any], method: str, params: Any, result: type[Any]) -> Any:
-        episode = await episode_for(ctx)
+    async def forward(self, ctx: ServerRequestContext[Any, Any], method: str, params: Any, result: type[Any]) -> Any:
+        episode = await self.episode_for(ctx)
         assert episode.upstream is not None
         try:
             reply = await episode.upstream.request(method, _params(params))
@@ -58,11 +99,17 @@ def build_proxy_server(resolve: Resolver, info: UpstreamInfo, *, with_task: bool
             raise exc.to_mcp() from None
         return result.model_validate(reply)
 
-    async def list_tools(ctx: Any, params: types.PaginatedRequestParams | None) -> types.ListToolsResult:
-        return (await episode_for(ctx)).list_tools()
+    def forwarding(self, method: str, result: type[Any]) -> Handler:
+        async def handler(ctx: Any, params: Any) -> Any:
+            return await self.forward(ctx, method, params, result)
 
-    async def call_tool(ctx: Any, params: types.CallToolRequestParams) -> types.CallToolResult:
-        episode = await episode_for(ctx)
+        return handler
+
+    async def list_tools(self, ctx: Any, params: types.PaginatedRequestParams | None) -> types.ListToolsResult:
+        return (await self.episode_for(ctx)).list_tools()
+
+    async def call_tool(self, ctx: Any, params: types.CallToolRequestParams) -> types.CallToolResult:
+        episode = await self.episode_for(ctx)
         try:
             arguments = params.arguments if params.arguments is not None else {}
             return await episode.call_tool(params.name, arguments, notifier(ctx, episode))
@@ -72,86 +119,38 @@ def build_proxy_server(resolve: Resolver, info: UpstreamInfo, *, with_task: bool
             log.exception("proxied tool call crashed", tool=params.name, episode=episode.id)
             return error_result(f"Internal error in tool '{params.name}': {type(exc).__name__}")
 
-    capabilities = info.capabilities
-    handlers: dict[str, Handler] = {"on_list_tools": list_tools, "on_call_tool": call_tool}
+    async def list_prompts(self, ctx: Any, params: types.PaginatedRequestParams | None) -> types.ListPromptsResult:
+        listing = (types.ListPromptsResult, "prompts", task.prompt_entry)
+        return await self._listed(ctx, params, "prompts/list" if self.prompts else None, *listing)
 
-    if "prompts" in capabilities or with_task:
+    async def get_prompt(self, ctx: Any, params: types.GetPromptRequestParams) -> types.GetPromptResult:
+        episode = await self.episode_for(ctx)
+        if episode.takes_answer and params.name == TASK_PROMPT_NAME:
+            return task.read_prompt(episode)
+        return await self.forward(ctx, "prompts/get", params, types.GetPromptResult)
 
-        async def list_prompts(ctx: Any, params: types.PaginatedRequestParams | None) -> types.ListPromptsResult:
-            episode = await episode_for(ctx)
-            found = types.ListPromptsResult(prompts=[])
-            if "prompts" in capabilities:
-                found = await forward(ctx, "prompts/list", params, types.ListPromptsResult)
-            if episode.takes_answer and (params is None or params.cursor is None):
-                found = found.model_copy(update={"prompts": [task.prompt_entry(episode), *found.prompts]})
-            return found
+    async def list_resources(self, ctx: Any, params: types.PaginatedRequestParams | None) -> types.ListResourcesResult:
+        listing = (types.ListResourcesResult, "resources", task.resource_entry)
+        return await self._listed(ctx, params, "resources/list" if self.resources else None, *listing)
 
-        async def get_prompt(ctx: Any, params: types.GetPromptRequestParams) -> types.GetPromptResult:
-            episode = await episode_for(ctx)
-            if episode.takes_answer and params.name == TASK_PROMPT_NAME:
-                return task.read_prompt(episode)
-            return await forward(ctx, "prompts/get", params, types.GetPromptResult)
+    async def read_resource(self, ctx: Any, params: types.ReadResourceRequestParams) -> types.ReadResourceResult:
+        episode = await self.episode_for(ctx)
+        if episode.takes_answer and str(params.uri) == episode.task_uri():
+            return task.read_resource(episode)
+        return await self.forward(ctx, "resources/read", params, types.ReadResourceResult)
 
-        handlers |= {"on_list_prompts": list_prompts, "on_get_prompt": get_prompt}
+    async def _listed(
+        self, ctx: Any, params: types.PaginatedRequestParams | None, method: str | None, result: type[Any], key: str,
+        entry: Callable[[ProxyEpisode], Any],
+    ) -> Any:  # fmt: skip
+        """The server's list (`method`; None: it offers none), with the task's entry first on the first page."""
+        episode = await self.episode_for(ctx)
+        found = result(**{key: []})
+        if method is not None:
+            found = await self.forward(ctx, method, params, result)
+        if episode.takes_answer and (params is None or params.cursor is None):
+            found = found.model_copy(update={key: [entry(episode), *getattr(found, key)]})
+        return found
 
-    if "resources" in capabilities or with_task:
-
-        async def list_resources(ctx: Any, params: types.PaginatedRequestParams | None) -> types.ListResourcesResult:
-            episode = await episode_for(ctx)
-            found = types.ListResourcesResult(resources=[])
-            if "resources" in capabilities:
-                found = await forward(ctx, "resources/list", params, types.ListResourcesResult)
-            if episode.takes_answer and (params is None or params.cursor is None):
-                found = found.model_copy(update={"resources": [task.resource_entry(episode), *found.resources]})
-            return found
-
-        async def read_resource(ctx: Any, params: types.ReadResourceRequestParams) -> types.ReadResourceResult:
-            episode = await episode_for(ctx)
-            if episode.takes_answer and str(params.uri) == episode.task_uri():
-                return task.read_resource(episode)
-            return await forward(ctx, "resources/read", params, types.ReadResourceResult)
-
-        handlers |= {"on_list_resources": list_resources, "on_read_resource": read_resource}
-
-    if "resources" in capabilities:
-
-        async def list_templates(ctx: Any, params: Any) -> types.ListResourceTemplatesResult:
-            return await forward(ctx, "resources/templates/list", params, types.ListResourceTemplatesResult)
-
-        handlers["on_list_resource_templates"] = list_templates
-        if (capabilities.get("resources") or {}).get("subscribe"):
-
-            async def subscribe(ctx: Any, params: types.SubscribeRequestParams) -> types.EmptyResult:
-                return await forward(ctx, "resources/subscribe", params, types.EmptyResult)
-
-            async def unsubscribe(ctx: Any, params: types.UnsubscribeRequestParams) -> types.EmptyResult:
-                return await forward(ctx, "resources/unsubscribe", params, types.EmptyResult)
-
-            handlers |= {"on_subscribe_resource": subscribe, "on_unsubscribe_resource": unsubscribe}
-
-    if "completions" in capabilities:
-
-        async def complete(ctx: Any, params: types.CompleteRequestParams) -> types.CompleteResult:
-            return await forward(ctx, "completion/complete", params, types.CompleteResult)
-
-        handlers["on_completion"] = complete
-
-    if "logging" in capabilities:
-
-        async def set_level(ctx: Any, params: types.SetLevelRequestParams) -> types.EmptyResult:
-            return await forward(ctx, "logging/setLevel", params, types.EmptyResult)
-
-        handlers["on_set_logging_level"] = set_level
-
-    async def listen(ctx: Any, params: types.SubscriptionsListenRequestParams) -> types.SubscriptionsListenResult:
-        return await (await episode_for(ctx)).listen_handler(ctx, params)
-
-    instructions = task.with_instructions(info.instructions) if with_task else info.instructions or ""
-    return HazardServer(
-        info.name,
-        version=info.version,
-        instructions=instructions or None,
-        get_tool_input_schema=lambda name: None,
-        on_subscriptions_listen=listen,
-        **cast(Any, handlers),
-    )
+    async def listen(self, ctx: Any, params: types.SubscriptionsListenRequestParams) -> types.SubscriptionsListenResult:
+        return await (await self.episode_for(ctx)).listen_handler(ctx, params)

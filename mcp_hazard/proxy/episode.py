@@ -107,12 +107,12 @@ class ProxyEpisode(Episode):
             return ToolOutcome(error=error_text(result), raw=raw)
         return ToolOutcome(result=value_of(result), raw=raw)
 
-    def _present(
+    def present(
         self, view: ToolView, result: Any, text: str | None, structured: Any, hints: list[str],
         original: ToolOutcome | None,
     ) -> types.CallToolResult:  # fmt: skip
         if original is None or original.raw is None:
-            return super()._present(view, result, text, structured, hints, original)
+            return super().present(view, result, text, structured, hints, original)
         if text is None and result == original.result:  # only hints to add: the server's blocks as they came
             blocks = [*original.raw.content, *(types.TextContent(type="text", text=f"Hint: {h}") for h in hints)]
             return original.raw.model_copy(update={"content": blocks})

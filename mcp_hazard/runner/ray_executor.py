@@ -17,13 +17,14 @@ import logging
 import os
 import socket
 import sys
-from collections.abc import Callable, Iterator
+from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import Any, Unpack
 
 from mcp_hazard.errors import UserError
+from mcp_hazard.runner.executor import Executor, Played
 from mcp_hazard.runner.matrix import Cell
 from mcp_hazard.runner.outcome import exception_line
 from mcp_hazard.runner.progress import progress_bar
@@ -173,32 +174,15 @@ def record_lost(cell: Cell, traces: Path, transport: Transport, reason: str) -> 
     append_event(path, AgentEnded, outcome="agent_crashed", detail=reason)
 
 
-class RayExecutor:
+class RayExecutor(Executor):
     """Runs cells on Ray and writes the run folder as `Runner` does (traces, run.jsonl, agent-logs)."""
 
-    def __init__(
-        self,
-        out: Path,
-        *,
-        transport: Transport,
-        concurrency: int,
-        timeout_s: float,
-        call_timeout_s: float,
-        agent_cmds: dict[str, str] | None = None,
-        show_progress: bool = True,
-        ray: RaySettings | None = None,
-    ) -> None:
-        check_transport(transport)
-        self.out = out
-        self.traces = out / "traces"
-        self.transport = transport
-        self.concurrency = concurrency
-        self.settings = WorkerSettings(transport, timeout_s, call_timeout_s, dict(agent_cmds or {}))
-        self.show_progress = show_progress
+    def __init__(self, out: Path, *, ray: RaySettings | None = None, **played: Unpack[Played]) -> None:
+        check_transport(played["transport"])
+        super().__init__(out, **played)
+        self.settings = WorkerSettings(self.transport, self.timeout_s, self.call_timeout_s, self.agent_cmds)
         self.ray_settings = ray or RaySettings()
         self.env = forwarded_env(self.ray_settings.env)
-        self.results: list[CellResult] = []
-        self._advance: Callable[[], None] = lambda: None  # moves the progress bar on by one episode
 
     def run(self, cells: list[Cell]) -> list[CellResult]:
         with connected(self.ray_settings) as ray:
@@ -220,9 +204,6 @@ class RayExecutor:
                 todo = self._first_contact(ray, remote, scenarios, todo)
                 self._all(ray, remote, scenarios, todo)
         return self.results
-
-    def _trace(self, cell: Cell) -> Path:
-        return self.traces / f"{cell.episode_id}.jsonl"
 
     def _submit(self, remote: Any, scenarios: dict[int, Any], cell: Cell) -> Any:
         return remote.remote(scenarios[id(cell.scenario)], CellFields.of(cell), self.settings)

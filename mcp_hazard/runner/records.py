@@ -19,6 +19,7 @@ from mcp_hazard.runner.matrix import Cell
 from mcp_hazard.runner.transports import episode_maker
 from mcp_hazard.server.episodes import EpisodeRegistry
 from mcp_hazard.trace.events import AgentEnded, AgentOutcome, EndReason
+from mcp_hazard.trace.jsonl import json_records
 from mcp_hazard.trace.storage import append_whole, write_whole
 from mcp_hazard.trace.writer import append_event, utc_now
 
@@ -45,26 +46,10 @@ class CellResult:
     notes: list[str] = field(default_factory=list)
 
 
-def _events(path: Path) -> list[dict[str, object]]:
-    try:
-        lines = path.read_text(encoding="utf-8").splitlines()
-    except (OSError, UnicodeDecodeError):
-        return []
-    events = []
-    for line in lines:
-        try:
-            event = json.loads(line)
-        except json.JSONDecodeError:
-            continue
-        if isinstance(event, dict):
-            events.append(event)
-    return events
-
-
 def trace_complete(path: Path) -> bool:
     """A trace the runner finished (`agent_ended`), so a rerun skips it; except when the agent never had its turn:
     its model endpoint failed, its server died, or it never connected."""
-    events = _events(path)
+    events = json_records(path)
     ended = [e for e in events if e.get("type") == "agent_ended"]
     if not ended or ended[-1].get("outcome") in RETRIED:
         return False
@@ -72,7 +57,7 @@ def trace_complete(path: Path) -> bool:
 
 
 def never_connected(path: Path) -> bool:
-    return any(e.get("type") == "episode_ended" and e.get("reason") == "never_connected" for e in _events(path))
+    return any(e.get("type") == "episode_ended" and e.get("reason") == "never_connected" for e in json_records(path))
 
 
 def server_gone(path: Path, agent_finished: bool) -> str | None:
@@ -80,7 +65,7 @@ def server_gone(path: Path, agent_finished: bool) -> str | None:
     episode's end before it exits (its client closes stdin first), so once the client is closed and the process
     gone: no end at all means it was killed or crashed; `server_stopped` means a signal stopped it, which is news
     only while the agent was still at work (the client's own shutdown may stop a server slow to leave)."""
-    events = _events(path)
+    events = json_records(path)
     if not any(e.get("type") == "episode_started" for e in events):  # a built-in agent connects first thing
         return None if agent_finished else "the stdio server exited before it served a request"
     ended = [e for e in events if e.get("type") == "episode_ended"]
@@ -137,6 +122,6 @@ async def finish_trace(
     agent's group and the attempt (`run --agent-label`, `--repeats`)."""
     if wait:
         with anyio.move_on_after(ENDED_WAIT_S):
-            while not any(e.get("type") == "episode_ended" for e in _events(path)):
+            while not any(e.get("type") == "episode_ended" for e in json_records(path)):
                 await anyio.sleep(0.02)
     append_event(path, AgentEnded, outcome=outcome, detail=detail, events=report.events, label=label, repeat=repeat)

@@ -18,16 +18,17 @@ from __future__ import annotations
 
 import socket
 import sys
-from collections.abc import Callable, Iterator
+from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
-from typing import IO, TYPE_CHECKING
+from typing import IO, TYPE_CHECKING, Unpack
 
 import anyio
 
 from mcp_hazard.agents import make_agent
 from mcp_hazard.agents.base import AgentReport, Brief, signatures_of
 from mcp_hazard.errors import UserError
+from mcp_hazard.runner.executor import Executor, Played
 from mcp_hazard.runner.external import http_env, run_external, stdio_env
 from mcp_hazard.runner.matrix import Cell
 from mcp_hazard.runner.outcome import outcome_of, server_side
@@ -43,7 +44,7 @@ from mcp_hazard.runner.records import (
     trace_complete,
 )
 from mcp_hazard.runner.stopping import interrupted, stop_on_signals
-from mcp_hazard.runner.transports import HttpHost, Transport, episode_maker, open_episode, serve_command
+from mcp_hazard.runner.transports import HttpHost, episode_maker, open_episode, serve_command
 from mcp_hazard.server.episode import SUBMIT_TOOL, Episode
 from mcp_hazard.server.episodes import EpisodeRegistry
 from mcp_hazard.trace.events import AgentEnded, AgentOutcome
@@ -70,41 +71,27 @@ def _last_line(log: Path) -> str:
     return last if len(last) <= 200 else last[:199] + "…"
 
 
-class Runner:
+class Runner(Executor):
     def __init__(
         self,
         out: Path,
         *,
-        transport: Transport,
-        concurrency: int,
-        timeout_s: float,
-        call_timeout_s: float,
-        agent_cmds: dict[str, str] | None = None,
-        show_progress: bool = True,
         proxy: ProxyService | None = None,
         labels: dict[str, str] | None = None,
         sock: socket.socket | None = None,
+        **played: Unpack[Played],
     ) -> None:
         """`proxy`: the cells' scenario is a real server's tools, reached through this running ProxyService.
         `sock`: the HTTP server's listening socket (`run --port`), bound before the run."""
+        super().__init__(out, **played)
         self.proxy = proxy
         self.sock = sock
-        self.out = out
-        self.traces = out / "traces"
-        self.transport = transport
-        self.concurrency = concurrency
-        self.timeout_s = timeout_s
-        self.call_timeout_s = call_timeout_s
-        self.agent_cmds = agent_cmds or {}
-        self.show_progress = show_progress
         self.labels = labels or {}  # agent -> group (`--agent-label`), recorded in each agent_ended
         self.host: HttpHost | None = None
-        self.results: list[CellResult] = []
         self._run_log: IO[bytes] | None = None
         self.stopped: StorageError | None = None  # the first line the disk refused: it stops the run
         self.signal: int | None = None  # SIGINT or SIGTERM received: the run is being stopped (stopping.py)
         self.console: Console | None = None  # the progress bar's, while it shows
-        self._advance: Callable[[], None] = lambda: None  # moves the progress bar on by one episode
 
     def say(self, text: str) -> None:
         """One line on stderr, above the progress bar when it shows."""
@@ -212,9 +199,6 @@ class Runner:
                 return rest, exc
             rest.remove(first)
         return rest, None
-
-    def _trace(self, cell: Cell) -> Path:
-        return self.traces / f"{cell.episode_id}.jsonl"
 
     @contextmanager
     def _progress(self, total: int) -> Iterator[None]:

@@ -60,7 +60,18 @@ def _check_expression(source: str, path: Path, problems: Problems) -> None:
 def _check_tool(scenario: Scenario, tool: ToolSpec, path: Path, problems: Problems, allow_python: bool) -> None:
     if tool.name in RESERVED_TOOL_NAMES:
         problems.add((*path, "name"), f"tool name {tool.name!r} is reserved by mcp-hazard")
-    usable = True  # whether the output schema can judge a static result
+    usable = _check_schemas(tool, path, problems)
+    for i, fallback in enumerate(tool.fallbacks):
+        _check_fallback(scenario, tool, fallback, (*path, "fallbacks", i), problems)
+    for where, message in serves_problems(tool):
+        problems.add((*path, *where), message)
+    _check_checked_by(scenario, tool, path, problems)
+    _check_behaviour(tool, (*path, "behaviour"), problems, allow_python, usable)
+
+
+def _check_schemas(tool: ToolSpec, path: Path, problems: Problems) -> bool:
+    """Check the input and output schemas; True when the output schema can judge a static result."""
+    usable = True
     for key in ("input_schema", "output_schema"):
         schema = getattr(tool, key)
         if schema is None:
@@ -74,29 +85,33 @@ def _check_tool(scenario: Scenario, tool: ToolSpec, path: Path, problems: Proble
         else:
             check_patterns(schema, (*path, key), problems)
         usable = key == "input_schema" or len(problems.items) == before
-    for i, fallback in enumerate(tool.fallbacks):
-        fpath = (*path, "fallbacks", i)
-        other = scenario.tool(fallback.tool)
-        if other is None:
-            problems.add((*fpath, "tool"), _no_tool(scenario, fallback.tool))
+    return usable
+
+
+def _check_fallback(scenario: Scenario, tool: ToolSpec, fallback: Any, fpath: Path, problems: Problems) -> None:
+    """A fallback names a tool that serves a fact this one serves, with arguments made of this call's arguments."""
+    other = scenario.tool(fallback.tool)
+    if other is None:
+        problems.add((*fpath, "tool"), _no_tool(scenario, fallback.tool))
+        return
+    if not set(other.serves) & set(tool.serves):
+        problems.add((*fpath, "tool"), f"{fallback.tool!r} serves no fact that {tool.name!r} serves ('serves:')")
+    own = set((tool.input_schema.get("properties") or {}).keys()) | {"args"}
+    for source in template_expressions(fallback.arguments):
+        try:
+            unknown = referenced_names(source) - own
+        except ExpressionError as exc:
+            problems.add((*fpath, "arguments"), str(exc))
             continue
-        if not set(other.serves) & set(tool.serves):
-            problems.add((*fpath, "tool"), f"{fallback.tool!r} serves no fact that {tool.name!r} serves ('serves:')")
-        own = set((tool.input_schema.get("properties") or {}).keys()) | {"args"}
-        for source in template_expressions(fallback.arguments):
-            try:
-                unknown = referenced_names(source) - own
-            except ExpressionError as exc:
-                problems.add((*fpath, "arguments"), str(exc))
-                continue
-            if unknown:
-                problems.add(
-                    (*fpath, "arguments"),
-                    f"refers to {sorted(unknown)}, which are not arguments of {tool.name!r}"
-                    + did_you_mean(min(unknown), own - {"args"}),
-                )
-    for where, message in serves_problems(tool):
-        problems.add((*path, *where), message)
+        if unknown:
+            problems.add(
+                (*fpath, "arguments"),
+                f"refers to {sorted(unknown)}, which are not arguments of {tool.name!r}"
+                + did_you_mean(min(unknown), own - {"args"}),
+            )
+
+
+def _check_checked_by(scenario: Scenario, tool: ToolSpec, path: Path, problems: Problems) -> None:
     for i, check in enumerate(tool.checked_by):
         checker = scenario.tool(check)
         if tool.effect != "write":
@@ -106,9 +121,14 @@ def _check_tool(scenario: Scenario, tool: ToolSpec, path: Path, problems: Proble
             problems.add((*path, "checked_by", i), _no_tool(scenario, check))
         elif checker.effect == "write":
             problems.add((*path, "checked_by", i), f"{check!r} is a write: a check must only read")
-    behaviour, bpath = tool.behaviour, (*path, "behaviour")
-    properties = set((tool.input_schema.get("properties") or {}).keys())
+
+
+def _check_behaviour(tool: ToolSpec, bpath: Path, problems: Problems, allow_python: bool, usable: bool) -> None:
+    """Expressions parse, table rows match on arguments the tool has, static results fit the output schema (when it
+    is `usable`), and Python runs only when allowed."""
+    behaviour = tool.behaviour
     if isinstance(behaviour, TableBehaviour):
+        properties = set((tool.input_schema.get("properties") or {}).keys())
         for i, row in enumerate(behaviour.rows):
             for key in row.when:
                 if key not in properties:
@@ -116,33 +136,16 @@ def _check_tool(scenario: Scenario, tool: ToolSpec, path: Path, problems: Proble
                         (*bpath, "rows", i, "when", key),
                         f"{key!r} is not an argument of {tool.name!r}{did_you_mean(key, properties)}",
                     )
-            _check_expressions(row.result, (*bpath, "rows", i, "result"), problems)
-            _check_expressions(row.error, (*bpath, "rows", i, "error"), problems)
-            if usable:
-                _check_static_result(tool, row.result, row.error, (*bpath, "rows", i, "result"), problems)
-        _check_expressions(behaviour.default.result, (*bpath, "default"), problems)
-        _check_expressions(behaviour.default.error, (*bpath, "default", "error"), problems)
-        if usable:
-            _check_static_result(tool, behaviour.default.result, behaviour.default.error, (*bpath, "default"),
-                                 problems)  # fmt: skip
+            _check_outcome(tool, row.result, row.error, (*bpath, "rows", i, "result"), (*bpath, "rows", i, "error"),
+                           problems, usable)  # fmt: skip
+        default = behaviour.default
+        _check_outcome(tool, default.result, default.error, (*bpath, "default"), (*bpath, "default", "error"),
+                       problems, usable)  # fmt: skip
     elif isinstance(behaviour, ConstantBehaviour):
-        _check_expressions(behaviour.result, (*bpath, "result"), problems)
-        _check_expressions(behaviour.error, (*bpath, "error"), problems)
-        if usable:
-            _check_static_result(tool, behaviour.result, behaviour.error, (*bpath, "result"), problems)
+        _check_outcome(tool, behaviour.result, behaviour.error, (*bpath, "result"), (*bpath, "error"),
+                       problems, usable)  # fmt: skip
     elif isinstance(behaviour, ComputeBehaviour):
-        for name, source in behaviour.let.items():
-            _check_expression(source, (*bpath, "let", name), problems)
-        deepest = deepest_let(behaviour.let)
-        if deepest is not None:
-            problems.add(
-                (*bpath, "let", deepest),
-                f"more than {MAX_LET_DEPTH} `let`s each built on the one before; compute in fewer steps",
-            )
-        for i, guard in enumerate(behaviour.errors):
-            _check_expression(guard.if_, (*bpath, "errors", i, "if"), problems)
-            _check_expressions(guard.error, (*bpath, "errors", i, "error"), problems)
-        _check_expressions(behaviour.result, (*bpath, "result"), problems)
+        _check_compute(behaviour, bpath, problems)
     elif isinstance(behaviour, PythonBehaviour):
         if not allow_python:
             problems.add((*bpath, "function"), "runs Python code; pass --allow-python if you trust this scenario file")
@@ -151,6 +154,31 @@ def _check_tool(scenario: Scenario, tool: ToolSpec, path: Path, problems: Proble
                 load_python_function(behaviour.function)
             except UserError as exc:
                 problems.add((*bpath, "function"), str(exc).split(": ", 1)[-1])
+
+
+def _check_outcome(
+    tool: ToolSpec, result: Any, error: Any, rpath: Path, epath: Path, problems: Problems, usable: bool
+) -> None:
+    """A static result and error: their expressions parse, and the result fits the output schema."""
+    _check_expressions(result, rpath, problems)
+    _check_expressions(error, epath, problems)
+    if usable:
+        _check_static_result(tool, result, error, rpath, problems)
+
+
+def _check_compute(behaviour: ComputeBehaviour, bpath: Path, problems: Problems) -> None:
+    for name, source in behaviour.let.items():
+        _check_expression(source, (*bpath, "let", name), problems)
+    deepest = deepest_let(behaviour.let)
+    if deepest is not None:
+        problems.add(
+            (*bpath, "let", deepest),
+            f"more than {MAX_LET_DEPTH} `let`s each built on the one before; compute in fewer steps",
+        )
+    for i, guard in enumerate(behaviour.errors):
+        _check_expression(guard.if_, (*bpath, "errors", i, "if"), problems)
+        _check_expressions(guard.error, (*bpath, "errors", i, "error"), problems)
+    _check_expressions(behaviour.result, (*bpath, "result"), problems)
 
 
 def check_patterns(schema: Any, path: Path, problems: Problems) -> None:

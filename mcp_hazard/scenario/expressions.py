@@ -182,29 +182,9 @@ def _eval(node: ast.expr, names: Mapping[str, Any], budget: Budget) -> Any:
             return not operand
         return -operand if isinstance(node.op, ast.USub) else +operand
     if isinstance(node, ast.BoolOp):
-        if isinstance(node.op, ast.And):
-            result: Any = True
-            for value in node.values:
-                result = _eval(value, names, budget)
-                if not result:
-                    return result
-            return result
-        result = False
-        for value in node.values:
-            result = _eval(value, names, budget)
-            if result:
-                return result
-        return result
+        return _bool_op(node, names, budget)
     if isinstance(node, ast.Compare):
-        left = _eval(node.left, names, budget)
-        for op, comparator in zip(node.ops, node.comparators, strict=True):
-            right = _eval(comparator, names, budget)
-            scalars = type(left) in _SCALARS and type(right) in _SCALARS
-            budget.spend(1 if scalars else budget.size(left) + budget.size(right), "a comparison")
-            if not _COMPARE[type(op)](left, right):
-                return False
-            left = right
-        return True
+        return _compare(node, names, budget)
     if isinstance(node, ast.IfExp):
         test = _eval(node.test, names, budget)
         return _eval(node.body, names, budget) if test else _eval(node.orelse, names, budget)
@@ -222,6 +202,29 @@ def _eval(node: ast.expr, names: Mapping[str, Any], budget: Budget) -> Any:
         }
         return _built(built, budget, "a mapping")
     raise ExpressionError(f"{type(node).__name__} is not allowed")
+
+
+def _bool_op(node: ast.BoolOp, names: Mapping[str, Any], budget: Budget) -> Any:
+    """`and` / `or` as Python does them: the deciding value, and nothing after it evaluated."""
+    result: Any = isinstance(node.op, ast.And)
+    for value in node.values:
+        result = _eval(value, names, budget)
+        if not result if isinstance(node.op, ast.And) else result:
+            return result
+    return result
+
+
+def _compare(node: ast.Compare, names: Mapping[str, Any], budget: Budget) -> bool:
+    """A chain of comparisons, each costing the size of what it compares (a scalar costs one)."""
+    left = _eval(node.left, names, budget)
+    for op, comparator in zip(node.ops, node.comparators, strict=True):
+        right = _eval(comparator, names, budget)
+        scalars = type(left) in _SCALARS and type(right) in _SCALARS
+        budget.spend(1 if scalars else budget.size(left) + budget.size(right), "a comparison")
+        if not _COMPARE[type(op)](left, right):
+            return False
+        left = right
+    return True
 
 
 _SCALARS = frozenset({int, float, bool, type(None)})

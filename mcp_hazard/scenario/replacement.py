@@ -78,6 +78,25 @@ def _required_places(schema: Any, prefix: tuple[str, ...] = ()) -> Iterator[tupl
         yield from _required_places(_properties(schema).get(name), place)
 
 
+def _place_problem(
+    schema: Any, parts: tuple[str, ...], place: str, original: str, is_required: bool, accepts: Any
+) -> str | None:
+    """Whether the place `parts` in the replacement's schema can hold the argument `original`: it exists, is required
+    where the argument is, and accepts exactly what the argument accepts."""
+    node: Any = schema
+    for depth, part in enumerate(parts):
+        if part not in _properties(node):
+            at = ".".join(parts[:depth]) or "the top level"
+            hint = did_you_mean(part, _properties(node))
+            return f"{place!r}: no property {part!r} at {at} of the replacement's input_schema{hint}"
+        if is_required and part not in _required(node):
+            return f"{place!r}: {part!r} must be required, since {original!r} is"
+        node = _properties(node)[part]
+    if _without_prose(node) != _without_prose(accepts):
+        return f"{place!r} must accept exactly what {original!r} accepts (same schema but for prose)"
+    return None
+
+
 def replacement_problems(tool: ToolSpec, taken: set[str]) -> list[tuple[Where, str, bool]]:
     """What is wrong with `tool.replacement`: its path below `replacement`, the message, and whether the key (not its
     value) is at fault. `taken` holds the names the replacement may not use (tools, earlier replacements)."""
@@ -112,28 +131,9 @@ def replacement_problems(tool: ToolSpec, taken: set[str]) -> list[tuple[Where, s
             problems.append((where, f"{place!r} overlaps the place of {clash!r}; each argument needs its own", False))
             continue
         places[parts] = original
-        node: Any = schema
-        for depth, part in enumerate(parts):
-            if part not in _properties(node):
-                at = ".".join(parts[:depth]) or "the top level"
-                hint = did_you_mean(part, _properties(node))
-                problems.append(
-                    (where, f"{place!r}: no property {part!r} at {at} of the replacement's input_schema{hint}", False)
-                )
-                break
-            if original in required and part not in _required(node):
-                problems.append((where, f"{place!r}: {part!r} must be required, since {original!r} is", False))
-                break
-            node = _properties(node)[part]
-        else:
-            if _without_prose(node) != _without_prose(originals[original]):
-                problems.append(
-                    (
-                        where,
-                        f"{place!r} must accept exactly what {original!r} accepts (same schema but for prose)",
-                        False,
-                    )
-                )
+        problem = _place_problem(schema, parts, place, original, original in required, originals[original])
+        if problem is not None:
+            problems.append((where, problem, False))
     for needed in _required_places(schema):
         if not any(p[: len(needed)] == needed for p in places):
             dotted = ".".join(needed)

@@ -156,31 +156,48 @@ def _object(schema: dict[str, Any], formats: FormatChecker, only: bool) -> Check
     known: dict[str, Any] = {name: _kinds_only(sub) or _compile(sub, formats) for name, sub in properties.items()}
     by_pattern = [(pattern, _compile(sub, formats)) for pattern, sub in patterns.items()]
     extra_check = None if extra is True else _compile(extra, formats)
-    needed = tuple(required)
-
+    needed, counts = tuple(required), (low, high)
     if not by_pattern:
+        return _plain_object(only, needed, counts, known, extra_check)
+    return _patterned_object(only, needed, counts, known, by_pattern, extra_check)
 
-        def plain(instance: Any) -> bool:
-            if type(instance) is not dict:
-                return not only and not isinstance(instance, dict)  # a dict subclass: let jsonschema judge it
-            for name in needed:
-                if name not in instance:
-                    return False
-            if (low is not None and len(instance) < low) or (high is not None and len(instance) > high):
+
+def _plain_object(
+    only: bool, needed: tuple[str, ...], counts: tuple[Any, Any], known: dict[str, Any], extra_check: Check | None
+) -> Check:
+    """An object check without patternProperties: the common case, kept lean (a property whose schema only names
+    types is checked by a set lookup, no call)."""
+    low, high = counts
+
+    def plain(instance: Any) -> bool:
+        if type(instance) is not dict:
+            return not only and not isinstance(instance, dict)  # a dict subclass: let jsonschema judge it
+        for name in needed:
+            if name not in instance:
                 return False
-            for name, value in instance.items():
-                sub = known.get(name)
-                if sub is None:
-                    if extra_check is not None and not extra_check(value):
-                        return False
-                elif sub.__class__ is frozenset:
-                    if value.__class__ not in sub:
-                        return False
-                elif not sub(value):
+        if (low is not None and len(instance) < low) or (high is not None and len(instance) > high):
+            return False
+        for name, value in instance.items():
+            sub = known.get(name)
+            if sub is None:
+                if extra_check is not None and not extra_check(value):
                     return False
-            return True
+            elif sub.__class__ is frozenset:
+                if value.__class__ not in sub:
+                    return False
+            elif not sub(value):
+                return False
+        return True
 
-        return plain
+    return plain
+
+
+def _patterned_object(
+    only: bool, needed: tuple[str, ...], counts: tuple[Any, Any], known: dict[str, Any],
+    by_pattern: list[tuple[Any, Check]], extra_check: Check | None,
+) -> Check:  # fmt: skip
+    """An object check with patternProperties: a name matching a pattern is checked by that pattern's schema too."""
+    low, high = counts
 
     def check(instance: Any) -> bool:
         if type(instance) is not dict:

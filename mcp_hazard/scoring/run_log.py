@@ -11,8 +11,9 @@ is the runner's, and damage there must not cost a score.
 
 from __future__ import annotations
 
-import json
 from pathlib import Path
+
+from mcp_hazard.trace.jsonl import json_records
 
 RUN_LOG = "run.jsonl"
 
@@ -20,16 +21,8 @@ RUN_LOG = "run.jsonl"
 def _read(path: Path) -> dict[str, list[str]]:
     """episode_id -> notes of its last record that played it (status other than `skipped`)."""
     notes: dict[str, list[str]] = {}
-    try:
-        lines = path.read_text(encoding="utf-8").splitlines()
-    except (OSError, UnicodeDecodeError):
-        return notes
-    for line in lines:
-        try:
-            record = json.loads(line)
-        except json.JSONDecodeError:
-            continue
-        if not isinstance(record, dict) or record.get("status") == "skipped":
+    for record in json_records(path):
+        if record.get("status") == "skipped":
             continue
         episode, listed = record.get("episode_id"), record.get("notes")
         if isinstance(episode, str) and isinstance(listed, list):

@@ -16,6 +16,7 @@ import json
 from pathlib import Path
 from typing import Any
 
+from mcp_hazard.trace.jsonl import json_records
 from mcp_hazard.trace.storage import append_whole
 from mcp_hazard.trace.writer import utc_now
 
@@ -34,17 +35,9 @@ def _valid(entry: Any) -> bool:
 
 def read_plans(path: Path) -> list[Plan]:
     """Every plan in one `plan.jsonl`, oldest first; lines that are not plans are passed over."""
-    try:
-        lines = path.read_text(encoding="utf-8").splitlines()
-    except (OSError, UnicodeDecodeError):
-        return []
     plans = []
-    for line in lines:
-        try:
-            record = json.loads(line)
-        except json.JSONDecodeError:
-            continue
-        tasks = record.get("tasks") if isinstance(record, dict) else None
+    for record in json_records(path):
+        tasks = record.get("tasks")
         if isinstance(tasks, list):
             plans.append([entry for entry in tasks if _valid(entry)])
     return plans

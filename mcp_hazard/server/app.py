@@ -97,23 +97,46 @@ def recorded(
 
 def build_server(resolve: Resolver) -> Server[Any]:
     """A low-level SDK server whose every handler delegates to the episode `resolve` picks for the request."""
+    handlers = _EpisodeHandlers(resolve)
+    return HazardServer(
+        "mcp-hazard",
+        version=__version__,
+        instructions=INSTRUCTIONS,
+        # Without this the 2026-07-28 HTTP path re-runs tools/list before every call to check Mcp-Param headers,
+        # which would put phantom listings in the trace. Our schemas declare no such headers.
+        get_tool_input_schema=lambda name: None,
+        on_list_tools=recorded(handlers.list_tools),
+        on_call_tool=handlers.call_tool,
+        on_list_prompts=recorded(handlers.list_prompts),
+        on_get_prompt=recorded(handlers.get_prompt),
+        on_list_resources=recorded(handlers.list_resources),
+        on_read_resource=recorded(handlers.read_resource),
+        on_subscriptions_listen=recorded(handlers.listen),
+    )
 
-    def episode_for(ctx: ServerRequestContext[Any, Any]) -> Episode:
-        episode = resolve(ctx)
+
+class _EpisodeHandlers:
+    """The handlers: each finds the request's episode (started on its first request) and lets it answer."""
+
+    def __init__(self, resolve: Resolver) -> None:
+        self.resolve = resolve
+
+    def episode_for(self, ctx: ServerRequestContext[Any, Any]) -> Episode:
+        episode = self.resolve(ctx)
         if not episode.started:
             episode.start(ctx.protocol_version)
         return episode
 
     async def list_tools(
-        ctx: ServerRequestContext[Any, Any], params: types.PaginatedRequestParams | None
+        self, ctx: ServerRequestContext[Any, Any], params: types.PaginatedRequestParams | None
     ) -> types.ListToolsResult:
-        return episode_for(ctx).list_tools()
+        return self.episode_for(ctx).list_tools()
 
     async def call_tool(
-        ctx: ServerRequestContext[Any, Any], params: types.CallToolRequestParams
+        self, ctx: ServerRequestContext[Any, Any], params: types.CallToolRequestParams
     ) -> types.CallToolResult:
         try:  # the hot path, so not `recorded`: one frame fewer on every call
-            episode = episode_for(ctx)
+            episode = self.episode_for(ctx)
         except StorageError as exc:
             raise unrecorded(exc) from None
         try:
@@ -128,16 +151,16 @@ def build_server(resolve: Resolver) -> Server[Any]:
             return error_result(f"Internal error in tool '{params.name}': {type(exc).__name__}")
 
     async def list_prompts(
-        ctx: ServerRequestContext[Any, Any], params: types.PaginatedRequestParams | None
+        self, ctx: ServerRequestContext[Any, Any], params: types.PaginatedRequestParams | None
     ) -> types.ListPromptsResult:
-        episode = episode_for(ctx)
+        episode = self.episode_for(ctx)
         prompt = types.Prompt(name=TASK_PROMPT_NAME, title=episode.task.title, description="The task to solve.")
         return types.ListPromptsResult(prompts=[prompt])
 
     async def get_prompt(
-        ctx: ServerRequestContext[Any, Any], params: types.GetPromptRequestParams
+        self, ctx: ServerRequestContext[Any, Any], params: types.GetPromptRequestParams
     ) -> types.GetPromptResult:
-        episode = episode_for(ctx)
+        episode = self.episode_for(ctx)
         if params.name != TASK_PROMPT_NAME:
             raise MCPError(
                 types.INVALID_PARAMS, f"Unknown prompt '{params.name}'; the only prompt is '{TASK_PROMPT_NAME}'."
@@ -147,18 +170,18 @@ def build_server(resolve: Resolver) -> Server[Any]:
         return types.GetPromptResult(description=episode.task.title, messages=[message])
 
     async def list_resources(
-        ctx: ServerRequestContext[Any, Any], params: types.PaginatedRequestParams | None
+        self, ctx: ServerRequestContext[Any, Any], params: types.PaginatedRequestParams | None
     ) -> types.ListResourcesResult:
-        episode = episode_for(ctx)
+        episode = self.episode_for(ctx)
         resource = types.Resource(
             name="task", uri=episode.task_uri(), mime_type="text/plain", description="The task to solve."
         )
         return types.ListResourcesResult(resources=[resource])
 
     async def read_resource(
-        ctx: ServerRequestContext[Any, Any], params: types.ReadResourceRequestParams
+        self, ctx: ServerRequestContext[Any, Any], params: types.ReadResourceRequestParams
     ) -> types.ReadResourceResult:
-        episode = episode_for(ctx)
+        episode = self.episode_for(ctx)
         if str(params.uri) != episode.task_uri():
             raise MCPError(
                 types.INVALID_PARAMS, f"Unknown resource '{params.uri}'; the task is at {episode.task_uri()}."
@@ -170,22 +193,6 @@ def build_server(resolve: Resolver) -> Server[Any]:
         return types.ReadResourceResult(contents=[contents])
 
     async def listen(
-        ctx: ServerRequestContext[Any, Any], params: types.SubscriptionsListenRequestParams
+        self, ctx: ServerRequestContext[Any, Any], params: types.SubscriptionsListenRequestParams
     ) -> types.SubscriptionsListenResult:
-        return await episode_for(ctx).listen_handler(ctx, params)
-
-    return HazardServer(
-        "mcp-hazard",
-        version=__version__,
-        instructions=INSTRUCTIONS,
-        # Without this the 2026-07-28 HTTP path re-runs tools/list before every call to check Mcp-Param headers,
-        # which would put phantom listings in the trace. Our schemas declare no such headers.
-        get_tool_input_schema=lambda name: None,
-        on_list_tools=recorded(list_tools),
-        on_call_tool=call_tool,
-        on_list_prompts=recorded(list_prompts),
-        on_get_prompt=recorded(get_prompt),
-        on_list_resources=recorded(list_resources),
-        on_read_resource=recorded(read_resource),
-        on_subscriptions_listen=recorded(listen),
-    )
+        return await self.episode_for(ctx).listen_handler(ctx, params)

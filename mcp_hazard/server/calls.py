@@ -2,12 +2,16 @@
 deliver the result or the error, and trace the call. Never raises, except cancellation: a failure is an isError
 result and a trace line, so the server survives any argument any client sends.
 
+One `ToolCall` record carries the call from step to step (call_record.py); the episode (episode.py) keeps the state
+the calls share and the hooks a proxy or an AgentDojo episode changes: `execute`, `present`, `record_call`.
+
 This runs for every call, so the common case stays short: a tool no hazard targets skips the hazard engine, a valid
 call is passed by the compiled schema check, and the trace line is written without a pydantic model.
 """
 
 from __future__ import annotations
 
+import dataclasses
 import time
 from collections.abc import Awaitable, Callable
 from typing import TYPE_CHECKING, Any
@@ -15,323 +19,232 @@ from typing import TYPE_CHECKING, Any
 import anyio
 import mcp_types as types
 
-from mcp_hazard.hazards import ToolView
-from mcp_hazard.interventions import Surface
 from mcp_hazard.interventions.base import in_served_terms
 from mcp_hazard.logs import log
 from mcp_hazard.scenario.arguments import argument_problem, bounds_problem
-from mcp_hazard.scenario.behaviours import BehaviourFault, ToolOutcome, run_behaviour
-from mcp_hazard.scenario.models import ToolSpec
-from mcp_hazard.server.results import (
-    ToolCallFailed,
-    error_result,
-    preview,
-    result_text,
-    served_result,
-    traceable_name,
-)
+from mcp_hazard.scenario.behaviours import BehaviourFault, ToolOutcome
+from mcp_hazard.server.call_record import ToolCall
+from mcp_hazard.server.results import ToolCallFailed, error_result, preview, served_result, traceable_name
 from mcp_hazard.server.submit import ANSWER_RECEIVED, SUBMIT_SCHEMA, SUBMIT_TOOL
 from mcp_hazard.trace import events as ev
 
 if TYPE_CHECKING:
-    from mcp_hazard.hazards import HazardEngine
-    from mcp_hazard.server.guard import Guard
-    from mcp_hazard.server.restate import Restatement
-    from mcp_hazard.server.served import ServedInterface
-    from mcp_hazard.trace.writer import TraceWriter
+    from mcp_hazard.hazards.base import Rejection
+    from mcp_hazard.server.episode import Episode
 
 Notifier = Callable[[], Awaitable[bool]]
-Waiting = tuple[str, int, Any, float, list[int]]
 
 
-def _unchanged(text: str) -> str:
-    return text
+async def serve_call(
+    episode: Episode, name: str, arguments: Any, notify: Notifier | None = None
+) -> types.CallToolResult:
+    """Serve one `tools/call`. Never raises (except cancellation): every failure is an isError result + trace."""
+    name = traceable_name(name)
+    oversized = bounds_problem(arguments)  # before anything looks inside them: validation, hazards, behaviours
+    if episode.ended:
+        kept = preview(arguments) if oversized else arguments
+        episode.trace.write(ev.CallRefused, tool=name, arguments=kept, reason=str(episode.end_reason))
+        why = "an answer was already submitted" if episode.end_reason == "answered" else "it was closed"
+        return error_result(f"This episode has ended: {why}. No more calls are accepted.")
+    began = time.perf_counter()
+    if name == SUBMIT_TOOL and episode.takes_answer and not oversized:
+        return _submit(episode, arguments, episode.next_slot(name))
+    admitted = _admit(episode, name, arguments, began, oversized)
+    if not isinstance(admitted, ToolCall):
+        return admitted
+    if not episode.engine.acts_on(admitted.name):
+        return await _run(episode, admitted, dict(admitted.inner))
+    return await _with_hazards(episode, admitted, notify)
 
 
-class Calls:
-    """The call half of `Episode` (server/episode.py holds its state, lifecycle and listing)."""
+def _admit(
+    episode: Episode, name: str, arguments: Any, began: float, oversized: str | None
+) -> ToolCall | types.CallToolResult:
+    """The call's record, once the tool is known and the arguments fit what is served; else the refusal, traced."""
+    resolved = None if oversized and name == SUBMIT_TOOL else episode.resolve(name)
+    tool = resolved[0].name if resolved is not None else name
+    call = ToolCall(tool, episode.next_slot(tool), arguments, began, called_as=name)
+    if oversized:
+        call.arguments = preview(arguments)
+        return _refuse(episode, call, "invalid_arguments", f"Invalid {oversized}")
+    if resolved is None:
+        return _refuse(episode, call, "unknown_tool", f"Unknown tool '{name}'.")
+    call.spec, call.view, surface = resolved
+    if not isinstance(arguments, dict):
+        return _refuse(episode, call, "invalid_arguments", "arguments must be an object")
+    call.inner = arguments
+    if surface is None:
+        return call
+    # an intervened interface: check the served schema, then map to the one below
+    problem = argument_problem(surface.input_schema, arguments)
+    accepting = surface.notes.get("accepting")
+    if problem and accepting is not None and not argument_problem(accepting.input_schema, arguments):
+        problem, surface = None, accepting  # the undocumented shape the tool accepts now, in served names
+    if problem:
+        return _refuse(episode, call, "invalid_arguments", f"Invalid {problem}")
+    call.inner = call.below = surface.to_inner(arguments)
+    call.called_as = call.view.name
+    call.served = _served_terms(episode, name)
+    return call
 
-    if TYPE_CHECKING:  # what the episode provides
-        id: str
-        allow_python: bool
-        trace: TraceWriter
-        engine: HazardEngine
-        served: ServedInterface
-        guard: Guard | None
-        restatement: Restatement | None
-        sleep: bool
-        slots: dict[str, int]
-        waiting: list[Waiting]
-        writes: list[dict[str, Any]]
-        ended: bool
-        end_reason: str | None
-        answer: str | None
 
-        @property
-        def takes_answer(self) -> bool: ...
-        @property
-        def guided(self) -> bool: ...
-        def resolve(self, name: str) -> tuple[ToolSpec, ToolView, Surface | None] | None: ...
-        def end(self, reason: str) -> None: ...
-        def _cancel(self, waiting: Waiting) -> None: ...
-        def _hint(self, hint: str | None) -> str | None: ...
+async def _with_hazards(episode: Episode, call: ToolCall, notify: Notifier | None) -> types.CallToolResult:
+    """Let the hazards act before the tool runs: notify a changed list, hang, reject, or change the arguments."""
+    assert call.spec is not None
+    call.handle, verdict = episode.engine.before(call.spec, call.called_as, call.slot, call.inner)
+    if verdict is None:  # no hazard acted before the tool runs (one may still act on its outcome)
+        return await _run(episode, call, dict(call.inner))
+    call.touched = list(verdict.touched)
+    if verdict.list_changed:
+        delivered = await notify() if notify is not None else False
+        episode.trace.write(ev.ListChanged, delivered=delivered)
+    if verdict.delay_s and episode.sleep and not await _hang(episode, call, verdict.delay_s):
+        return error_result("This episode has ended.")
+    if verdict.rejection is not None:
+        message, hint = _in_served_terms(call, verdict.rejection)
+        episode.record_call(call, "rejected", error=message)
+        return error_result(message, episode.hint(hint), verdict.rejection.data)
+    return await _run(episode, call, verdict.arguments)
 
-    checks_arguments: bool = True
-    """Refuse a call whose arguments do not fit the tool's schema before running it. A proxy passes such calls on
-    (the real server has the last word) and only labels a refusal that follows as `invalid_arguments`."""
 
-    async def call_tool(self, name: str, arguments: Any, notify: Notifier | None = None) -> types.CallToolResult:
-        """Serve one `tools/call`. Never raises (except cancellation): every failure is an isError result + trace."""
-        name = traceable_name(name)
-        oversized = bounds_problem(arguments)  # before anything looks inside them: validation, hazards, behaviours
-        if self.ended:
-            kept = preview(arguments) if oversized else arguments
-            self.trace.write(ev.CallRefused, tool=name, arguments=kept, reason=str(self.end_reason))
-            why = "an answer was already submitted" if self.end_reason == "answered" else "it was closed"
-            return error_result(f"This episode has ended: {why}. No more calls are accepted.")
-        began = time.perf_counter()
-        if oversized:
-            resolved = self.resolve(name) if name != SUBMIT_TOOL else None
-            tool = resolved[0].name if resolved is not None else name
-            slot = self._next_slot(tool)
-            return self._refuse(tool, slot, preview(arguments), began, "invalid_arguments", f"Invalid {oversized}")
-        if name == SUBMIT_TOOL and self.takes_answer:
-            return self._submit(arguments, self._next_slot(name))
-        resolved = self.resolve(name)
-        if resolved is None:
-            slot = self._next_slot(name)
-            return self._refuse(name, slot, arguments, began, "unknown_tool", f"Unknown tool '{name}'.")
-        spec, view, surface = resolved
-        slot = self._next_slot(spec.name)
-        if not isinstance(arguments, dict):
-            return self._refuse(spec.name, slot, arguments, began, "invalid_arguments", "arguments must be an object")
-        inner = arguments
-        if surface is not None:  # an intervened interface: check the served schema, then map to the one below
-            problem = argument_problem(surface.input_schema, arguments)
-            accepting = surface.notes.get("accepting")
-            if problem and accepting is not None and not argument_problem(accepting.input_schema, arguments):
-                problem, surface = None, accepting  # the undocumented shape the tool accepts now, in served names
-            if problem:
-                return self._refuse(spec.name, slot, arguments, began, "invalid_arguments", f"Invalid {problem}")
-            inner = surface.to_inner(arguments)
-        below = inner if surface is not None else None
-        if not self.engine.acts_on(spec.name):
-            served = self._served_terms(name) if surface is not None else _unchanged
-            return await self._run(spec, view, slot, arguments, began, dict(inner), below, [], served)
-        call, verdict = self.engine.before(spec, name if surface is None else view.name, slot, inner)
-        served = self._served_terms(name) if surface is not None else _unchanged  # after `before`: may be new
-        if verdict is None:  # no hazard acted before the tool runs (one may still act on its outcome)
-            return await self._run(spec, view, slot, arguments, began, dict(inner), below, [], served, call)
-        touched = list(verdict.touched)
-        if verdict.list_changed:
-            delivered = await notify() if notify is not None else False
-            self.trace.write(ev.ListChanged, delivered=delivered)
-        if verdict.delay_s and self.sleep:
-            waiting = (spec.name, slot, arguments, began, touched)
-            self.waiting.append(waiting)
-            try:
-                await anyio.sleep(verdict.delay_s)
-            except anyio.get_cancelled_exc_class():
-                with anyio.CancelScope(shield=True):
-                    self._cancel(waiting)
-                raise
-            if waiting not in self.waiting:  # the episode ended while this call hung; it is recorded as cancelled
-                return error_result("This episode has ended.")
-            self.waiting.remove(waiting)
-        if verdict.rejection is not None:
-            rejection = verdict.rejection
-            message, hint = served(rejection.message), served(rejection.hint) if rejection.hint else None
-            self._record(spec.name, slot, arguments, began, "rejected", error=message, hazards=touched, inner=below)
-            return error_result(message, self._hint(hint), rejection.data)
-        return await self._run(spec, view, slot, arguments, began, verdict.arguments, below, touched, served, call)
+async def _hang(episode: Episode, call: ToolCall, delay_s: float) -> bool:
+    """Wait as a latency hazard says; False when the episode ended meanwhile (the call is then recorded as
+    cancelled, by `Episode.end`), as it is when the client gives up on it."""
+    episode.waiting.append(call)
+    try:
+        await anyio.sleep(delay_s)
+    except anyio.get_cancelled_exc_class():
+        with anyio.CancelScope(shield=True):
+            episode.cancel(call)
+        raise
+    if call not in episode.waiting:
+        return False
+    episode.waiting.remove(call)
+    return True
 
-    async def _run(
-        self,
-        spec: ToolSpec,
-        view: ToolView,
-        slot: int,
-        arguments: dict[str, Any],
-        began: float,
-        inner: dict[str, Any],
-        below: Any,
-        touched: list[int],
-        served: Callable[[str], str],
-        call: Any = None,
-    ) -> types.CallToolResult:
-        """Run the tool with the arguments it gets (`inner`), then let the hazards act on what it returned."""
-        problem = argument_problem(spec.input_schema, inner) if self.checks_arguments else None
-        if problem:
-            return self._refuse(spec.name, slot, arguments, began, "invalid_arguments", served(f"Invalid {problem}"),
-                                hazards=touched, inner=below)  # fmt: skip
-        try:
-            outcome = await self.execute(spec, inner)
-        except anyio.get_cancelled_exc_class():  # the client gave up on a call a real server was still running
-            with anyio.CancelScope(shield=True):
-                self._record(spec.name, slot, arguments, began, "cancelled", error="cancelled by the client",
-                             hazards=touched, inner=below)  # fmt: skip
-            raise
-        except BehaviourFault as exc:
-            return self._fault(spec.name, slot, arguments, began, str(exc), inner=below)
-        except ToolCallFailed as exc:  # the implementation answered with a protocol error: traced, then passed on
-            self._record(spec.name, slot, arguments, began, exc.outcome, error=exc.detail, hazards=touched,
-                         inner=below)  # fmt: skip
-            raise exc.error from None
-        except Exception as exc:  # the server must survive any argument: a fault is traced, never raised
-            log.exception("behaviour crashed", tool=spec.name, episode=self.id)
-            return self._fault(spec.name, slot, arguments, began, f"{type(exc).__name__}: {exc}", inner=below)
-        if outcome.ok and spec.effect == "write":
-            self.writes.append({"tool": spec.name, "arguments": inner, "result": outcome.result})
-        if not outcome.ok and not self.checks_arguments and argument_problem(spec.input_schema, inner):
-            # refused by a real server, and its listed schema says why: the agent's doing, not the server's
-            return self._deliver(spec, view, slot, arguments, began, outcome, None, [], touched, below,
-                                 label="invalid_arguments")  # fmt: skip
-        after = self.engine.after(call, outcome) if call is not None else None
-        if after is None:
-            return self._deliver(spec, view, slot, arguments, began, outcome, None, [], touched, below,
-                                 original=outcome)  # fmt: skip
-        touched.extend(after.touched)
-        if after.lost is not None:  # it ran (its result is traced), but the reply never reaches the agent
-            message, hint = served(after.lost.message), served(after.lost.hint) if after.lost.hint else None
-            self._record(spec.name, slot, arguments, began, "lost", result=outcome.result, error=message,
-                         hazards=touched, inner=below)  # fmt: skip
-            return error_result(message, self._hint(hint))
-        hints = [served(hint) for hint in after.hints]
-        return self._deliver(spec, view, slot, arguments, began, after.outcome, after.text, hints, touched, below,
-                             original=outcome)  # fmt: skip
 
-    async def execute(self, spec: ToolSpec, arguments: dict[str, Any]) -> ToolOutcome:
-        """Run the tool: the scenario's behaviour here; a proxy forwards the call to the real server."""
-        return run_behaviour(spec, arguments, allow_python=self.allow_python, writes=self.writes)
+async def _run(episode: Episode, call: ToolCall, inner: dict[str, Any]) -> types.CallToolResult:
+    """Run the tool with the arguments it gets (`inner`), then let the hazards act on what it returned."""
+    spec = call.spec
+    assert spec is not None
+    problem = argument_problem(spec.input_schema, inner) if episode.checks_arguments else None
+    if problem:
+        return _refuse(episode, call, "invalid_arguments", call.served(f"Invalid {problem}"))
+    try:
+        outcome = await episode.execute(spec, inner)
+    except anyio.get_cancelled_exc_class():  # the client gave up on a call a real server was still running
+        with anyio.CancelScope(shield=True):
+            episode.record_call(call, "cancelled", error="cancelled by the client")
+        raise
+    except BehaviourFault as exc:
+        return _fault(episode, call, str(exc))
+    except ToolCallFailed as exc:  # the implementation answered with a protocol error: traced, then passed on
+        episode.record_call(call, exc.outcome, error=exc.detail)
+        raise exc.error from None
+    except Exception as exc:  # the server must survive any argument: a fault is traced, never raised
+        log.exception("behaviour crashed", tool=call.name, episode=episode.id)
+        return _fault(episode, call, f"{type(exc).__name__}: {exc}")
+    if outcome.ok and spec.effect == "write":
+        episode.writes.append({"tool": spec.name, "arguments": inner, "result": outcome.result})
+    if not outcome.ok and not episode.checks_arguments and argument_problem(spec.input_schema, inner):
+        # refused by a real server, and its listed schema says why: the agent's doing, not the server's
+        return _deliver(episode, call, outcome, label="invalid_arguments")
+    after = episode.engine.after(call.handle, outcome) if call.handle is not None else None
+    if after is None:
+        return _deliver(episode, call, outcome, original=outcome)
+    call.touched = [*call.touched, *after.touched]
+    if after.lost is not None:  # it ran (its result is traced), but the reply never reaches the agent
+        message, hint = _in_served_terms(call, after.lost)
+        episode.record_call(call, "lost", result=outcome.result, error=message)
+        return error_result(message, episode.hint(hint))
+    hints = [call.served(hint) for hint in after.hints]
+    return _deliver(episode, call, after.outcome, after.text, hints, original=outcome)
 
-    def _served_terms(self, name: str) -> Callable[[str], str]:
-        """Messages from below name arguments as the tool below knows them; under interventions (a call of the
-        served `name`) the agent knows them by their served names. The accepting surface also names an undocumented
-        argument, which is why this is worked out from the views as they are when the message is written, not when
-        the call came in; and only then, since most calls carry no message."""
-        found: list[dict[str, str]] = []
 
-        def translate(text: str) -> str:
-            if not found:
-                found.append(self._served_paths(name))
-            return in_served_terms(text, found[0])
+def _deliver(
+    episode: Episode, call: ToolCall, outcome: ToolOutcome, text: str | None = None, hints: list[str] | None = None,
+    *, label: str = "error", original: ToolOutcome | None = None,
+) -> types.CallToolResult:  # fmt: skip
+    """Trace the outcome as the hazards left it and serve it: an error as it is, a result checked against the output
+    schema, restated where the task says so, then presented (a proxy keeps the server's form)."""
+    hints = hints or []
+    if not outcome.ok:
+        episode.record_call(call, label, error=outcome.error)
+        return outcome.raw if outcome.raw is not None else error_result(str(outcome.error))
+    result = outcome.result
+    if outcome.raw is not None and text is None and not (hints and episode.guided):  # a reply no hazard touched
+        episode.record_call(call, "ok", result=result)
+        return outcome.raw
+    structured = result if isinstance(result, dict) and text is None else None
+    assert call.view is not None
+    if call.view.output_schema is not None:
+        bad = argument_problem(call.view.output_schema, result) if structured is not None else "result is not an object"
+        if bad:
+            return _fault(episode, call, f"result does not match output_schema: {bad}")
+    if episode.restatement is not None and structured is not None:
+        result = structured = episode.restatement.restate(structured)
+    episode.record_call(call, "ok", result=result, text=text)
+    shown = [hint for hint in hints if episode.guided]
+    return episode.present(call.view, result, text, structured, shown, original)
 
-        return translate
 
-    def _served_paths(self, name: str) -> dict[str, str]:
-        resolved = self.resolve(name)
-        if resolved is None or resolved[2] is None:
-            return {}
-        return self.served.paths(resolved[0], resolved[1], resolved[2])
+def _in_served_terms(call: ToolCall, message: Rejection) -> tuple[str, str | None]:
+    """A hazard's message and hint as the agent knows the arguments."""
+    return call.served(message.message), call.served(message.hint) if message.hint else None
 
-    def _deliver(
-        self,
-        spec: ToolSpec,
-        view: ToolView,
-        slot: int,
-        arguments: dict[str, Any],
-        began: float,
-        outcome: ToolOutcome,
-        text: str | None,
-        hints: list[str],
-        touched: list[int],
-        below: Any = None,
-        *,
-        label: str = "error",
-        original: ToolOutcome | None = None,
-    ) -> types.CallToolResult:
-        if not outcome.ok:
-            self._record(spec.name, slot, arguments, began, label, error=outcome.error, hazards=touched, inner=below)
-            return outcome.raw if outcome.raw is not None else error_result(str(outcome.error))
-        result = outcome.result
-        if outcome.raw is not None and text is None and not (hints and self.guided):  # a reply no hazard touched
-            self._record(spec.name, slot, arguments, began, "ok", result=result, hazards=touched, inner=below)
-            return outcome.raw
-        structured = result if isinstance(result, dict) and text is None else None
-        if view.output_schema is not None:
-            bad = argument_problem(view.output_schema, result) if structured is not None else "result is not an object"
-            if bad:
-                return self._fault(spec.name, slot, arguments, began, f"result does not match output_schema: {bad}",
-                                   inner=below)  # fmt: skip
-        if self.restatement is not None and structured is not None:
-            result = structured = self.restatement.restate(structured)
-        self._record(spec.name, slot, arguments, began, "ok", result=result, text=text, hazards=touched, inner=below)
-        shown = [hint for hint in hints if self.guided]
-        return self._present(view, result, text, structured, shown, original)
 
-    def _present(
-        self, view: ToolView, result: Any, text: str | None, structured: Any, hints: list[str],
-        original: ToolOutcome | None,
-    ) -> types.CallToolResult:  # fmt: skip
-        """A result as served: the text (or the result as JSON), then the hints; a proxy keeps the server's form."""
-        return served_result(text if text is not None else result_text(result), hints, structured)
+def _served_terms(episode: Episode, name: str) -> Callable[[str], str]:
+    """Messages from below name arguments as the tool below knows them; under interventions (a call of the
+    served `name`) the agent knows them by their served names. The accepting surface also names an undocumented
+    argument, which is why this is worked out from the views as they are when the message is written, not when
+    the call came in; and only then, since most calls carry no message."""
+    found: list[dict[str, str]] = []
 
-    def _fault(
-        self, name: str, slot: int, arguments: Any, began: float, detail: str, inner: Any = None
-    ) -> types.CallToolResult:
-        self._record(name, slot, arguments, began, "fault", error=detail, inner=inner)
-        return error_result(f"Internal error in tool '{name}'. The tool could not complete this call.")
+    def translate(text: str) -> str:
+        if not found:
+            found.append(_served_paths(episode, name))
+        return in_served_terms(text, found[0])
 
-    def _refuse(
-        self, name: str, slot: int, arguments: Any, began: float, outcome: str, error: str,
-        *, hazards: list[int] | None = None, inner: Any = None,
-    ) -> types.CallToolResult:  # fmt: skip
-        """Trace a call refused before its tool ran, and tell the agent why."""
-        self._record(name, slot, arguments, began, outcome, error=error, hazards=hazards, inner=inner)
-        return error_result(error)
+    return translate
 
-    def _record(
-        self,
-        name: str,
-        slot: int,
-        arguments: Any,
-        began: float,
-        outcome: str,
-        *,
-        result: Any = None,
-        text: str | None = None,
-        error: str | None = None,
-        hazards: list[int] | None = None,
-        inner: Any = None,
-    ) -> None:
-        """Trace one call; `inner` is the call mapped below the interventions, kept when it differs from what was
-        sent, and what the hazards' memory of the agent's calls holds (it speaks the original interface)."""
-        inner = inner if inner is not None and inner != arguments else None
-        self.trace.tool_called(
-            name,
-            slot,
-            arguments,
-            outcome,
-            inner,
-            result,
-            text,
-            error,
-            sorted(set(hazards)) if hazards else [],
-            round((time.perf_counter() - began) * 1_000_000) / 1000,  # ms to the µs; round(x, 3) is slower
-        )
-        self.engine.remember(name, arguments if inner is None else inner, outcome)
-        if self.guard is not None:
-            self.guard.called(name, outcome, result)
 
-    def _submit(self, arguments: Any, slot: int) -> types.CallToolResult:
-        problem = (
-            argument_problem(SUBMIT_SCHEMA, arguments) if isinstance(arguments, dict) else "arguments must be an object"
-        )
-        if problem:
-            self._record(SUBMIT_TOOL, slot, arguments, time.perf_counter(), "invalid_arguments", error=problem)
-            return error_result(f"Invalid {problem}")
-        answer = submitted = arguments["answer"]
-        if self.guard is not None:  # the guarded harness (server/guard.py)
-            refusal, answer = self.guard.check(submitted)
-            if refusal is not None:
-                self.trace.write(ev.AnswerRefused, answer=submitted, slot=slot, reason=refusal.reason,
-                                 missing=refusal.missing)  # fmt: skip
-                return error_result(refusal.reason)
-        self.answer = answer
-        self.trace.write(ev.AnswerSubmitted, answer=answer, slot=slot,
-                         submitted=submitted if answer != submitted else None)  # fmt: skip
-        self.end("answered")
-        return served_result(ANSWER_RECEIVED, [], None)
+def _served_paths(episode: Episode, name: str) -> dict[str, str]:
+    resolved = episode.resolve(name)
+    if resolved is None or resolved[2] is None:
+        return {}
+    return episode.served.paths(resolved[0], resolved[1], resolved[2])
 
-    def _next_slot(self, name: str) -> int:
-        self.slots[name] = self.slots.get(name, 0) + 1
-        return self.slots[name]
+
+def _fault(episode: Episode, call: ToolCall, detail: str) -> types.CallToolResult:
+    """The tool failed in itself: traced as a fault (the hazards that touched the call did not cause it)."""
+    episode.record_call(dataclasses.replace(call, touched=()), "fault", error=detail)
+    return error_result(f"Internal error in tool '{call.name}'. The tool could not complete this call.")
+
+
+def _refuse(episode: Episode, call: ToolCall, outcome: str, error: str) -> types.CallToolResult:
+    """Trace a call refused before its tool ran, and tell the agent why."""
+    episode.record_call(call, outcome, error=error)
+    return error_result(error)
+
+
+def _submit(episode: Episode, arguments: Any, slot: int) -> types.CallToolResult:
+    """`submit_answer`: check it (and let the guarded harness judge it), record the answer, end the episode."""
+    problem = (
+        argument_problem(SUBMIT_SCHEMA, arguments) if isinstance(arguments, dict) else "arguments must be an object"
+    )
+    if problem:
+        episode.record_call(ToolCall(SUBMIT_TOOL, slot, arguments, time.perf_counter()), "invalid_arguments",
+                            error=problem)  # fmt: skip
+        return error_result(f"Invalid {problem}")
+    answer = submitted = arguments["answer"]
+    if episode.guard is not None:  # the guarded harness (server/guard.py)
+        refusal, answer = episode.guard.check(submitted)
+        if refusal is not None:
+            episode.trace.write(ev.AnswerRefused, answer=submitted, slot=slot, reason=refusal.reason,
+                                missing=refusal.missing)  # fmt: skip
+            return error_result(refusal.reason)
+    episode.answer = answer
+    episode.trace.write(ev.AnswerSubmitted, answer=answer, slot=slot,
+                        submitted=submitted if answer != submitted else None)  # fmt: skip
+    episode.end("answered")
+    return served_result(ANSWER_RECEIVED, [], None)

@@ -27,7 +27,7 @@ import time
 from collections import Counter
 from collections.abc import Iterator
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, ClassVar
 
 import h11
 import uvicorn
@@ -122,78 +122,89 @@ def protocol_for(limits: Limits) -> tuple[type[asyncio.Protocol], _Summary]:
                          f"{limits.max_connections}); try again shortly")  # fmt: skip
     late = _raw_response(408, "Request Timeout", f"the request did not arrive whole within "
                          f"{limits.read_timeout:g} s; the connection is closed")  # fmt: skip
+    attributes = {"limits": limits, "summary": summary, "busy": busy, "late": late}
+    return type("BoundedH11Protocol", (_BoundedH11Protocol,), attributes), summary
 
-    class BoundedH11Protocol(H11Protocol):
-        def __init__(self, *args: Any, **kwargs: Any) -> None:
-            super().__init__(*args, **kwargs)
-            self.logger = _LOGGER  # its records still reach uvicorn's handlers; only the per-request line is dropped
-            self._deadline: asyncio.TimerHandle | None = None
-            self._refused = False
-            self._answered = False
 
-        def connection_made(self, transport: asyncio.Transport) -> None:  # type: ignore[override]
-            if len(self.connections) >= limits.max_connections:
-                self._refused = True
-                self.transport = transport
-                transport.write(busy)
-                transport.close()
-                summary.add("over_cap", self.loop)
-                return
-            super().connection_made(transport)
-            self._arm()
+class _BoundedH11Protocol(H11Protocol):
+    """h11 with a cap on open connections, a deadline for each request to arrive whole, and a 400 of our own for a
+    malformed one; `protocol_for` makes the class for one server's limits."""
 
-        def connection_lost(self, exc: Exception | None) -> None:
-            self._disarm()
-            if not self._refused:
-                super().connection_lost(exc)
+    limits: ClassVar[Limits]
+    summary: ClassVar[_Summary]
+    busy: ClassVar[bytes]
+    """The answer to a connection over the cap."""
+    late: ClassVar[bytes]
+    """The answer to half a header when the deadline comes."""
 
-        def data_received(self, data: bytes) -> None:
-            if self._refused:
-                return
-            super().data_received(data)
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        self.logger = _LOGGER  # its records still reach uvicorn's handlers; only the per-request line is dropped
+        self._deadline: asyncio.TimerHandle | None = None
+        self._refused = False
+        self._answered = False
+
+    def connection_made(self, transport: asyncio.Transport) -> None:  # type: ignore[override]
+        if len(self.connections) >= self.limits.max_connections:
+            self._refused = True
+            self.transport = transport
+            transport.write(self.busy)
+            transport.close()
+            self.summary.add("over_cap", self.loop)
+            return
+        super().connection_made(transport)
+        self._arm()
+
+    def connection_lost(self, exc: Exception | None) -> None:
+        self._disarm()
+        if not self._refused:
+            super().connection_lost(exc)
+
+    def data_received(self, data: bytes) -> None:
+        if self._refused:
+            return
+        super().data_received(data)
+        self._settle()
+
+    def on_response_complete(self) -> None:
+        super().on_response_complete()
+        self._answered = True
+        if not self.transport.is_closing():
+            self._arm()  # the next request's deadline; an idle connection meets the keep-alive timeout first
             self._settle()
 
-        def on_response_complete(self) -> None:
-            super().on_response_complete()
-            self._answered = True
-            if not self.transport.is_closing():
-                self._arm()  # the next request's deadline; an idle connection meets the keep-alive timeout first
-                self._settle()
+    def send_400_response(self, msg: str) -> None:
+        self.summary.add("malformed", self.loop)
+        self._disarm()
+        self.transport.write(_raw_response(400, "Bad Request", "malformed HTTP request; the connection is closed"))
+        self.transport.close()
 
-        def send_400_response(self, msg: str) -> None:
-            summary.add("malformed", self.loop)
-            self._disarm()
-            self.transport.write(_raw_response(400, "Bad Request", "malformed HTTP request; the connection is closed"))
-            self.transport.close()
+    def _arm(self) -> None:
+        self._disarm()
+        self._deadline = self.loop.call_later(self.limits.read_timeout, self._timed_out)
 
-        def _arm(self) -> None:
-            self._disarm()
-            self._deadline = self.loop.call_later(limits.read_timeout, self._timed_out)
-
-        def _disarm(self) -> None:
-            if self._deadline is not None:
-                self._deadline.cancel()
-                self._deadline = None
-
-        def _settle(self) -> None:
-            """The request has arrived whole (or the connection is done): its deadline no longer applies."""
-            if self._deadline is not None and self.conn.their_state not in (h11.IDLE, h11.SEND_BODY):
-                self._disarm()
-
-        def _timed_out(self) -> None:
+    def _disarm(self) -> None:
+        if self._deadline is not None:
+            self._deadline.cancel()
             self._deadline = None
-            if self.transport.is_closing():
-                return
-            partial = bool(self.conn.trailing_data[0])
-            if self.conn.their_state is h11.IDLE and (partial or not self._answered):
-                summary.add("timed_out", self.loop)
-                if partial:  # half a header: no request cycle exists to answer it
-                    self.transport.write(late)
-            elif self.conn.their_state is h11.SEND_BODY:
-                summary.add("timed_out", self.loop)  # the route reading the body sees a disconnect
-            self.transport.close()
 
-    return BoundedH11Protocol, summary
+    def _settle(self) -> None:
+        """The request has arrived whole (or the connection is done): its deadline no longer applies."""
+        if self._deadline is not None and self.conn.their_state not in (h11.IDLE, h11.SEND_BODY):
+            self._disarm()
+
+    def _timed_out(self) -> None:
+        self._deadline = None
+        if self.transport.is_closing():
+            return
+        partial = bool(self.conn.trailing_data[0])
+        if self.conn.their_state is h11.IDLE and (partial or not self._answered):
+            self.summary.add("timed_out", self.loop)
+            if partial:  # half a header: no request cycle exists to answer it
+                self.transport.write(self.late)
+        elif self.conn.their_state is h11.SEND_BODY:
+            self.summary.add("timed_out", self.loop)  # the route reading the body sees a disconnect
+        self.transport.close()
 
 
 class Server(uvicorn.Server):

@@ -8,8 +8,7 @@ state, its lifecycle and what it lists; calls.py how it serves a call.
 from __future__ import annotations
 
 import contextlib
-import operator
-from collections import OrderedDict
+import time
 from functools import lru_cache
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -23,11 +22,14 @@ from mcp_hazard.hazards import HazardEngine, ToolView, build_hazards, expand
 from mcp_hazard.hazards.base import Hazard
 from mcp_hazard.interventions import Surface, build_interventions
 from mcp_hazard.logs import log
+from mcp_hazard.scenario.behaviours import ToolOutcome, run_behaviour
 from mcp_hazard.scenario.files import LoadedScenario
 from mcp_hazard.scenario.models import Task, ToolSpec
-from mcp_hazard.server.calls import Calls, Waiting
+from mcp_hazard.server.call_record import ToolCall
+from mcp_hazard.server.calls import serve_call
 from mcp_hazard.server.restate import Restatement
-from mcp_hazard.server.served import ServedInterface
+from mcp_hazard.server.results import result_text, served_result
+from mcp_hazard.server.served import ServedInterface, served_tool
 from mcp_hazard.server.submit import SUBMIT_DESCRIPTION, SUBMIT_SCHEMA, SUBMIT_TOOL
 from mcp_hazard.trace import events as ev
 from mcp_hazard.trace.storage import StorageError
@@ -63,37 +65,11 @@ def describe_hazard(hazard: Hazard, targets: set[str]) -> dict[str, Any]:
     }
 
 
-_SERVED_TOOLS: OrderedDict[tuple[Any, ...], tuple[tuple[Any, ...], types.Tool]] = OrderedDict()
-_SERVED_TOOLS_KEPT = 4096
+class Episode:
+    checks_arguments: bool = True
+    """Refuse a call whose arguments do not fit the tool's schema before running it. A proxy passes such calls on
+    (the real server has the last word) and only labels a refusal that follows as `invalid_arguments`."""
 
-
-def served_tool(spec: ToolSpec, surface: Surface) -> types.Tool:
-    """A tool as listed. Every episode of a task lists the same tools, so one `types.Tool` serves them all while the
-    spec and the served schemas are the same objects (the newest few thousand are kept; nobody edits them)."""
-    anchors = (spec, surface.input_schema, surface.output_schema)
-    key = (id(spec), surface.name, surface.description, id(surface.input_schema), id(surface.output_schema))
-    cached = _SERVED_TOOLS.get(key)
-    if cached is not None and all(map(operator.is_, cached[0], anchors)):
-        _SERVED_TOOLS.move_to_end(key)
-        return cached[1]
-    annotations = None
-    if spec.annotations is not None:
-        annotations = types.ToolAnnotations(**spec.annotations.model_dump(exclude_none=True))
-    tool = types.Tool(
-        name=surface.name,
-        title=spec.title,
-        description=surface.description,
-        input_schema=surface.input_schema,
-        output_schema=surface.output_schema,
-        annotations=annotations,
-    )
-    _SERVED_TOOLS[key] = (anchors, tool)
-    if len(_SERVED_TOOLS) > _SERVED_TOOLS_KEPT:
-        _SERVED_TOOLS.popitem(last=False)
-    return tool
-
-
-class Episode(Calls):
     def __init__(
         self,
         *,
@@ -132,7 +108,7 @@ class Episode(Calls):
         self.trace = TraceWriter(trace_dir / f"{episode_id}.jsonl" if trace_dir is not None else None)
         self.trace.on_failure = self._trace_failed
         self.slots: dict[str, int] = {}
-        self.waiting: list[Waiting] = []
+        self.waiting: list[ToolCall] = []  # calls a latency hazard holds
         self.writes: list[dict[str, Any]] = []  # the writes (`effect: write`) that ran, which behaviours may read
         self.started = False
         self.ended = False
@@ -155,7 +131,7 @@ class Episode(Calls):
     def guided(self) -> bool:
         return self.condition.profile == "guided"
 
-    def _hint(self, hint: str | None) -> str | None:
+    def hint(self, hint: str | None) -> str | None:
         return hint if self.guided else None
 
     report_trace_failure = True
@@ -230,12 +206,11 @@ class Episode(Calls):
         elif len(self._early_refusals) < MAX_EARLY_REFUSALS:
             self._early_refusals.append(fields)
 
-    def _cancel(self, waiting: Waiting) -> None:
+    def cancel(self, call: ToolCall) -> None:
         """Record a hanging call as cancelled, once: by its own cancellation, or by the episode ending first."""
-        if waiting in self.waiting:
-            self.waiting.remove(waiting)
-            name, slot, arguments, began, touched = waiting
-            self._record(name, slot, arguments, began, "cancelled", error="cancelled by the client", hazards=touched)
+        if call in self.waiting:
+            self.waiting.remove(call)
+            self.record_call(call, "cancelled", error="cancelled by the client")
 
     def end(self, reason: str) -> None:
         """End the episode; never raises: a trace that cannot take its last lines has already said so once."""
@@ -243,7 +218,7 @@ class Episode(Calls):
             return
         try:
             for waiting in list(self.waiting):  # calls still hanging when the client left: same record, same place
-                self._cancel(waiting)
+                self.cancel(waiting)
             self.ended = True
             self.end_reason = reason
             if self.started:
@@ -340,3 +315,47 @@ class Episode(Calls):
 
     def record_task_read(self, via: str) -> None:
         self.trace.write(ev.TaskRead, via=via)
+
+    # -- calls (calls.py serves them; these are what an episode of another kind changes) -----------------------------
+
+    call_tool = serve_call
+    """`call_tool(name, arguments, notify=None)`: serve one `tools/call` (calls.py); the function itself, not a method
+    that awaits it, as this runs for every call."""
+
+    async def execute(self, spec: ToolSpec, arguments: dict[str, Any]) -> ToolOutcome:
+        """Run the tool: the scenario's behaviour here; a proxy forwards the call to the real server."""
+        return run_behaviour(spec, arguments, allow_python=self.allow_python, writes=self.writes)
+
+    def present(
+        self, view: ToolView, result: Any, text: str | None, structured: Any, hints: list[str],
+        original: ToolOutcome | None,
+    ) -> types.CallToolResult:  # fmt: skip
+        """A result as served: the text (or the result as JSON), then the hints; a proxy keeps the server's form."""
+        return served_result(text if text is not None else result_text(result), hints, structured)
+
+    def record_call(
+        self, call: ToolCall, outcome: str, *, result: Any = None, text: str | None = None, error: str | None = None
+    ) -> None:
+        """Trace one call; its `below` (the call mapped below the interventions) is kept when it differs from what
+        was sent, and is what the hazards' memory of the agent's calls holds (it speaks the original interface)."""
+        arguments = call.arguments
+        inner = call.below if call.below is not None and call.below != arguments else None
+        self.trace.tool_called(
+            call.name,
+            call.slot,
+            arguments,
+            outcome,
+            inner,
+            result,
+            text,
+            error,
+            sorted(set(call.touched)) if call.touched else [],
+            round((time.perf_counter() - call.began) * 1_000_000) / 1000,  # ms to the µs; round(x, 3) is slower
+        )
+        self.engine.remember(call.name, arguments if inner is None else inner, outcome)
+        if self.guard is not None:
+            self.guard.called(call.name, outcome, result)
+
+    def next_slot(self, name: str) -> int:
+        self.slots[name] = self.slots.get(name, 0) + 1
+        return self.slots[name]

@@ -3,7 +3,11 @@ of the arguments below, for messages that come from below (a hazard's rejection 
 
 from __future__ import annotations
 
+import operator
+from collections import OrderedDict
 from typing import Any
+
+import mcp_types as types
 
 from mcp_hazard.hazards import ToolView
 from mcp_hazard.interventions import Intervention, Surface, apply_all
@@ -71,3 +75,33 @@ class ServedInterface:
         if accepting is not None:
             paths |= served_paths(accepting, [n for n in properties(view.accepts or {}) if n not in listed])
         return paths
+
+
+_SERVED_TOOLS: OrderedDict[tuple[Any, ...], tuple[tuple[Any, ...], types.Tool]] = OrderedDict()
+_SERVED_TOOLS_KEPT = 4096
+
+
+def served_tool(spec: ToolSpec, surface: Surface) -> types.Tool:
+    """A tool as listed. Every episode of a task lists the same tools, so one `types.Tool` serves them all while the
+    spec and the served schemas are the same objects (the newest few thousand are kept; nobody edits them)."""
+    anchors = (spec, surface.input_schema, surface.output_schema)
+    key = (id(spec), surface.name, surface.description, id(surface.input_schema), id(surface.output_schema))
+    cached = _SERVED_TOOLS.get(key)
+    if cached is not None and all(map(operator.is_, cached[0], anchors)):
+        _SERVED_TOOLS.move_to_end(key)
+        return cached[1]
+    annotations = None
+    if spec.annotations is not None:
+        annotations = types.ToolAnnotations(**spec.annotations.model_dump(exclude_none=True))
+    tool = types.Tool(
+        name=surface.name,
+        title=spec.title,
+        description=surface.description,
+        input_schema=surface.input_schema,
+        output_schema=surface.output_schema,
+        annotations=annotations,
+    )
+    _SERVED_TOOLS[key] = (anchors, tool)
+    if len(_SERVED_TOOLS) > _SERVED_TOOLS_KEPT:
+        _SERVED_TOOLS.popitem(last=False)
+    return tool

@@ -16,6 +16,7 @@ The tools, named after the domain's nouns (`find_book`, `get_book`, `list_books`
 from __future__ import annotations
 
 import datetime as dt
+from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
@@ -148,188 +149,159 @@ READ = {"read_only_hint": True, "idempotent_hint": True}
 
 
 def build_tools(world: World) -> list[dict[str, Any]]:
+    """The domain's tools: four over its items, two over their owners, and the currency converter."""
     d, f = world.domain, fields(world.domain)
-    cur, unit = d.currency, d.unit
-    id_arg = {f.item_id: _text(f"{d.id_label.capitalize()} of the {d.item}, e.g. {world.items[0].id}")}
-    owner_arg = {f.owner_id: _text(f"Id of the {d.owner}, e.g. {world.owners[0].id}")}
-    record = {
-        f.item_id: {"type": "string"},
-        "name": {"type": "string"},
-        f.category: {"type": "string"},
-        d.measure: {"type": "integer"},
-        f.price: {"type": "number"},
-        d.date_field: {"type": "string"},
-        d.flag_field: {"type": "boolean"},
-        f.owner_id: {"type": "string"},
-    }
-    owner_record = {
-        f.owner_id: {"type": "string"},
-        "name": {"type": "string"},
-        "city": {"type": "string"},
-        d.days_field: {"type": "integer"},
-        f.minimum: {"type": "number"},
-    }
-
-    def item_row(i: Item) -> dict[str, Any]:
-        return {
-            f.item_id: i.id,
-            "name": i.name,
-            f.category: i.category,
-            d.measure: i.measure,
-            f.price: i.price,
-            d.date_field: i.date,
-            d.flag_field: i.flag,
-            f.owner_id: world.owner_of(i).id,
-        }
-
-    rates = "{" + ", ".join(f"'{k}': {v}" for k, v in RATES.items()) + "}"
     return [
-        {
-            "name": f.find,
-            "description": f"Find a {d.item} by its name; returns its {d.id_label} and {d.category_label}.",
-            "input_schema": _obj({"name": _text(f"Name of the {d.item}")}),
-            "annotations": READ,
-            "behaviour": {
-                "kind": "table",
-                "casefold": True,
-                "rows": [
-                    {"when": {"name": i.name}, "result": {f.item_id: i.id, "name": i.name, f.category: i.category}}
-                    for i in world.items
-                ],
-                "default": {"error": f"No {d.item} named '{{{{ name }}}}'."},
+        _find(world, d, f), _get(world, d, f), _list(world, d, f), _ledger(world, d, f),
+        _get_owner(world, d, f), _directory(world, d, f), _convert_currency(),
+    ]  # fmt: skip
+
+
+def _table_tool(
+    name: str, description: str, arguments: dict[str, Any], rows: list[tuple[dict[str, Any], Any]], missing: str,
+    *, output: dict[str, Any] | None = None, serves: dict[str, Any] | None = None, casefold: bool = False,
+) -> dict[str, Any]:  # fmt: skip
+    """A read-only table tool: a row `(when, result)` per known value of its arguments, `missing` for any other."""
+    tool: dict[str, Any] = {"name": name, "description": description, "input_schema": _obj(arguments)}
+    if output is not None:
+        tool["output_schema"] = _obj(output)
+    tool["annotations"] = READ
+    if serves is not None:
+        tool["serves"] = serves
+    behaviour: dict[str, Any] = {"kind": "table", "casefold": True} if casefold else {"kind": "table"}
+    behaviour["rows"] = [{"when": when, "result": result} for when, result in rows]
+    behaviour["default"] = {"error": missing}
+    tool["behaviour"] = behaviour
+    return tool
+
+
+def _id_arg(world: World, d: Domain, f: Fields) -> dict[str, Any]:
+    return {f.item_id: _text(f"{d.id_label.capitalize()} of the {d.item}, e.g. {world.items[0].id}")}
+
+
+def _by_owner(
+    world: World, d: Domain, f: Fields, row: Callable[[Owner], dict[str, Any]]
+) -> tuple[dict[str, Any], list[tuple[dict[str, Any], Any]]]:
+    """The argument and the rows of a tool that looks an owner up by id."""
+    argument = {f.owner_id: _text(f"Id of the {d.owner}, e.g. {world.owners[0].id}")}
+    return argument, [({f.owner_id: o.id}, row(o)) for o in world.owners]
+
+
+def _find(world: World, d: Domain, f: Fields) -> dict[str, Any]:
+    return _table_tool(
+        f.find,
+        f"Find a {d.item} by its name; returns its {d.id_label} and {d.category_label}.",
+        {"name": _text(f"Name of the {d.item}")},
+        [({"name": i.name}, {f.item_id: i.id, "name": i.name, f.category: i.category}) for i in world.items],
+        f"No {d.item} named '{{{{ name }}}}'.",
+        casefold=True,
+    )
+
+
+def _get(world: World, d: Domain, f: Fields) -> dict[str, Any]:
+    def row(i: Item) -> dict[str, Any]:
+        return {
+            f.item_id: i.id, "name": i.name, f.category: i.category, d.measure: i.measure, f.price: i.price,
+            d.date_field: i.date, d.flag_field: i.flag, f.owner_id: world.owner_of(i).id,
+        }  # fmt: skip
+
+    record = {
+        f.item_id: {"type": "string"}, "name": {"type": "string"}, f.category: {"type": "string"},
+        d.measure: {"type": "integer"}, f.price: {"type": "number"}, d.date_field: {"type": "string"},
+        d.flag_field: {"type": "boolean"}, f.owner_id: {"type": "string"},
+    }  # fmt: skip
+    return _table_tool(
+        f.get,
+        f"The record of a {d.item}: name, {d.category_label}, {d.measure_label} ({d.unit}), price in {d.currency}, "
+        f"{d.date_field.replace('_', ' ')}, {d.flag_field.replace('_', ' ')} and {d.owner} id.",
+        _id_arg(world, d, f),
+        [({f.item_id: i.id}, row(i)) for i in world.items],
+        f"Unknown {d.id_label} '{{{{ {f.item_id} }}}}'.",
+        output=record,
+        serves={f"{snake(d.item)}_price": f.price, f"{snake(d.item)}_measure": d.measure},
+    )
+
+
+def _list(world: World, d: Domain, f: Fields) -> dict[str, Any]:
+    def listed(category: str) -> list[dict[str, Any]]:
+        return [{f.item_id: i.id, "name": i.name, f.price: i.price} for i in world.in_category(category)]
+
+    category = {"type": "string", "enum": list(d.categories), "description": d.category_label.capitalize()}
+    return _table_tool(
+        f.list,
+        f"The {d.items} in one {d.category_label}, with {d.id_label}, name and price in {d.currency}, sorted by "
+        f"{d.id_label}.",
+        {f.category: category},
+        [({f.category: c}, {f.category: c, d.items: listed(c)}) for c in d.categories],
+        f"Unknown {d.category_label}.",
+    )
+
+
+def _ledger(world: World, d: Domain, f: Fields) -> dict[str, Any]:
+    return _table_tool(
+        f.ledger,
+        f"Accounts ledger entry of a {d.item}: its price in cents of {d.currency} and its {d.measure_label} "
+        f"({d.unit}).",
+        _id_arg(world, d, f),
+        [
+            ({f.item_id: i.id}, {f.item_id: i.id, "price_cents": round(i.price * 100), d.measure: i.measure})
+            for i in world.items
+        ],
+        f"No ledger entry for '{{{{ {f.item_id} }}}}'.",
+        serves={f"{snake(d.item)}_price": "price_cents", f"{snake(d.item)}_measure": d.measure},
+    )
+
+
+def _get_owner(world: World, d: Domain, f: Fields) -> dict[str, Any]:
+    def row(o: Owner) -> dict[str, Any]:
+        return {f.owner_id: o.id, "name": o.name, "city": o.city, d.days_field: o.days, f.minimum: o.minimum}
+
+    record = {
+        f.owner_id: {"type": "string"}, "name": {"type": "string"}, "city": {"type": "string"},
+        d.days_field: {"type": "integer"}, f.minimum: {"type": "number"},
+    }  # fmt: skip
+    return _table_tool(
+        f.get_owner,
+        f"The record of a {d.owner}: name, city, {d.days_label} in days and {d.min_label} in {d.currency}.",
+        *_by_owner(world, d, f, row),
+        f"Unknown {d.owner} id '{{{{ {f.owner_id} }}}}'.",
+        output=record,
+        serves={f"{snake(d.owner)}_terms": [d.days_field, f.minimum]},
+    )
+
+
+def _directory(world: World, d: Domain, f: Fields) -> dict[str, Any]:
+    def row(o: Owner) -> dict[str, Any]:
+        return {f.owner_id: o.id, d.days_field: o.days, "minimum_order_cents": round(o.minimum * 100)}
+
+    return _table_tool(
+        f.directory,
+        f"Trade directory entry of a {d.owner}: {d.days_label} in days and {d.min_label} in cents of {d.currency}.",
+        *_by_owner(world, d, f, row),
+        f"No directory entry for '{{{{ {f.owner_id} }}}}'.",
+        serves={f"{snake(d.owner)}_terms": [d.days_field, "minimum_order_cents"]},
+    )
+
+
+def _convert_currency() -> dict[str, Any]:
+    rates = "{" + ", ".join(f"'{k}': {v}" for k, v in RATES.items()) + "}"
+    return {
+        "name": "convert_currency",
+        "description": "Convert an amount between EUR, GBP, USD and CHF at today's fixed rates; rounded to cents.",
+        "input_schema": _obj(
+            {
+                "amount": {"type": "number", "description": "Amount to convert"},
+                "from_currency": {"type": "string", "enum": list(RATES)},
+                "to_currency": {"type": "string", "enum": list(RATES)},
+            }
+        ),
+        "annotations": READ,
+        "behaviour": {
+            "kind": "compute",
+            "let": {"rates": rates},
+            "result": {
+                "amount": "{{ round(amount / rates[from_currency] * rates[to_currency], 2) }}",
+                "currency": "{{ to_currency }}",
             },
         },
-        {
-            "name": f.get,
-            "description": f"The record of a {d.item}: name, {d.category_label}, {d.measure_label} "
-            f"({unit}), price in {cur}, {d.date_field.replace('_', ' ')}, {d.flag_field.replace('_', ' ')} and "
-            f"{d.owner} id.",
-            "input_schema": _obj(id_arg),
-            "output_schema": _obj(record),
-            "annotations": READ,
-            "serves": {f"{snake(d.item)}_price": f.price, f"{snake(d.item)}_measure": d.measure},
-            "behaviour": {
-                "kind": "table",
-                "rows": [{"when": {f.item_id: i.id}, "result": item_row(i)} for i in world.items],
-                "default": {"error": f"Unknown {d.id_label} '{{{{ {f.item_id} }}}}'."},
-            },
-        },
-        {
-            "name": f.list,
-            "description": f"The {d.items} in one {d.category_label}, with {d.id_label}, name and "
-            f"price in {cur}, sorted by {d.id_label}.",
-            "input_schema": _obj(
-                {
-                    f.category: {
-                        "type": "string",
-                        "enum": list(d.categories),
-                        "description": d.category_label.capitalize(),
-                    }
-                }
-            ),
-            "annotations": READ,
-            "behaviour": {
-                "kind": "table",
-                "rows": [
-                    {
-                        "when": {f.category: c},
-                        "result": {
-                            f.category: c,
-                            d.items: [
-                                {f.item_id: i.id, "name": i.name, f.price: i.price} for i in world.in_category(c)
-                            ],
-                        },
-                    }
-                    for c in d.categories
-                ],
-                "default": {"error": f"Unknown {d.category_label}."},
-            },
-        },
-        {
-            "name": f.ledger,
-            "description": f"Accounts ledger entry of a {d.item}: its price in cents of {cur} and "
-            f"its {d.measure_label} ({unit}).",
-            "input_schema": _obj(id_arg),
-            "annotations": READ,
-            "serves": {f"{snake(d.item)}_price": "price_cents", f"{snake(d.item)}_measure": d.measure},
-            "behaviour": {
-                "kind": "table",
-                "rows": [
-                    {
-                        "when": {f.item_id: i.id},
-                        "result": {f.item_id: i.id, "price_cents": round(i.price * 100), d.measure: i.measure},
-                    }
-                    for i in world.items
-                ],
-                "default": {"error": f"No ledger entry for '{{{{ {f.item_id} }}}}'."},
-            },
-        },
-        {
-            "name": f.get_owner,
-            "description": f"The record of a {d.owner}: name, city, {d.days_label} in days and {d.min_label} in {cur}.",
-            "input_schema": _obj(owner_arg),
-            "output_schema": _obj(owner_record),
-            "annotations": READ,
-            "serves": {f"{snake(d.owner)}_terms": [d.days_field, f.minimum]},
-            "behaviour": {
-                "kind": "table",
-                "rows": [
-                    {
-                        "when": {f.owner_id: o.id},
-                        "result": {
-                            f.owner_id: o.id,
-                            "name": o.name,
-                            "city": o.city,
-                            d.days_field: o.days,
-                            f.minimum: o.minimum,
-                        },
-                    }
-                    for o in world.owners
-                ],
-                "default": {"error": f"Unknown {d.owner} id '{{{{ {f.owner_id} }}}}'."},
-            },
-        },
-        {
-            "name": f.directory,
-            "description": f"Trade directory entry of a {d.owner}: {d.days_label} in days and "
-            f"{d.min_label} in cents of {cur}.",
-            "input_schema": _obj(owner_arg),
-            "annotations": READ,
-            "serves": {f"{snake(d.owner)}_terms": [d.days_field, "minimum_order_cents"]},
-            "behaviour": {
-                "kind": "table",
-                "rows": [
-                    {
-                        "when": {f.owner_id: o.id},
-                        "result": {
-                            f.owner_id: o.id,
-                            d.days_field: o.days,
-                            "minimum_order_cents": round(o.minimum * 100),
-                        },
-                    }
-                    for o in world.owners
-                ],
-                "default": {"error": f"No directory entry for '{{{{ {f.owner_id} }}}}'."},
-            },
-        },
-        {
-            "name": "convert_currency",
-            "description": "Convert an amount between EUR, GBP, USD and CHF at today's fixed rates; rounded to cents.",
-            "input_schema": _obj(
-                {
-                    "amount": {"type": "number", "description": "Amount to convert"},
-                    "from_currency": {"type": "string", "enum": list(RATES)},
-                    "to_currency": {"type": "string", "enum": list(RATES)},
-                }
-            ),
-            "annotations": READ,
-            "behaviour": {
-                "kind": "compute",
-                "let": {"rates": rates},
-                "result": {
-                    "amount": "{{ round(amount / rates[from_currency] * rates[to_currency], 2) }}",
-                    "currency": "{{ to_currency }}",
-                },
-            },
-        },
-    ]
+    }
