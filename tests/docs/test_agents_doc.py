@@ -52,7 +52,7 @@ def test_running_the_reference_agents_and_replaying_their_traces(tmp_path: Path)
 
     main_job = "mcp-hazard run scenarios/ --agent naive --agent recovering"
     reports: list[dict[str, Any]] = []  # the main job's, kept before the next run in its folder writes another
-    with session(tmp_path, timeouts={main_job: 5 * WAIT_S}) as shell:  # 238 episodes: 35 s at load 8
+    with session(tmp_path, timeouts={main_job: 5 * WAIT_S}) as shell:  # 270 episodes: 38 s at load 8
         play(shell, to_run(DOC, "test_running_the_reference_agents_and_replaying_their_traces"), before={
             "mcp-hazard run scenarios/ --task travel/fare-class --agent recovering": lambda: reports.append(
                 json.loads((tmp_path / "runs" / "matrix" / "report.json").read_text(encoding="utf-8"))),

@@ -35,7 +35,7 @@ def test_the_docs_show_commands_where_a_reader_sees_them() -> None:
     assert len(shown) > 200
     found = {(s.doc, s.command): s for s in shown}
     main_job = found["docs/agents.md", "mcp-hazard run scenarios/ --agent naive --agent recovering"]
-    assert main_job.output[:2] == ("...", main_job.output[1]) and "238 episodes" in main_job.output[1]
+    assert main_job.output[:2] == ("...", main_job.output[1]) and "270 episodes" in main_job.output[1]
     assert ("README.md", "mcp-hazard --version") in found  # a bash block's line, its comment cut off
     assert any(s.command.startswith("mcp-hazard run scenarios/ [--agent naive") and "[--executor ray" in s.command
                for s in shown)  # an indented line continues README's synopsis  # fmt: skip
