@@ -100,7 +100,7 @@ CANNOT_RUN = {
     "README's test command on a clean clone",
     r"^(\.venv/bin/)?python -m bench\.": "a benchmark or a tool of bench/ (minutes of load, or a browser for "
     "screenshots): docs/performance.md records the benchmarks' measurements; tests use only bench's helpers",
-    r"^mcp-hazard run agentdojo:all --agent naive --agent recovering": "a research run of 1390 episodes (minutes on "
+    r"^mcp-hazard run agentdojo:all --agent naive --agent recovering": "a research run of 1584 episodes (minutes on "
     "2 cores); tests/agentdojo_suites/ run the same agents on one suite",
     r"^mcp-hazard verify agentdojo:all": "verifies every instance of the four suites (minutes on 2 cores); "
     "tests/agentdojo_suites/test_commands.py verifies banking's under injection",
