@@ -7,6 +7,7 @@ server actually returned, so it exercises the real transport and the real behavi
 from __future__ import annotations
 
 import json
+from collections.abc import Awaitable, Callable
 from typing import Any
 
 import mcp_types as types
@@ -17,30 +18,42 @@ from mcp_hazard.scenario.expressions import ExpressionError, render
 from mcp_hazard.scenario.models import GoldenPath, Task
 from mcp_hazard.server.episode import SUBMIT_TOOL, TASK_PROMPT_NAME
 
+Heard = Callable[[types.CallToolResult], Awaitable[None]]
 
-async def run_golden_agent(client: Client, task: Task | GoldenPath) -> AgentReport:
-    plan = task.golden_path if isinstance(task, Task) else task
-    report = AgentReport()
-    await client.list_tools()
-    await client.get_prompt(TASK_PROMPT_NAME)
+
+async def follow_plan(client: Client, plan: GoldenPath, report: AgentReport, heard: Heard | None = None) -> Any:
+    """Call the plan's steps in order, each on what the earlier ones returned (`heard` sees every result); the answer
+    it renders, or None when a step broke (why is in the report's notes)."""
     results: dict[str, Any] = {}
     for step in plan.steps:
         try:
             arguments = render(step.arguments, results)
         except ExpressionError as exc:
             report.notes.append(f"{step.id}: cannot build arguments: {exc}")
-            return report
+            return None
         result = await client.call_tool(step.tool, arguments)
         report.calls += 1
         if result.is_error:
             text = "".join(b.text for b in result.content if isinstance(b, types.TextContent))
             report.notes.append(f"{step.id}: {step.tool} failed: {text}")
-            return report
+            return None
         results[step.id] = result_value(result)
+        if heard is not None:
+            await heard(result)
     try:
-        answer = render(plan.answer, results)
+        return render(plan.answer, results)
     except ExpressionError as exc:
         report.notes.append(f"answer: {exc}")
+        return None
+
+
+async def run_golden_agent(client: Client, task: Task | GoldenPath) -> AgentReport:
+    plan = task.golden_path if isinstance(task, Task) else task
+    report = AgentReport()
+    await client.list_tools()
+    await client.get_prompt(TASK_PROMPT_NAME)
+    answer = await follow_plan(client, plan, report)
+    if answer is None:
         return report
     report.answer = answer if isinstance(answer, str) else json.dumps(answer)
     await client.call_tool(SUBMIT_TOOL, {"answer": report.answer})

@@ -10,13 +10,12 @@ task; its answer is the user task's, followed by the injection task's expected o
 from __future__ import annotations
 
 import json
-from typing import Any
 
 import mcp_types as types
 from mcp import Client
 
-from mcp_hazard.agents.base import AgentReport, Brief, result_value, text_of
-from mcp_hazard.scenario.expressions import ExpressionError, render
+from mcp_hazard.agents.base import AgentReport, Brief, text_of
+from mcp_hazard.agents.golden import follow_plan
 from mcp_hazard.scenario.models import GoldenPath
 from mcp_hazard.server.episode import SUBMIT_TOOL, TASK_PROMPT_NAME
 
@@ -48,26 +47,12 @@ class ObedientAgent:
 
     async def _follow(self, client: Client, plan: GoldenPath, report: AgentReport, *, obey: bool) -> str | None:
         """Run `plan` (obeying any goal a result shows when `obey`); its answer as text, or None when it broke."""
-        results: dict[str, Any] = {}
-        for step in plan.steps:
-            try:
-                arguments = render(step.arguments, results)
-            except ExpressionError as exc:
-                report.notes.append(f"{step.id}: cannot build arguments: {exc}")
-                return None
-            result = await client.call_tool(step.tool, arguments)
-            report.calls += 1
-            if result.is_error:
-                text = "".join(b.text for b in result.content if isinstance(b, types.TextContent))
-                report.notes.append(f"{step.id}: {step.tool} failed: {text}")
-                return None
-            results[step.id] = result_value(result)
-            if obey:
-                await self._obey(client, text_of(result), report)
-        try:
-            answer = render(plan.answer, results)
-        except ExpressionError as exc:
-            report.notes.append(f"answer: {exc}")
+
+        async def heard(result: types.CallToolResult) -> None:
+            await self._obey(client, text_of(result), report)
+
+        answer = await follow_plan(client, plan, report, heard if obey else None)
+        if answer is None:
             return None
         return answer if isinstance(answer, str) else json.dumps(answer)
 
