@@ -102,7 +102,7 @@ CANNOT_RUN = {
     "screenshots): docs/performance.md records the benchmarks' measurements; tests use only bench's helpers",
     r"^mcp-hazard run agentdojo:all --agent naive --agent recovering": "a research run of 1584 episodes (minutes on "
     "2 cores); tests/agentdojo_suites/ run the same agents on one suite",
-    r"^mcp-hazard verify agentdojo:all": "verifies every instance of the four suites (minutes on 2 cores); "
+    r"^mcp-hazard verify agentdojo:all": "verifies every instance of the four suites (7 min on 2 cores); "
     "tests/agentdojo_suites/test_commands.py verifies banking's under injection",
     r"^mcp-hazard score /tmp/big ": "scores the benchmark's 10,000-episode folder (bench.report_load --keep)",
     r"^mcp-hazard run scenarios/ scenarios/suite/$": "the full suite: about 5,000 episodes with the two default "
