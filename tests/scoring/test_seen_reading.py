@@ -58,7 +58,8 @@ def test_a_result_read_once_serves_every_episode_alike() -> None:
 
 
 def test_aggregate_leaves_the_garbage_collector_as_it_was() -> None:
-    assert gc.isenabled()
+    gc.unfreeze()  # an in-process server earlier in this worker may have frozen its start-up heap (server/heap.py)
+    assert gc.isenabled() and gc.get_freeze_count() == 0
     assert aggregate([])["episodes"] == 0
     assert gc.isenabled() and gc.get_freeze_count() == 0
     gc.disable()
