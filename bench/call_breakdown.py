@@ -83,7 +83,7 @@ def install(clocks: Clocks) -> None:
     from mcp.server import runner
     from mcp.server.lowlevel.server import HandlerEntry
 
-    from mcp_hazard.server.episode import Episode
+    from mcp_hazard.server.served_episode import Episode
     from mcp_hazard.trace import writer
 
     if not hasattr(runner, "ServerRunner") or not hasattr(runner.ServerRunner, "_on_request"):

@@ -49,7 +49,7 @@ class Condition:
 
 
 def conditions(scenario: Any, task_id: str, wanted: list[str]) -> list[Condition]:
-    from mcp_hazard.hazards.build import all_hazards, applicable_options
+    from mcp_hazard.hazards.instances import all_hazards, applicable_options
     from mcp_hazard.scenario.hazard_spec import HazardSpec
 
     task = scenario.model.task(task_id)

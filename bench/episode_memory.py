@@ -44,7 +44,7 @@ from bench.call_conditions import golden_calls
 from bench.processes import TOKEN, http_process, load_average
 
 if TYPE_CHECKING:
-    from mcp_hazard.server.episode import Episode
+    from mcp_hazard.server.served_episode import Episode
 
 REPO = Path(__file__).resolve().parents[1]
 WARM_UP = 20

@@ -179,7 +179,7 @@ def _bare_client(cell: Any, transport: str) -> Any:
 def run_bare(cells: list[Any], transport: str, concurrency: int) -> Outcome:
     """What `Runner._all` / `_cell` / `_internal` do, minus the trace and run log, with the bare server."""
     from mcp_hazard.agents import make_agent
-    from mcp_hazard.agents.base import Brief
+    from mcp_hazard.agents.drive import Brief
     from mcp_hazard.runner.run import served_prompt
 
     statuses: Counter[str] = Counter()

@@ -56,7 +56,7 @@ def _text(result: Any) -> str:
 
 
 async def _submit(client: Any, answer: str) -> None:
-    from mcp_hazard.server.episode import SUBMIT_TOOL
+    from mcp_hazard.server.served_episode import SUBMIT_TOOL
 
     await client.call_tool(SUBMIT_TOOL, {"answer": answer})
 
@@ -73,7 +73,7 @@ async def _recovering(client: Any, scenario: Any, task: Any) -> None:
     from mcp_hazard.agents.golden import result_value
     from mcp_hazard.hazards.base import fallback_arguments, fallbacks_for
     from mcp_hazard.scenario.expressions import ExpressionError, render
-    from mcp_hazard.server.episode import TASK_PROMPT_NAME
+    from mcp_hazard.server.served_episode import TASK_PROMPT_NAME
 
     await client.list_tools()
     await client.get_prompt(TASK_PROMPT_NAME)
@@ -193,7 +193,7 @@ async def _sloppy(client: Any, scenario: Any, task: Any) -> None:
 async def _quitter(client: Any, scenario: Any, task: Any) -> None:
     """Reads the task, makes the first call twice, and disconnects without an answer."""
     from mcp_hazard.scenario.expressions import ExpressionError, render
-    from mcp_hazard.server.episode import TASK_PROMPT_NAME
+    from mcp_hazard.server.served_episode import TASK_PROMPT_NAME
 
     await client.list_tools()
     await client.get_prompt(TASK_PROMPT_NAME)

@@ -36,21 +36,21 @@ from inspect_ai.scorer import CORRECT, INCORRECT, Score, Target, accuracy, score
 from inspect_ai.solver import Generate, TaskState, solver
 from inspect_ai.tool import Tool, mcp_server_stdio
 
-from mcp_hazard.agentdojo.names import is_source
+from mcp_hazard.agentdojo.source_names import is_source
 from mcp_hazard.agentdojo.sources import load_sources
-from mcp_hazard.agents.base import AgentReport
+from mcp_hazard.agents.drive import AgentReport
 from mcp_hazard.agents.llm import NUDGE, NUDGE_SUBMIT
 from mcp_hazard.agents.llm_config import one_line
 from mcp_hazard.commands.run import hazard_options, keep_scenarios, parse_profiles
 from mcp_hazard.errors import UserError
-from mcp_hazard.interventions.build import parse_composition
+from mcp_hazard.interventions.by_name import parse_composition
 from mcp_hazard.runner.matrix import Cell, plan, select_tasks
 from mcp_hazard.runner.outcome import exception_line
 from mcp_hazard.runner.run import empty_trace, finish_trace, served_prompt
 from mcp_hazard.runner.transports import serve_command
 from mcp_hazard.scoring.collect import score_traces
-from mcp_hazard.scoring.episode import EpisodeScore
-from mcp_hazard.server.episode import SUBMIT_TOOL
+from mcp_hazard.scoring.episode_score import EpisodeScore
+from mcp_hazard.server.served_episode import SUBMIT_TOOL
 from mcp_hazard.trace.events import AgentOutcome
 
 CHECKOUT = Path(__file__).resolve().parents[1]

@@ -14,7 +14,7 @@ from collections.abc import Iterable
 from pathlib import Path as FsPath
 
 from mcp_hazard.errors import Problem, ScenarioError, UserError
-from mcp_hazard.hazards.build import check_spec
+from mcp_hazard.hazards.instances import check_spec
 from mcp_hazard.scenario.checks import check_scenario
 from mcp_hazard.scenario.files import LoadedScenario, read_source, scenario_files
 from mcp_hazard.scenario.hazard_spec import HazardSpec

@@ -35,7 +35,7 @@ if TYPE_CHECKING:
     from mcp_hazard.runner.transports import Connected
     from mcp_hazard.scenario.files import LoadedScenario
     from mcp_hazard.scenario.models import Task
-    from mcp_hazard.scoring.episode import EpisodeScore
+    from mcp_hazard.scoring.episode_score import EpisodeScore
     from mcp_hazard.trace.reader import Trace
 
 __all__ = ["HazardEpisode", "HazardEpisodeFactory", "hazard_episode"]
@@ -87,7 +87,7 @@ class HazardEpisode:
         return self._score
 
     def _finish(self) -> None:
-        from mcp_hazard.scoring.episode import score_episode
+        from mcp_hazard.scoring.episode_score import score_episode
         from mcp_hazard.trace.reader import read_trace
 
         self._trace = read_trace(self.trace_path)
@@ -128,7 +128,7 @@ class HazardEpisodeFactory:
         127.0.0.1). agent: the name recorded in the trace. mode: the protocol era, "auto", "legacy" or a version.
         """
         from mcp_hazard.errors import UserError
-        from mcp_hazard.hazards.build import build_hazards, expand
+        from mcp_hazard.hazards.instances import build_hazards, expand
         from mcp_hazard.interventions import build_interventions
         from mcp_hazard.load import load_scenario
         from mcp_hazard.server.episodes import EPISODE_ID, new_episode_id, parse_condition
@@ -169,7 +169,7 @@ class HazardEpisodeFactory:
         mode: str,
         episode_id: str,
     ) -> AsyncIterator[HazardEpisode]:
-        from mcp_hazard.server.episode import SUBMIT_TOOL
+        from mcp_hazard.server.served_episode import SUBMIT_TOOL
 
         self.trace_dir.mkdir(parents=True, exist_ok=True)
         prompt = f"{task.prompt.strip()}\n\nWhen you have the answer, call the `{SUBMIT_TOOL}` tool with it."

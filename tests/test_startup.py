@@ -137,7 +137,7 @@ def test_a_bad_hazard_option_is_refused_before_the_sdk_is_imported(command: str,
         "mcp-hazard: error: --hazard 'transient_error:times=-1': schedule.times: Input should be greater than 0, got -1"
     ]
     imported = _imported(done.stderr)
-    assert "mcp_hazard.hazards.build" in imported and "mcp_types" not in imported and "mcp" not in imported
+    assert "mcp_hazard.hazards.instances" in imported and "mcp_types" not in imported and "mcp" not in imported
     assert not (tmp_path / "run").exists()  # nothing written for a run that never started
 
 

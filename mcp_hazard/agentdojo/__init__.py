@@ -10,7 +10,7 @@ from __future__ import annotations
 import importlib
 from typing import Any
 
-from mcp_hazard.agentdojo.names import DEFAULT_VERSION, PREFIX, SUITES, Source, is_source, parse
+from mcp_hazard.agentdojo.source_names import DEFAULT_VERSION, PREFIX, SUITES, Source, is_source, parse
 from mcp_hazard.agentdojo.sources import load_named, load_sources, split_sources
 
 # Loaded on first use: a suite's scenario brings its hazard kinds (and the proxy's tool facts they share), which

@@ -16,7 +16,7 @@ from typing import Any
 
 from pydantic import Field, field_validator
 
-from mcp_hazard.agentdojo.names import ATTACKS
+from mcp_hazard.agentdojo.source_names import ATTACKS
 from mcp_hazard.errors import UserError
 from mcp_hazard.hazards.base import CallContext, Effect, Hazard, HazardParams, golden_tools
 from mcp_hazard.hazards.recovery import Firing, Found

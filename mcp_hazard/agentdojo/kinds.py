@@ -8,7 +8,7 @@ report's "Hazard kinds left out" lists.
 - permanent_error: tools the facts table gives a fallback; conflict: tools it gives an independent source;
 - output_drift: tools whose result the plan reads (a change of form matters only to a reader);
 - silent_wrong_value: reads whose value, served wrong, changes AgentDojo's verdict (found by running the plan,
-  values.py);
+  wrong_values.py);
 - pagination: lists (facts: `pages`) the plan reads past the first page;
 - lost_response: golden-path writes a repeat does twice (facts: `retry_safe: false`) with a read that shows them
   (`checked_by`).
@@ -34,8 +34,8 @@ from mcp_hazard.proxy.kinds import (
     ProxyPermanentError,
     ProxySpecDrift,
 )
+from mcp_hazard.proxy.result_values import split_path
 from mcp_hazard.proxy.tools import ProxyToolSpec, noted
-from mcp_hazard.proxy.values import split_path
 from mcp_hazard.scenario.behaviours import ToolOutcome
 from mcp_hazard.scenario.models import Scenario, Task
 from mcp_hazard.stable import choose, draw
@@ -238,8 +238,8 @@ class AgentDojoPagination(ProxyPagination):
 @_register
 class AgentDojoSilentWrongValue(SilentWrongValue):
     """The reading of a golden step's call that the plan uses (the first, unless the plan itself repeats the call)
-    serves one value the plan reads wrong, chosen among those that change AgentDojo's verdict (values.py); a repeat
-    after it reads the right value, and so do the other readings of that result."""
+    serves one value the plan reads wrong, chosen among those that change AgentDojo's verdict (wrong_values.py); a
+    repeat after it reads the right value, and so do the other readings of that result."""
 
     needs = "a value the plan reads that, served wrong, changes AgentDojo's verdict"
 
@@ -262,7 +262,7 @@ class AgentDojoSilentWrongValue(SilentWrongValue):
         return f"no value of {tool!r} that the plan reads, served wrong, changes AgentDojo's verdict"
 
     def after(self, call: CallContext, outcome: ToolOutcome, fire: bool) -> Effect | None:
-        from mcp_hazard.agentdojo.values import digest
+        from mcp_hazard.agentdojo.wrong_values import digest
 
         if not fire or not outcome.ok:
             return None

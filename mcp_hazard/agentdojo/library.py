@@ -22,7 +22,7 @@ from dataclasses import dataclass, field
 from functools import lru_cache
 from typing import Any
 
-from mcp_hazard.agentdojo.names import EXTRA_HINT, Source
+from mcp_hazard.agentdojo.source_names import EXTRA_HINT, Source
 from mcp_hazard.errors import UserError
 from mcp_hazard.suggest import did_you_mean
 

@@ -52,7 +52,7 @@ class AgentDojoScenario(Scenario):
     injection_vectors: dict[str, list[str]] = {}
     """Per user task, the injection vectors its ground truth shows the agent (where an attack can reach it)."""
     value_reads: dict[str, list[Any]] = {}
-    """Per user task, the values its plan reads that, served wrong, change AgentDojo's verdict (values.py). Worked
+    """Per user task, the values its plan reads that, served wrong, change AgentDojo's verdict (wrong_values.py). Worked
     out as the suite loads; not in a snapshot, which is for scoring."""
 
     def injection_task(self, task_id: str) -> InjectionTaskInfo | None:
@@ -93,7 +93,7 @@ class LoadedSuite(LoadedScenario):
 
     def episode_factory(self, **kwargs: Any) -> Any:
         """The registry's hook: an episode of this suite runs AgentDojo's functions against its own environment."""
-        from mcp_hazard.agentdojo.episode import AgentDojoEpisode
+        from mcp_hazard.agentdojo.dojo_episode import AgentDojoEpisode
         from mcp_hazard.errors import UserError
 
         if self.suite is None or self.facts is None:

@@ -1,14 +1,14 @@
 """Scenario paths and AgentDojo sources together: what `validate`, `serve`, `run` and `verify` load.
 
-A path argument that starts with `agentdojo:` names suites (names.py); any other is a scenario file or folder, loaded
-as before. AgentDojo is imported only when a source names it.
+A path argument that starts with `agentdojo:` names suites (source_names.py); any other is a scenario file or folder,
+loaded as before. AgentDojo is imported only when a source names it.
 """
 
 from __future__ import annotations
 
 from collections.abc import Iterable
 
-from mcp_hazard.agentdojo.names import is_source, parse
+from mcp_hazard.agentdojo.source_names import is_source, parse
 from mcp_hazard.errors import Problem, ScenarioError
 from mcp_hazard.load import load_scenarios
 from mcp_hazard.scenario.files import LoadedScenario
@@ -26,7 +26,7 @@ def load_named(names: Iterable[str]) -> list[LoadedScenario]:
     sources = [source for name in names for source in parse(name)]
     if not sources:
         return []  # scenario files only: the suites' modules stay unimported
-    from mcp_hazard.agentdojo.build import load_suite
+    from mcp_hazard.agentdojo.build_suite import load_suite
 
     return [load_suite(source) for source in dict.fromkeys(sources)]
 

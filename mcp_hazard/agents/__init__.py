@@ -11,7 +11,7 @@ from typing import TYPE_CHECKING
 from mcp_hazard.errors import UserError
 
 if TYPE_CHECKING:
-    from mcp_hazard.agents.base import Agent
+    from mcp_hazard.agents.drive import Agent
 
 BUILT_IN = ("naive", "naive-positional", "recovering", "golden", "obedient", "llm", "replay")
 RUNNABLE = ", ".join(name for name in BUILT_IN if name != "replay")

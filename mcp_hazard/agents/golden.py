@@ -13,10 +13,10 @@ from typing import Any
 import mcp_types as types
 from mcp import Client
 
-from mcp_hazard.agents.base import AgentReport, Brief, result_value
+from mcp_hazard.agents.drive import AgentReport, Brief, result_value
 from mcp_hazard.scenario.expressions import ExpressionError, render
 from mcp_hazard.scenario.models import GoldenPath, Task
-from mcp_hazard.server.episode import SUBMIT_TOOL, TASK_PROMPT_NAME
+from mcp_hazard.server.served_episode import SUBMIT_TOOL, TASK_PROMPT_NAME
 
 Heard = Callable[[types.CallToolResult], Awaitable[None]]
 

@@ -33,7 +33,7 @@ from typing import Any
 import mcp_types as types
 from mcp import Client, MCPError
 
-from mcp_hazard.agents.base import AgentReport, Brief
+from mcp_hazard.agents.drive import AgentReport, Brief
 from mcp_hazard.agents.llm_config import (
     ALL_ENV,
     ENV_API_KEY,
@@ -62,7 +62,7 @@ from mcp_hazard.agents.llm_messages import (
     result_message,
     tool_message,
 )
-from mcp_hazard.server.episode import SUBMIT_TOOL, TASK_PROMPT_NAME
+from mcp_hazard.server.served_episode import SUBMIT_TOOL, TASK_PROMPT_NAME
 
 MAX_LIST_PAGES = 100
 MAX_EMPTY_REPLIES = 2

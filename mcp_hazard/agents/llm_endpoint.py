@@ -17,7 +17,7 @@ from typing import Any
 import anyio
 import httpx
 
-from mcp_hazard.agents.base import AgentReport
+from mcp_hazard.agents.drive import AgentReport
 from mcp_hazard.agents.llm_config import ENV_API_KEY, ENV_RETRIES, ENV_TIMEOUT_S, LlmConfig, one_line
 from mcp_hazard.errors import UserError
 from mcp_hazard.logs import log

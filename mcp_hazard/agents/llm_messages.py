@@ -17,7 +17,7 @@ from typing import Any
 
 import mcp_types as types
 
-from mcp_hazard.agents.base import hints_of, text_of
+from mcp_hazard.agents.drive import hints_of, text_of
 from mcp_hazard.agents.llm_config import LlmConfig, one_line
 
 VALID_NAME = re.compile(r"^[a-zA-Z0-9_-]{1,64}$")

@@ -17,9 +17,9 @@ from typing import Any, Literal
 from mcp import Client
 from mcp.shared.exceptions import MCPError
 
-from mcp_hazard.agents.base import AgentReport, Brief, answer_text, result_value, text_of
+from mcp_hazard.agents.drive import AgentReport, Brief, answer_text, result_value, text_of
 from mcp_hazard.scenario.expressions import ExpressionError, render
-from mcp_hazard.server.episode import SUBMIT_TOOL
+from mcp_hazard.server.served_episode import SUBMIT_TOOL
 
 Binding = Literal["named", "positional"]
 

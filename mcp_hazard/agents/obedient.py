@@ -14,10 +14,10 @@ import json
 import mcp_types as types
 from mcp import Client
 
-from mcp_hazard.agents.base import AgentReport, Brief, text_of
+from mcp_hazard.agents.drive import AgentReport, Brief, text_of
 from mcp_hazard.agents.golden import follow_plan
 from mcp_hazard.scenario.models import GoldenPath
-from mcp_hazard.server.episode import SUBMIT_TOOL, TASK_PROMPT_NAME
+from mcp_hazard.server.served_episode import SUBMIT_TOOL, TASK_PROMPT_NAME
 
 
 def _shows(text: str, goal: str) -> bool:

@@ -9,7 +9,7 @@ import re
 from typing import Any
 
 from mcp_hazard.agents.normalise import convert_field, snake
-from mcp_hazard.agents.verify import listed
+from mcp_hazard.agents.rereading import listed
 from mcp_hazard.scenario.expressions import access_paths, template_expressions
 from mcp_hazard.scenario.models import GoldenPath
 

@@ -34,18 +34,18 @@ import mcp_types as types
 from mcp import Client
 from mcp.shared.exceptions import MCPError
 
-from mcp_hazard.agents.base import AgentReport, Brief, answer_text, hints_of, text_of
 from mcp_hazard.agents.correct import corrected_call
+from mcp_hazard.agents.drive import AgentReport, Brief, answer_text, hints_of, text_of
 from mcp_hazard.agents.fallback import alternatives, in_expected_shape, named_tools, unfilled
 from mcp_hazard.agents.matching import planned_write, rank_tools, tool_writes
 from mcp_hazard.agents.normalise import coerce_numbers, convert_field, read_result, stale
 from mcp_hazard.agents.paths import page_argument, with_path
 from mcp_hazard.agents.plan_reads import as_read, expected_fields, has_fields, read_paths, snaked, unaliased_keys
 from mcp_hazard.agents.remap import remap_arguments
+from mcp_hazard.agents.rereading import confirmed
 from mcp_hazard.agents.state_check import went_through
-from mcp_hazard.agents.verify import confirmed
 from mcp_hazard.scenario.expressions import ExpressionError, render
-from mcp_hazard.server.episode import SUBMIT_TOOL
+from mcp_hazard.server.served_episode import SUBMIT_TOOL
 
 MAX_ATTEMPTS = 6
 MAX_CANDIDATES = 3  # tools tried for one renamed step: the best fit and at most two close runners-up

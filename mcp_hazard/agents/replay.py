@@ -13,8 +13,8 @@ from typing import Any, Literal
 from mcp import Client
 from mcp.shared.exceptions import MCPError
 
-from mcp_hazard.agents.base import AgentReport, Brief
-from mcp_hazard.server.episode import SUBMIT_TOOL, TASK_PROMPT_NAME
+from mcp_hazard.agents.drive import AgentReport, Brief
+from mcp_hazard.server.served_episode import SUBMIT_TOOL, TASK_PROMPT_NAME
 
 ActionKind = Literal["list", "prompt", "resource", "call"]
 

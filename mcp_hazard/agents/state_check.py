@@ -18,7 +18,7 @@ import mcp_types as types
 from mcp import Client
 from mcp.shared.exceptions import MCPError
 
-from mcp_hazard.agents.base import text_of
+from mcp_hazard.agents.drive import text_of
 from mcp_hazard.agents.fallback import named_tools, unfilled
 from mcp_hazard.agents.matching import rank_tools, tool_writes
 from mcp_hazard.agents.normalise import read_result

@@ -13,8 +13,8 @@ from typing import Any
 from mcp_hazard.commands import ERROR_PREFIX, EXIT_USAGE
 from mcp_hazard.commands.options import command_parser, epilog
 from mcp_hazard.generate.dag import MAX_FUNCTIONS, Knobs
-from mcp_hazard.generate.names import POLICIES
 from mcp_hazard.generate.scenario import scenario_id
+from mcp_hazard.generate.variable_names import POLICIES
 from mcp_hazard.generate.write import suite, write_scenario
 
 MAX_COUNT = 10_000
@@ -98,7 +98,7 @@ def _knobs(args: argparse.Namespace) -> Knobs:
 
 
 def _suite(out: Path) -> int:
-    from mcp_hazard.generate.suite.build import write_suite
+    from mcp_hazard.generate.suite.shipped import write_suite
 
     try:
         for path in write_suite(out):

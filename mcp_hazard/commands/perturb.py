@@ -19,7 +19,7 @@ def perturb(args: argparse.Namespace) -> int:
     from mcp_hazard.condition import Condition
     from mcp_hazard.interventions import parse_intervention
     from mcp_hazard.load import load_scenario
-    from mcp_hazard.server.episode import Episode
+    from mcp_hazard.server.served_episode import Episode
 
     loaded = load_scenario(args.path)
     task = loaded.model.tasks[0] if args.task is None else loaded.model.task(args.task)

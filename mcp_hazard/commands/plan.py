@@ -26,7 +26,7 @@ PILOT_TABLES = {"hazard": "robustness", "intervention": "intervention_robustness
 
 def comparisons(args: argparse.Namespace) -> list[dict[str, Any]]:
     """Each comparison the run would report for one agent and one seed: {kind, name, profile, pairs_per_seed}."""
-    from mcp_hazard.interventions.build import parse_composition
+    from mcp_hazard.interventions.by_name import parse_composition
     from mcp_hazard.load import load_scenarios
     from mcp_hazard.runner.matrix import plan, select_tasks
 

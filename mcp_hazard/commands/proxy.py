@@ -71,7 +71,7 @@ def _condition(args: argparse.Namespace, file: LoadedProxyFile | None) -> Condit
 async def _serve_stdio(args: argparse.Namespace, service: ProxyService, condition: Condition, trace_dir: Path) -> None:
     from mcp_hazard.hazards.fit import check_fit_in_task
     from mcp_hazard.proxy.app import build_proxy_server
-    from mcp_hazard.proxy.episode import ProxyEpisode
+    from mcp_hazard.proxy.proxied_episode import ProxyEpisode
     from mcp_hazard.server.episodes import EpisodeRegistry
     from mcp_hazard.server.stdio import serve_stdio
 

@@ -16,11 +16,11 @@ def replay(args: argparse.Namespace) -> int:
 
     if args.trace.endswith((".yaml", ".yml")):
         script = read_script(args.trace, allow_python=args.allow_python)
-        from mcp_hazard.runner.replay import replay_script
+        from mcp_hazard.runner.replay_check import replay_script
 
         return replay_script(script, transport=args.transport)
     recorded = read_recorded(args.trace, scenarios=args.scenarios, allow_python=args.allow_python)
-    from mcp_hazard.runner.replay import replay_trace
+    from mcp_hazard.runner.replay_check import replay_trace
 
     _old, new, difference = replay_trace(recorded, transport=args.transport)
     if difference is not None:

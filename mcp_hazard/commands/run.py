@@ -114,7 +114,7 @@ def run_command(args: argparse.Namespace) -> int:
 
 
 def _run_command(args: argparse.Namespace) -> int:
-    from mcp_hazard.agentdojo.names import is_source
+    from mcp_hazard.agentdojo.source_names import is_source
     from mcp_hazard.agentdojo.sources import load_sources
 
     if _proxied(args):
@@ -212,7 +212,7 @@ def _plan(
 
         # Bad settings, an unreachable endpoint or a refused key fail here, in one line, before any episode runs.
         check_endpoint(LlmAgent().config)
-    from mcp_hazard.interventions.build import parse_composition
+    from mcp_hazard.interventions.by_name import parse_composition
 
     interventions = [parse_composition(text) for text in args.intervention or []]
     hazards = hazard_options(args.hazard if args.hazard is not None or not interventions else ["declared"])

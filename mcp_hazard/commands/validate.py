@@ -80,8 +80,8 @@ def _validate_suite(suite: Any, named: list[Any]) -> bool:
 
 def _unfit(named: list[Any], loaded: Any) -> str:
     """`; --hazard KIND fits none of its tasks` for each named hazard this file gave no instance (others did)."""
-    from mcp_hazard.hazards.build import unfit_reason
     from mcp_hazard.hazards.fit import spec_label
+    from mcp_hazard.hazards.instances import unfit_reason
     from mcp_hazard.scenario.hazard_spec import HazardSpec
 
     idle = [spec_label(spec) for spec in named if isinstance(spec, HazardSpec) and spec.tools is None
@@ -93,7 +93,7 @@ async def _check_solvable(loaded: Any, args: argparse.Namespace, options: list[A
     """Every (task, seed) under the declared hazards plus --hazard ones; returns instances checked and failures.
     Every hazard is checked against every task before the server is imported: a bad one is a quick one-line error."""
     from mcp_hazard.condition import Condition
-    from mcp_hazard.hazards.build import applicable_options
+    from mcp_hazard.hazards.instances import applicable_options
 
     # a kind that fits no tool of a task is skipped there
     cells = [

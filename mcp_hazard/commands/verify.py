@@ -18,7 +18,7 @@ def verify(args: argparse.Namespace) -> int:
     import anyio
 
     from mcp_hazard.agentdojo.sources import load_sources
-    from mcp_hazard.interventions.build import parse_composition
+    from mcp_hazard.interventions.by_name import parse_composition
     from mcp_hazard.runner.matrix import plan
 
     # the scenarios, the options and the plan are checked before the runner (and with it the SDK) is loaded
@@ -31,7 +31,7 @@ def verify(args: argparse.Namespace) -> int:
                if any(spec.kind == "injection" for spec in cell.hazards)]  # fmt: skip
 
     from mcp_hazard.runner.run import Runner
-    from mcp_hazard.runner.verify import check
+    from mcp_hazard.runner.verification import check
     from mcp_hazard.scoring.collect import score_traces
 
     # under an intervention only solvability counts, so the naive agent sits those out

@@ -12,7 +12,7 @@ import textwrap
 from typing import Any
 
 from mcp_hazard.generate.dag import GENERATOR_VERSION, TYPES, Function, Graph, Knobs, build_graph, stable_rng
-from mcp_hazard.generate.names import ABBREVIATIONS, Naming, name_graph
+from mcp_hazard.generate.variable_names import ABBREVIATIONS, Naming, name_graph
 
 TASK_ID = "target"
 KNOWN_FIELD = "known_values"  # the server's restatement field (server/restate.py), listed in the output schema

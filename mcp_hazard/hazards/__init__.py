@@ -5,8 +5,8 @@ use (registry.py).
 """
 
 from mcp_hazard.hazards.base import REGISTRY, CallContext, Effect, Hazard, Rejection, ToolView
-from mcp_hazard.hazards.build import build_hazards, describe_kinds, expand, parse_hazard_option
 from mcp_hazard.hazards.engine import HazardEngine
+from mcp_hazard.hazards.instances import build_hazards, describe_kinds, expand, parse_hazard_option
 
 __all__ = [
     "REGISTRY",

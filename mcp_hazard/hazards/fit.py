@@ -15,7 +15,7 @@ from typing import Any
 
 from mcp_hazard.errors import UserError
 from mcp_hazard.hazards.base import kinds_for
-from mcp_hazard.hazards.build import all_hazards, unfit_reason
+from mcp_hazard.hazards.instances import all_hazards, unfit_reason
 from mcp_hazard.scenario.hazard_spec import HazardSpec
 from mcp_hazard.scenario.models import Scenario, Task
 

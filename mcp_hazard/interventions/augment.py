@@ -6,7 +6,7 @@ from __future__ import annotations
 import copy
 from typing import Any
 
-from mcp_hazard.interventions.base import Intervention, Surface, properties, register
+from mcp_hazard.interventions.surface import Intervention, Surface, properties, register
 from mcp_hazard.stable import choose
 
 NAMES = ("request_mode", "api_profile", "channel", "client_tier", "consistency")

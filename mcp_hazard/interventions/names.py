@@ -7,7 +7,9 @@ from __future__ import annotations
 import re
 from typing import ClassVar
 
-from mcp_hazard.interventions.base import (
+from mcp_hazard.interventions.naming import REALISTIC, random_name, realistic_name
+from mcp_hazard.interventions.pairs import CAUSE_EFFECT, ENTITIES, familiar
+from mcp_hazard.interventions.surface import (
     Intervention,
     Surface,
     properties,
@@ -16,8 +18,6 @@ from mcp_hazard.interventions.base import (
     rename_in_text,
     renamed_schema,
 )
-from mcp_hazard.interventions.naming import REALISTIC, random_name, realistic_name
-from mcp_hazard.interventions.pairs import CAUSE_EFFECT, ENTITIES, familiar
 from mcp_hazard.stable import choose
 
 

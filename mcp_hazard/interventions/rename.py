@@ -2,8 +2,8 @@
 
 from __future__ import annotations
 
-from mcp_hazard.interventions.base import Intervention, Surface, register
 from mcp_hazard.interventions.naming import neutral_tool
+from mcp_hazard.interventions.surface import Intervention, Surface, register
 
 
 @register

@@ -5,7 +5,7 @@ from __future__ import annotations
 import copy
 import random
 
-from mcp_hazard.interventions.base import Intervention, Surface, flat_properties, register
+from mcp_hazard.interventions.surface import Intervention, Surface, flat_properties, register
 from mcp_hazard.stable import draw
 
 

@@ -11,7 +11,7 @@ from __future__ import annotations
 import copy
 from typing import Any
 
-from mcp_hazard.interventions.base import Intervention, Surface, properties, register, rename_args, rename_in_text
+from mcp_hazard.interventions.surface import Intervention, Surface, properties, register, rename_args, rename_in_text
 from mcp_hazard.scenario.models import Scenario, ToolSpec
 from mcp_hazard.scenario.replacement import to_original, to_replacement
 

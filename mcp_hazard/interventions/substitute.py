@@ -8,8 +8,8 @@ from collections import Counter
 from collections.abc import Iterator
 from typing import Any
 
-from mcp_hazard.interventions.base import _WRITTEN, Intervention, Surface, register
 from mcp_hazard.interventions.naming import token
+from mcp_hazard.interventions.surface import _WRITTEN, Intervention, Surface, register
 
 STOP = {"the", "and", "with", "from", "that", "this", "into", "for", "one", "such", "each", "when", "then", "than",
         "code", "name", "text", "date", "list", "also", "only", "given", "their", "there", "which", "will",

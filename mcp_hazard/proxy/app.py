@@ -15,12 +15,12 @@ from mcp.shared.exceptions import MCPError
 
 from mcp_hazard.logs import log
 from mcp_hazard.proxy import task
-from mcp_hazard.proxy.episode import ProxyEpisode
+from mcp_hazard.proxy.proxied_episode import ProxyEpisode
 from mcp_hazard.proxy.upstream import UpstreamError
 from mcp_hazard.proxy.upstream_info import UpstreamInfo
 from mcp_hazard.server.app import HazardServer, notifier
-from mcp_hazard.server.episode import TASK_PROMPT_NAME
 from mcp_hazard.server.results import error_result
+from mcp_hazard.server.served_episode import TASK_PROMPT_NAME
 
 Resolver = Callable[[ServerRequestContext[Any, Any]], ProxyEpisode]
 Handler = Callable[..., Awaitable[Any]]

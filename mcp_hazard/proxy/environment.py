@@ -224,7 +224,7 @@ def _check_steps(scenario: ProxyScenario, task: ProxyTask, i: int, problems: Pro
 
 def _check_hazards(file: LoadedProxyFile, scenario: ProxyScenario, problems: Problems) -> None:
     """Every hazard the file names must be able to act where it says, for every task it applies to."""
-    from mcp_hazard.hazards.build import expand
+    from mcp_hazard.hazards.instances import expand
 
     model = file.model
     for i, task in enumerate(scenario.tasks):
@@ -244,7 +244,7 @@ def _check_hazards(file: LoadedProxyFile, scenario: ProxyScenario, problems: Pro
 
 def _check(spec: Any, index: int, scenario: ProxyScenario, task: Task, where: tuple[Any, ...], problems: Problems
            ) -> None:  # fmt: skip
-    from mcp_hazard.hazards.build import check_spec
+    from mcp_hazard.hazards.instances import check_spec
 
     try:
         check_spec(spec, index, scenario, task)

@@ -4,7 +4,7 @@ notes instead of a golden path that could be run offline.
 Each kind says which tools it can act on, and why not for the others: a retry must be safe (transient_error,
 latency), a fallback must exist (permanent_error), an independent source (conflict), the fields a task reads
 (silent_wrong_value), a list to page (pagination), an argument to change (invocation_error, spec_drift). Kinds that
-act on results work on the result's value (proxy/values.py): structured content, JSON text, or plain text.
+act on results work on the result's value (proxy/result_values.py): structured content, JSON text, or plain text.
 """
 
 from __future__ import annotations
@@ -26,8 +26,8 @@ from mcp_hazard.hazards.rate_limit import RateLimit
 from mcp_hazard.hazards.silent import SilentWrongValue, same_value, wrong_values
 from mcp_hazard.hazards.transient import TransientError
 from mcp_hazard.json_text import indented
+from mcp_hazard.proxy.result_values import get_path, move_numbers, numbers_in_text, set_path, split_path
 from mcp_hazard.proxy.tools import ProxyToolSpec, noted
-from mcp_hazard.proxy.values import get_path, move_numbers, numbers_in_text, set_path, split_path
 from mcp_hazard.scenario.behaviours import ToolOutcome
 from mcp_hazard.scenario.hazard_spec import HazardSpec
 from mcp_hazard.scenario.models import Scenario, Task, ToolSpec

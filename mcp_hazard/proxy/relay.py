@@ -39,18 +39,18 @@ from mcp_hazard.condition import Condition
 from mcp_hazard.hazards.fit import check_fit_in_task
 from mcp_hazard.logs import log
 from mcp_hazard.proxy import task
-from mcp_hazard.proxy.episode import ProxyEpisode
 from mcp_hazard.proxy.forwarded import Forwarded
 from mcp_hazard.proxy.handshake import client_handshake, server_info
 from mcp_hazard.proxy.lines import read_client_frames
+from mcp_hazard.proxy.proxied_episode import ProxyEpisode
 from mcp_hazard.proxy.server_process import ServerProcess
 from mcp_hazard.proxy.service import ProxyService
 from mcp_hazard.proxy.upstream import LOST, Progress, Upstream, UpstreamError
 from mcp_hazard.proxy.upstream_info import UpstreamInfo
-from mcp_hazard.server.episode import TASK_PROMPT_NAME
 from mcp_hazard.server.episodes import EpisodeRegistry
 from mcp_hazard.server.frames import Refusal
 from mcp_hazard.server.results import error_result
+from mcp_hazard.server.served_episode import TASK_PROMPT_NAME
 
 FORWARD_META: ContextVar[dict[str, Any] | None] = ContextVar("mcp_hazard_relay_meta", default=None)
 """The `_meta` of the client's request being served (progress token, the 2026-07-28 era's version and client info),

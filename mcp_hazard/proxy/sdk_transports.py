@@ -7,8 +7,8 @@ Over stdio the server's lines are read as the frame relay reads them (server_fra
 line, a refused answer turned into the error that answers its request). Over HTTP the SDK's transport is kept, with
 an SSE event and a JSON body bounded at the same size. On both, each `tools/list` answer keeps only the tools the
 proxy can serve (tools.py), before the SDK validates it, and a `notifications/tools/list_changed` goes straight to
-the episode, which re-reads the list once however many come (episode.py): through the SDK's session each one cost
-about 0.4 ms, so a flood of them held up the server's next answers for seconds.
+the episode, which re-reads the list once however many come (proxied_episode.py): through the SDK's session each one
+cost about 0.4 ms, so a flood of them held up the server's next answers for seconds.
 """
 
 from __future__ import annotations

@@ -13,7 +13,7 @@ from mcp_hazard.errors import ScenarioError, UserError
 from mcp_hazard.proxy.cassette import Cassette, ReplayUpstream, load_cassette
 from mcp_hazard.proxy.config import LoadedProxyFile, UpstreamConfig
 from mcp_hazard.proxy.environment import Environment, environment
-from mcp_hazard.proxy.episode import ProxyEpisode
+from mcp_hazard.proxy.proxied_episode import ProxyEpisode
 from mcp_hazard.proxy.upstream import Listener, Recorder, Upstream, UpstreamError, UpstreamHost
 from mcp_hazard.proxy.upstream_info import UPSTREAM_TIMEOUT_S, UpstreamSource
 

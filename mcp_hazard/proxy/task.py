@@ -6,9 +6,9 @@ from __future__ import annotations
 
 import mcp_types as types
 
-from mcp_hazard.proxy.episode import ProxyEpisode
+from mcp_hazard.proxy.proxied_episode import ProxyEpisode
 from mcp_hazard.server.app import INSTRUCTIONS
-from mcp_hazard.server.episode import TASK_PROMPT_NAME
+from mcp_hazard.server.served_episode import TASK_PROMPT_NAME
 
 
 def prompt_entry(episode: ProxyEpisode) -> types.Prompt:

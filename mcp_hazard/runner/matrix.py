@@ -14,8 +14,8 @@ from typing import Any
 
 from mcp_hazard.condition import Condition
 from mcp_hazard.errors import UserError
-from mcp_hazard.hazards.build import all_hazards, applicable_options, declared_hazards, unfit_reason
 from mcp_hazard.hazards.fit import check_fits, skipped_kinds, spec_label
+from mcp_hazard.hazards.instances import all_hazards, applicable_options, declared_hazards, unfit_reason
 from mcp_hazard.scenario.files import LoadedScenario
 from mcp_hazard.scenario.hazard_spec import HazardSpec
 from mcp_hazard.suggest import did_you_mean

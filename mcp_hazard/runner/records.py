@@ -14,7 +14,7 @@ from typing import IO, TYPE_CHECKING, Literal
 
 import anyio
 
-from mcp_hazard.agents.base import AgentReport
+from mcp_hazard.agents.drive import AgentReport
 from mcp_hazard.runner.matrix import Cell
 from mcp_hazard.runner.transports import episode_maker
 from mcp_hazard.server.episodes import EpisodeRegistry

@@ -1,6 +1,6 @@
 """What a replay replays, read and checked before anything runs: a recorded trace (its `episode_started`, and the
 scenario it names, unchanged since) or a YAML script of calls. Nothing here needs the SDK, so a wrong path, a damaged
-trace or a changed scenario is reported before the server and the client are loaded (runner/replay.py runs it)."""
+trace or a changed scenario is reported before the server and the client are loaded (runner/replay_check.py runs it)."""
 
 from __future__ import annotations
 
@@ -8,7 +8,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from mcp_hazard.agentdojo.names import is_source
+from mcp_hazard.agentdojo.source_names import is_source
 from mcp_hazard.errors import UserError
 from mcp_hazard.load import load_scenario
 from mcp_hazard.scenario.files import LoadedScenario, read_source

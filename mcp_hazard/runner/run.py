@@ -26,7 +26,7 @@ from typing import IO, TYPE_CHECKING, Unpack
 import anyio
 
 from mcp_hazard.agents import make_agent
-from mcp_hazard.agents.base import AgentReport, Brief, signatures_of
+from mcp_hazard.agents.drive import AgentReport, Brief, signatures_of
 from mcp_hazard.errors import UserError
 from mcp_hazard.runner.executor import Executor, Played
 from mcp_hazard.runner.external import http_env, run_external, stdio_env
@@ -45,8 +45,8 @@ from mcp_hazard.runner.records import (
 )
 from mcp_hazard.runner.stopping import interrupted, stop_on_signals
 from mcp_hazard.runner.transports import HttpHost, episode_maker, open_episode, serve_command
-from mcp_hazard.server.episode import SUBMIT_TOOL, Episode
 from mcp_hazard.server.episodes import EpisodeRegistry
+from mcp_hazard.server.served_episode import SUBMIT_TOOL, Episode
 from mcp_hazard.trace.events import AgentEnded, AgentOutcome
 from mcp_hazard.trace.storage import StorageError, storage_error
 

@@ -8,7 +8,7 @@ The checker retries a rejected call, checks that output served as text still car
 reports the first seed and step that no recovery path gets past.
 
 It sits with the runner, not with the hazards: it drives a real `Episode` (the server floor), as `verify` drives
-agents (runner/verify.py). `mcp-hazard validate` is its user.
+agents (runner/verification.py). `mcp-hazard validate` is its user.
 """
 
 from __future__ import annotations
@@ -27,7 +27,7 @@ from mcp_hazard.scenario.behaviours import run_behaviour
 from mcp_hazard.scenario.expressions import ExpressionError, render
 from mcp_hazard.scenario.files import LoadedScenario
 from mcp_hazard.scenario.models import Task
-from mcp_hazard.server.episode import Episode
+from mcp_hazard.server.served_episode import Episode
 
 MAX_ATTEMPTS = 6
 

@@ -27,10 +27,10 @@ from mcp.client.streamable_http import streamable_http_client
 from mcp_hazard.condition import Condition
 from mcp_hazard.scenario.files import LoadedScenario
 from mcp_hazard.server.connections import Limits, Server, http_server
-from mcp_hazard.server.episode import Episode
 from mcp_hazard.server.episodes import EpisodeRegistry, new_episode_id
 from mcp_hazard.server.http import build_http_app
 from mcp_hazard.server.listen import listen
+from mcp_hazard.server.served_episode import Episode
 from mcp_hazard.server.stdio import single_episode_server
 from mcp_hazard.trace.storage import check_writable
 

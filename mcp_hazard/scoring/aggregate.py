@@ -23,8 +23,8 @@ from mcp_hazard.scoring import by_agent, paired, structure
 from mcp_hazard.scoring.attacks import attacks_by_agent
 from mcp_hazard.scoring.collector import collector_paused
 from mcp_hazard.scoring.decay import decay_curves
-from mcp_hazard.scoring.episode import EpisodeScore
 from mcp_hazard.scoring.episode_rows import EPISODE_COLUMNS, episode_row, sort_key
+from mcp_hazard.scoring.episode_score import EpisodeScore
 from mcp_hazard.scoring.robustness import Trials, hint_gain, intervention_robustness, robustness, trials_of
 from mcp_hazard.scoring.rules import INFRASTRUCTURE
 from mcp_hazard.scoring.stats import wilson

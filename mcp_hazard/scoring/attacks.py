@@ -11,7 +11,7 @@ from __future__ import annotations
 from collections import defaultdict
 from typing import Any
 
-from mcp_hazard.scoring.episode import EpisodeScore
+from mcp_hazard.scoring.episode_score import EpisodeScore
 from mcp_hazard.scoring.stats import wilson
 
 ALL = "all"

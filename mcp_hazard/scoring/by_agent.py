@@ -10,7 +10,7 @@ from __future__ import annotations
 from collections import Counter, defaultdict
 from typing import Any
 
-from mcp_hazard.scoring.episode import EpisodeScore
+from mcp_hazard.scoring.episode_score import EpisodeScore
 from mcp_hazard.scoring.stats import wilson
 
 SETTINGS = ("clean", "hazards", "interventions")

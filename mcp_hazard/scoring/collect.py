@@ -34,7 +34,7 @@ from mcp_hazard.proxy.environment import scenario_from_trace
 from mcp_hazard.scenario.models import AnswerSpec, Scenario
 from mcp_hazard.scenario.suite_id import scenario_hash
 from mcp_hazard.scoring.collector import collector_paused
-from mcp_hazard.scoring.episode import EpisodeScore, score_episode
+from mcp_hazard.scoring.episode_score import EpisodeScore, score_episode
 from mcp_hazard.scoring.finder import ScenarioFinder
 from mcp_hazard.scoring.rules import STATE_RULE
 from mcp_hazard.scoring.run_log import RunNotes

@@ -9,7 +9,7 @@ from __future__ import annotations
 from typing import Any
 
 from mcp_hazard.scoring import by_agent
-from mcp_hazard.scoring.episode import EpisodeScore
+from mcp_hazard.scoring.episode_score import EpisodeScore
 
 EPISODE_COLUMNS = (
     "episode_id", "agent", "scenario", "task", "condition", "interventions", "profile", "seed", "repeat", "answered",

@@ -10,8 +10,8 @@ from __future__ import annotations
 import hashlib
 from pathlib import Path
 
-from mcp_hazard.agentdojo.names import is_source
 from mcp_hazard.agentdojo.snapshot import is_snapshot, load_snapshot
+from mcp_hazard.agentdojo.source_names import is_source
 from mcp_hazard.errors import ScenarioError, UserError
 from mcp_hazard.load import load_scenario
 from mcp_hazard.proxy.config import LoadedProxyFile, is_proxy_file, load_proxy_file

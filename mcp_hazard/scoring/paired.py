@@ -11,7 +11,7 @@ from collections import Counter, defaultdict
 from itertools import combinations
 from typing import Any
 
-from mcp_hazard.scoring.episode import EpisodeScore
+from mcp_hazard.scoring.episode_score import EpisodeScore
 from mcp_hazard.scoring.power import mde_fields
 from mcp_hazard.scoring.stats import drop_ci, mcnemar_exact, paired_difference_ci, variance
 from mcp_hazard.scoring.structure import Index

@@ -8,7 +8,7 @@ from __future__ import annotations
 from collections import Counter, defaultdict
 from typing import Any
 
-from mcp_hazard.scoring.episode import EpisodeScore
+from mcp_hazard.scoring.episode_score import EpisodeScore
 from mcp_hazard.scoring.power import mde_fields
 
 Trials = dict[tuple[tuple[str, str, str, int, str, str, str], int], EpisodeScore]

@@ -18,7 +18,7 @@ from typing import Any
 
 from mcp_hazard.hazards.fit import skipped_kinds
 from mcp_hazard.scenario.models import Scenario
-from mcp_hazard.scoring.episode import EpisodeScore
+from mcp_hazard.scoring.episode_score import EpisodeScore
 
 NOT_RUN_YET = "not run yet (planned, but no episode of it was scored: a stopped run had not reached it)"
 

@@ -8,9 +8,9 @@ from __future__ import annotations
 from collections import Counter, defaultdict
 from typing import Any
 
-from mcp_hazard.scoring.episode import EpisodeScore
+from mcp_hazard.scoring.call_taxonomy import CLASSES
+from mcp_hazard.scoring.episode_score import EpisodeScore
 from mcp_hazard.scoring.stats import pass_at_k, pass_hat_k, wilson
-from mcp_hazard.scoring.values import CLASSES
 
 BUCKETS = ("1", "2", "3", "4+")
 """Golden-path lengths as the CIB groups them (paper 000, section 4.4)."""

@@ -2,8 +2,8 @@
 deliver the result or the error, and trace the call. Never raises, except cancellation: a failure is an isError
 result and a trace line, so the server survives any argument any client sends.
 
-One `ToolCall` record carries the call from step to step (call_record.py); the episode (episode.py) keeps the state
-the calls share and the hooks a proxy or an AgentDojo episode changes: `execute`, `present`, `record_call`.
+One `ToolCall` record carries the call from step to step (call_record.py); the episode (served_episode.py) keeps the
+state the calls share and the hooks a proxy or an AgentDojo episode changes: `execute`, `present`, `record_call`.
 
 This runs for every call, so the common case stays short: a tool no hazard targets skips the hazard engine, a valid
 call is passed by the compiled schema check, and the trace line is written without a pydantic model.
@@ -19,7 +19,7 @@ from typing import TYPE_CHECKING, Any
 import anyio
 import mcp_types as types
 
-from mcp_hazard.interventions.base import in_served_terms
+from mcp_hazard.interventions.surface import in_served_terms
 from mcp_hazard.logs import log
 from mcp_hazard.scenario.arguments import argument_problem, bounds_problem
 from mcp_hazard.scenario.behaviours import BehaviourFault, ToolOutcome
@@ -30,7 +30,7 @@ from mcp_hazard.trace import events as ev
 
 if TYPE_CHECKING:
     from mcp_hazard.hazards.base import Rejection
-    from mcp_hazard.server.episode import Episode
+    from mcp_hazard.server.served_episode import Episode
 
 Notifier = Callable[[], Awaitable[bool]]
 

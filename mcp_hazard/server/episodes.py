@@ -14,7 +14,7 @@ from pydantic import ValidationError
 from mcp_hazard.condition import Condition
 from mcp_hazard.errors import UserError
 from mcp_hazard.scenario.files import LoadedScenario
-from mcp_hazard.server.episode import Episode
+from mcp_hazard.server.served_episode import Episode
 from mcp_hazard.suggest import did_you_mean
 from mcp_hazard.trace.storage import check_writable
 

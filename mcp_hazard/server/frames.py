@@ -31,7 +31,7 @@ from mcp_hazard.server.bodies import BodyTooLarge, ClientGone, read_body
 from mcp_hazard.trace.storage import StorageError
 
 if TYPE_CHECKING:
-    from mcp_hazard.server.episode import Episode
+    from mcp_hazard.server.served_episode import Episode
 
 MAX_FRAME_BYTES = 4 * 1024 * 1024
 """One frame (a stdio line, an HTTP body). Tool arguments have their own, smaller limits (scenario/arguments.py)."""
@@ -338,7 +338,7 @@ def episode_recorder(lookup: Callable[[str], Episode | None]) -> Recorder:
         episode = lookup(episode_id)
         log.warning("frame refused", code=refusal.code, reason=refusal.message, episode=episode_id)
         if episode is not None:
-            with contextlib.suppress(StorageError):  # a trace that cannot be written has said so once (episode.py)
+            with contextlib.suppress(StorageError):  # the trace has said once that it cannot be written
                 episode.record_frame_refused(code=refusal.code, message=refusal.message, id=refusal.id,
                                              method=refusal.method, replied=refusal.reply)  # fmt: skip
 

@@ -11,7 +11,7 @@ import mcp_types as types
 
 from mcp_hazard.hazards import ToolView
 from mcp_hazard.interventions import Intervention, Surface, apply_all
-from mcp_hazard.interventions.base import properties, served_paths
+from mcp_hazard.interventions.surface import properties, served_paths
 from mcp_hazard.scenario.models import ToolSpec
 
 

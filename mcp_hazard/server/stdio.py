@@ -21,9 +21,9 @@ from mcp.shared.message import SessionMessage
 
 from mcp_hazard.logs import log
 from mcp_hazard.server.app import build_server
-from mcp_hazard.server.episode import Episode
 from mcp_hazard.server.frames import INVALID_REQUEST, MAX_FRAME_BYTES, Refusal, check_frame
 from mcp_hazard.server.pipes import PipeWriter, claim_stdin, claim_stdout, read_lines, watchable
+from mcp_hazard.server.served_episode import Episode
 from mcp_hazard.trace.storage import StorageError
 
 
@@ -111,7 +111,7 @@ class CheckedLines:
 
     async def _refuse(self, refusal: Refusal) -> None:
         log.warning("frame refused", code=refusal.code, reason=refusal.message, episode=self.episode.id)
-        with contextlib.suppress(StorageError):  # a trace that cannot be written has said so once (episode.py)
+        with contextlib.suppress(StorageError):  # the trace has said once that it cannot be written
             self.episode.record_frame_refused(
                 code=refusal.code, message=refusal.message, id=refusal.id, method=refusal.method, replied=refusal.reply
             )

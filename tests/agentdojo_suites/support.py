@@ -13,8 +13,8 @@ import pytest
 
 pytest.importorskip("agentdojo", reason="the agentdojo extra is not installed")
 
-from mcp_hazard.agentdojo.names import parse
 from mcp_hazard.agentdojo.scenario import LoadedSuite
+from mcp_hazard.agentdojo.source_names import parse
 
 EXECUTED = ("ok", "error", "lost")
 """Outcomes of a call whose function ran: it answered, it raised (AgentDojo's error text), or its answer was lost."""
@@ -22,7 +22,7 @@ EXECUTED = ("ok", "error", "lost")
 
 @lru_cache(maxsize=8)
 def suite(name: str) -> LoadedSuite:
-    from mcp_hazard.agentdojo.build import load_suite
+    from mcp_hazard.agentdojo.build_suite import load_suite
 
     return load_suite(parse(name)[0])
 

@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 from conftest import WAIT_S
 
-from mcp_hazard.server.episode import SUBMIT_TOOL
+from mcp_hazard.server.served_episode import SUBMIT_TOOL
 from tests.agents.fake_llm import FakeLlm, Turn, call, tool_calls
 from tests.agents.test_llm_cli import llm_env
 from tests.runner.support import no_traceback, run_cli

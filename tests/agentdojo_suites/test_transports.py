@@ -18,7 +18,7 @@ from e2e.support import wait_for_trace_end
 from mcp import Client, StdioServerParameters
 from mcp.client.streamable_http import streamable_http_client
 
-from mcp_hazard.agents.base import Brief
+from mcp_hazard.agents.drive import Brief
 from mcp_hazard.agents.golden import run_golden_agent
 from mcp_hazard.agents.obedient import ObedientAgent
 from mcp_hazard.cli import main

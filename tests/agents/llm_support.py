@@ -10,7 +10,7 @@ from typing import Any
 import anyio
 from conftest import WAIT_S
 
-from mcp_hazard.agents.base import AgentReport, Brief
+from mcp_hazard.agents.drive import AgentReport, Brief
 from mcp_hazard.agents.llm import LlmAgent, LlmEndpointError
 from mcp_hazard.condition import Condition
 from mcp_hazard.hazards import parse_hazard_option

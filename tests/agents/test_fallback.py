@@ -22,7 +22,7 @@ import pytest
 from conftest import WAIT_S
 
 from mcp_hazard.agents import make_agent
-from mcp_hazard.agents.base import Brief
+from mcp_hazard.agents.drive import Brief
 from mcp_hazard.agents.fallback import MAX_ALTERNATIVES, alternatives, named_tools, unfilled
 from mcp_hazard.agents.recovering import RecoveringAgent, _Stuck
 from mcp_hazard.condition import Condition
@@ -32,7 +32,7 @@ from mcp_hazard.runner.transports import open_episode
 from mcp_hazard.scenario.files import LoadedScenario
 from mcp_hazard.scenario.hazard_spec import HazardSpec
 from mcp_hazard.scenario.models import Task
-from mcp_hazard.scoring.episode import score_episode
+from mcp_hazard.scoring.episode_score import score_episode
 from mcp_hazard.trace.reader import read_trace
 from tests.interventions.support import shipped
 

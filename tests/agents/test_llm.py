@@ -15,7 +15,7 @@ from mcp_hazard.agents.llm import ALL_ENV, ENV_BASE_URL, ENV_MAX_TURNS, ENV_MODE
 from mcp_hazard.agents.llm_messages import alias_of
 from mcp_hazard.load import load_scenario
 from mcp_hazard.scenario.files import LoadedScenario
-from mcp_hazard.server.episode import SUBMIT_TOOL
+from mcp_hazard.server.served_episode import SUBMIT_TOOL
 
 from .fake_llm import call, reply, tool_calls
 from .llm_support import MODEL, TRAVEL, run_agent, task_prompt, tool_messages

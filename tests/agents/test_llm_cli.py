@@ -18,7 +18,7 @@ from conftest import WAIT_S
 
 from mcp_hazard.agents.llm import ALL_ENV, ENV_BASE_URL, ENV_MODEL, ENV_RETRIES
 from mcp_hazard.runner.transports import free_port
-from mcp_hazard.server.episode import SUBMIT_TOOL
+from mcp_hazard.server.served_episode import SUBMIT_TOOL
 from tests.runner.support import TRAVEL, Ran, assert_trace_ended, cli_env, jsonl, main_cli, no_traceback, run_cli
 
 from .fake_llm import FakeLlm, Turn, call, flaky, http_reply, reply, tool_calls

@@ -8,13 +8,13 @@ from pathlib import Path
 import anyio
 import pytest
 
-from mcp_hazard.agents.base import Brief
+from mcp_hazard.agents.drive import Brief
 from mcp_hazard.agents.llm import ALL_ENV, LlmAgent, LlmEndpointError
 from mcp_hazard.condition import Condition
 from mcp_hazard.errors import UserError
 from mcp_hazard.runner.transports import free_port, open_episode
 from mcp_hazard.scenario.files import LoadedScenario
-from mcp_hazard.server.episode import SUBMIT_TOOL
+from mcp_hazard.server.served_episode import SUBMIT_TOOL
 
 from .fake_llm import FakeLlm, Turn, call, flaky, http_reply, slow, tool_calls
 from .llm_support import DEADLINE_S, MODEL, TASK, run_agent, task_prompt

@@ -21,7 +21,7 @@ from conftest import WAIT_S
 
 from mcp_hazard.agents import make_agent
 from mcp_hazard.agents.argument_fit import argument_fit, best_assignment, value_fit
-from mcp_hazard.agents.base import Brief
+from mcp_hazard.agents.drive import Brief
 from mcp_hazard.agents.leaves import flat_view
 from mcp_hazard.agents.matching import output_fit, planned_write, rank_tools, tool_writes
 from mcp_hazard.agents.plan_reads import expected_fields

@@ -170,7 +170,7 @@ def test_every_hazard_option_shown_is_taken_unless_shown_refused() -> None:
     its kind takes (`latency:delay_s=3` did not: the parameter is `seconds`)."""
     from mcp_hazard.errors import UserError
     from mcp_hazard.hazards import REGISTRY
-    from mcp_hazard.hazards.build import parse_hazard_option
+    from mcp_hazard.hazards.instances import parse_hazard_option
 
     option = re.compile(rf"(?<![\w.-])(?:{'|'.join(sorted(REGISTRY))}):(?:\"[^\"]*\"|,(?!\s)|[^\s`\"'),])+")
     found: dict[str, str] = {}

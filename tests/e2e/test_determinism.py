@@ -24,8 +24,8 @@ from mcp_hazard.runner.transports import HttpHost, Transport, open_episode
 from mcp_hazard.scenario.answers import answer_matches
 from mcp_hazard.scenario.files import LoadedScenario
 from mcp_hazard.scenario.models import Task
-from mcp_hazard.server.episode import SUBMIT_TOOL
 from mcp_hazard.server.episodes import EpisodeRegistry
+from mcp_hazard.server.served_episode import SUBMIT_TOOL
 from mcp_hazard.trace.events import VOLATILE_FIELDS, comparable
 from mcp_hazard.trace.reader import Trace, first_difference, read_trace
 

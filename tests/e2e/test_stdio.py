@@ -23,7 +23,7 @@ from mcp_hazard.load import load_scenario
 from mcp_hazard.runner.transports import free_port, open_episode, serve_command
 from mcp_hazard.scenario.answers import answer_matches
 from mcp_hazard.scenario.files import LoadedScenario
-from mcp_hazard.server.episode import SUBMIT_TOOL
+from mcp_hazard.server.served_episode import SUBMIT_TOOL
 
 from .support import (
     LEGACY_PROTOCOL,

@@ -8,7 +8,7 @@ import pytest
 
 from mcp_hazard.generate import Knobs, build_graph, build_scenario
 from mcp_hazard.generate.dag import MAX_FUNCTIONS, MAX_INPUTS, TYPES, formula
-from mcp_hazard.generate.names import POLICIES
+from mcp_hazard.generate.variable_names import POLICIES
 from mcp_hazard.scenario.models import Scenario
 
 from .support import file_graph

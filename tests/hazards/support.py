@@ -24,7 +24,7 @@ from mcp_hazard.scenario.expressions import render
 from mcp_hazard.scenario.files import LoadedScenario
 from mcp_hazard.scenario.hazard_spec import HazardSpec
 from mcp_hazard.scenario.models import Task
-from mcp_hazard.server.episode import SUBMIT_TOOL, Episode
+from mcp_hazard.server.served_episode import SUBMIT_TOOL, Episode
 from mcp_hazard.server.stdio import single_episode_server
 
 REPO_ROOT = Path(__file__).resolve().parents[2]

@@ -27,7 +27,7 @@ from mcp_hazard.scenario.behaviours import run_behaviour
 from mcp_hazard.scenario.files import LoadedScenario, scenario_files
 from mcp_hazard.scenario.golden import run_golden_path
 from mcp_hazard.scenario.models import Task
-from mcp_hazard.server.episode import TASK_PROMPT_NAME
+from mcp_hazard.server.served_episode import TASK_PROMPT_NAME
 
 from .support import (
     DEADLINE,

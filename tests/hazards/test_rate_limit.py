@@ -17,8 +17,8 @@ from mcp_hazard.condition import Condition
 from mcp_hazard.load import load_scenario
 from mcp_hazard.runner.transports import open_episode
 from mcp_hazard.scenario.hazard_spec import HazardSpec
-from mcp_hazard.scoring.episode import score_episode
-from mcp_hazard.server.episode import SUBMIT_TOOL
+from mcp_hazard.scoring.episode_score import score_episode
+from mcp_hazard.server.served_episode import SUBMIT_TOOL
 from mcp_hazard.trace.reader import read_trace
 
 TRAVEL = REPO_ROOT / "scenarios" / "travel.yaml"

@@ -20,8 +20,8 @@ from mcp_hazard.scenario.expressions import render
 from mcp_hazard.scenario.files import LoadedScenario
 from mcp_hazard.scenario.models import Task
 from mcp_hazard.scoring.collect import score_traces
-from mcp_hazard.scoring.episode import score_episode
-from mcp_hazard.server.episode import Episode
+from mcp_hazard.scoring.episode_score import score_episode
+from mcp_hazard.server.served_episode import Episode
 from mcp_hazard.trace.reader import Trace
 
 from .support import REPO_ROOT, SCENARIOS_DIR, TRAVEL, condition

@@ -23,8 +23,8 @@ from mcp import Client, StdioServerParameters
 from mcp_hazard.runner.transports import HttpHost, serve_command
 from mcp_hazard.scenario.answers import answer_matches
 from mcp_hazard.scenario.files import LoadedScenario
-from mcp_hazard.server.episode import SUBMIT_TOOL, TASK_PROMPT_NAME
 from mcp_hazard.server.episodes import EpisodeRegistry
+from mcp_hazard.server.served_episode import SUBMIT_TOOL, TASK_PROMPT_NAME
 from mcp_hazard.trace.events import comparable
 from mcp_hazard.trace.reader import Trace, first_difference, read_trace
 

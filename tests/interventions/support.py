@@ -16,11 +16,11 @@ from conftest import CliRun, run_main
 
 from mcp_hazard.condition import Condition
 from mcp_hazard.interventions import REGISTRY
-from mcp_hazard.interventions.base import properties
+from mcp_hazard.interventions.surface import properties
 from mcp_hazard.load import load_scenarios
 from mcp_hazard.scenario.files import LoadedScenario
 from mcp_hazard.scenario.models import Task, ToolSpec
-from mcp_hazard.server.episode import SUBMIT_TOOL, Episode
+from mcp_hazard.server.served_episode import SUBMIT_TOOL, Episode
 
 REPO_ROOT = Path(__file__).resolve().parents[2]
 SCENARIOS_DIR = REPO_ROOT / "scenarios"

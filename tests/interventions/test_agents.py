@@ -24,13 +24,13 @@ import pytest
 from conftest import WAIT_S
 
 from mcp_hazard.agents import make_agent
-from mcp_hazard.agents.base import Brief, signatures_of
+from mcp_hazard.agents.drive import Brief, signatures_of
 from mcp_hazard.condition import Condition
 from mcp_hazard.load import load_scenarios
 from mcp_hazard.runner.transports import open_episode
 from mcp_hazard.scenario.files import LoadedScenario
 from mcp_hazard.scenario.models import Task
-from mcp_hazard.scoring.episode import EpisodeScore, score_episode
+from mcp_hazard.scoring.episode_score import EpisodeScore, score_episode
 from mcp_hazard.trace.reader import Trace, read_trace
 
 from .support import KINDS, RENAMING, REPO_ROOT, episode, shipped

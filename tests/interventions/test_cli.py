@@ -17,11 +17,11 @@ from conftest import WAIT_S
 from mcp import Client
 
 from mcp_hazard.agents import make_agent
-from mcp_hazard.agents.base import Brief
+from mcp_hazard.agents.drive import Brief
 from mcp_hazard.condition import Condition
 from mcp_hazard.load import load_scenario
 from mcp_hazard.runner.transports import open_episode
-from mcp_hazard.scoring.episode import score_episode
+from mcp_hazard.scoring.episode_score import score_episode
 from mcp_hazard.trace.reader import read_trace
 
 from .support import KINDS, TRAVEL, dump_tool, episode, main_cli, run_cli, scenario

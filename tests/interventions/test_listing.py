@@ -18,11 +18,11 @@ from hypothesis import HealthCheck, example, given, settings
 from hypothesis import strategies as st
 
 from mcp_hazard.interventions import REGISTRY, Surface, apply_all
-from mcp_hazard.interventions.base import _WRITTEN
 from mcp_hazard.interventions.naming import NEUTRAL, REALISTIC
 from mcp_hazard.interventions.pairs import CAUSE_EFFECT, ENTITIES, familiar
+from mcp_hazard.interventions.surface import _WRITTEN
 from mcp_hazard.scenario.models import Replacement
-from mcp_hazard.server.episode import SUBMIT_TOOL
+from mcp_hazard.server.served_episode import SUBMIT_TOOL
 
 from .support import (
     KINDS,
@@ -416,8 +416,8 @@ def test_substitute_picks_the_scenario_concept_under_composition() -> None:
 
 
 def test_realistic_names_are_unrelated_to_the_tool() -> None:
-    """names=realistic gives "realistic words unrelated to the tool" (interventions/names.py): a new tool name must
-    not carry a word of that tool's own original name (`get_invoice` served as `invoice_tariff` is a hint, not an
+    """names=realistic gives "realistic words unrelated to the tool" (interventions/names.py): a new tool name
+    must not carry a word of that tool's own original name (`get_invoice` served as `invoice_tariff` is a hint, not an
     unrelated name)."""
     related = []
     for loaded in shipped():

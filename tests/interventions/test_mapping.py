@@ -23,13 +23,13 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from jsonschema import Draft202012Validator
 
-from mcp_hazard.interventions.base import properties
+from mcp_hazard.interventions.surface import properties
 from mcp_hazard.load import load_scenario
 from mcp_hazard.scenario.arguments import argument_problem
 from mcp_hazard.scenario.files import LoadedScenario
 from mcp_hazard.scenario.golden import run_golden_path
 from mcp_hazard.scenario.models import TableBehaviour, ToolSpec
-from mcp_hazard.server.episode import Episode
+from mcp_hazard.server.served_episode import Episode
 
 from .support import KINDS, PAIRS, RENAMING, episode, shipped
 

@@ -19,18 +19,18 @@ import pytest
 from conftest import WAIT_S
 
 from mcp_hazard.agents import make_agent
-from mcp_hazard.agents.base import Brief
+from mcp_hazard.agents.drive import Brief
 from mcp_hazard.condition import Condition
 from mcp_hazard.errors import UserError
 from mcp_hazard.hazards import parse_hazard_option
 from mcp_hazard.hazards.interface import ArgumentChange
 from mcp_hazard.interventions import Surface
-from mcp_hazard.interventions.base import properties, served_paths
+from mcp_hazard.interventions.surface import properties, served_paths
 from mcp_hazard.runner.transports import open_episode
 from mcp_hazard.scenario.files import LoadedScenario
 from mcp_hazard.scenario.hazard_spec import HazardSpec
-from mcp_hazard.scoring.episode import score_episode
-from mcp_hazard.server.episode import Episode
+from mcp_hazard.scoring.episode_score import score_episode
+from mcp_hazard.server.served_episode import Episode
 from mcp_hazard.trace.reader import read_trace
 
 from .support import KINDS, argument_names, scenario

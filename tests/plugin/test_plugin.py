@@ -10,7 +10,7 @@ import pytest
 
 # Imported here so that the inline runs below reuse them (pytester forgets modules first imported inside a run).
 import mcp_hazard.runner.transports
-import mcp_hazard.scoring.episode
+import mcp_hazard.scoring.episode_score
 import mcp_hazard.server.episodes  # noqa: F401
 from tests.conftest import TRAVEL
 

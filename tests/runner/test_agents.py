@@ -18,13 +18,13 @@ import pytest
 from conftest import WAIT_S
 
 from mcp_hazard.agents import make_agent
-from mcp_hazard.agents.base import Agent, AgentReport, Brief
+from mcp_hazard.agents.drive import Agent, AgentReport, Brief
 from mcp_hazard.agents.replay import ReplayAgent
 from mcp_hazard.condition import Condition
-from mcp_hazard.hazards.build import parse_hazard_option
+from mcp_hazard.hazards.instances import parse_hazard_option
 from mcp_hazard.runner.transports import HttpHost, Transport, open_episode
 from mcp_hazard.scenario.files import LoadedScenario
-from mcp_hazard.scoring.episode import EpisodeScore, score_episode
+from mcp_hazard.scoring.episode_score import EpisodeScore, score_episode
 from mcp_hazard.server.episodes import EpisodeRegistry
 from mcp_hazard.trace.reader import Trace, first_difference, read_trace
 
@@ -201,7 +201,7 @@ async def test_both_agents_solve_the_clean_task(
     assert score.correct and score.episode_failure is None, describe(score)
     assert score.answer == report.answer
     assert score.verdicts == [] and score.failures == []
-    # no retries, no detours when nothing goes wrong; the recovering agent reads each step twice (agents/verify.py)
+    # no retries, no detours when nothing goes wrong; the recovering agent reads each step twice (agents/rereading.py)
     reads = 2 if agent == "recovering" else 1
     assert score.calls == reads * len(task.golden_path.steps)
     assert score.redundant_calls == (reads - 1) * len(task.golden_path.steps)
@@ -216,7 +216,7 @@ async def test_every_page_firing_counts_as_recovered(travel: LoadedScenario, tmp
                                      make_agent("recovering"), tmp_path)  # fmt: skip
     trace, score = scored(trace_path, travel)
     pages = [c["arguments"].get("page", 1) for c in trace.of_type("tool_called") if c["tool"] == "search_flights"]
-    assert pages == [1, 2, 3] * 2 and score.correct, describe(score)  # read twice to verify (agents/verify.py)
+    assert pages == [1, 2, 3] * 2 and score.correct, describe(score)  # read twice to verify (agents/rereading.py)
     unrecovered = [(v.slot, v.tool) for v in score.verdicts if not v.recovered]
     assert unrecovered == [], f"pagination firings scored unrecovered although every page was fetched: {unrecovered}"
 

@@ -12,7 +12,7 @@ from typing import Any
 
 import pytest
 
-from mcp_hazard.runner.replay import replay_trace
+from mcp_hazard.runner.replay_check import replay_trace
 from mcp_hazard.runner.replay_source import read_recorded
 from mcp_hazard.trace.reader import read_trace
 

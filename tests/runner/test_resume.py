@@ -14,7 +14,7 @@ from typing import Any
 import pytest
 from conftest import WAIT_S
 
-from mcp_hazard.hazards.build import parse_hazard_option
+from mcp_hazard.hazards.instances import parse_hazard_option
 from mcp_hazard.load import load_scenarios
 from mcp_hazard.runner.matrix import plan
 

@@ -21,7 +21,7 @@ import yaml
 
 from mcp_hazard.load import load_scenario
 from mcp_hazard.runner.external import agent_name
-from mcp_hazard.scoring.episode import score_episode
+from mcp_hazard.scoring.episode_score import score_episode
 from mcp_hazard.trace.reader import read_trace
 
 from .support import (

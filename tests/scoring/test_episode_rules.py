@@ -9,7 +9,7 @@ import pytest
 
 from mcp_hazard.load import load_scenario
 from mcp_hazard.scoring.aggregate import aggregate
-from mcp_hazard.scoring.episode import score_episode
+from mcp_hazard.scoring.episode_score import score_episode
 from mcp_hazard.scoring.stats import pass_at_k, pass_hat_k, wilson
 from mcp_hazard.trace.reader import Trace
 

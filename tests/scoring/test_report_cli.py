@@ -60,7 +60,8 @@ def test_html_report_is_written_to_a_file(traces: Path, tmp_path: Path) -> None:
 
 # Scoring reads traces and scenario files; it never speaks MCP, so the SDK and its web stack stay out of its process.
 NOT_FOR_SCORING = (
-    "mcp", "mcp_types", "uvicorn", "starlette", "httpx", "mcp_hazard.server.episode", "mcp_hazard.proxy.upstream",
+    "mcp", "mcp_types", "uvicorn", "starlette", "httpx", "mcp_hazard.server.served_episode",
+    "mcp_hazard.proxy.upstream",
 )  # fmt: skip
 
 

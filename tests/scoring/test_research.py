@@ -9,7 +9,7 @@ from typing import Any
 import pytest
 
 from mcp_hazard.scoring.aggregate import aggregate
-from mcp_hazard.scoring.episode import EpisodeScore
+from mcp_hazard.scoring.episode_score import EpisodeScore
 from mcp_hazard.scoring.paired import agent_groups
 from mcp_hazard.scoring.stats import drop_ci, mcnemar_exact, paired_difference_ci, wilson
 from mcp_hazard.scoring.trajectory import golden_calls

@@ -188,7 +188,7 @@ def test_run_on_a_full_disk_stops_in_one_line_and_the_same_command_resumes(tmp_p
 
 def _conditions_of_fare_class() -> int:
     """Clean, and each hazard kind that fits travel/fare-class (what `run` plays without `--hazard`)."""
-    from mcp_hazard.hazards.build import all_hazards
+    from mcp_hazard.hazards.instances import all_hazards
     from mcp_hazard.load import load_scenarios
 
     (scenario,) = load_scenarios([str(TRAVEL)])

@@ -16,7 +16,7 @@ from mcp import Client
 
 from mcp_hazard.agents.golden import run_golden_agent
 from mcp_hazard.load import load_scenario
-from mcp_hazard.server.episode import SUBMIT_TOOL
+from mcp_hazard.server.served_episode import SUBMIT_TOOL
 
 from .http_support import OPERATOR, TRAVEL, StepClock, serving, travel_registry
 

@@ -26,7 +26,7 @@ from mcp.client.streamable_http import streamable_http_client
 from mcp_hazard.agents.golden import run_golden_agent
 from mcp_hazard.hazards.base import REGISTRY
 from mcp_hazard.load import load_scenarios
-from mcp_hazard.server.episode import SUBMIT_TOOL
+from mcp_hazard.server.served_episode import SUBMIT_TOOL
 
 pytestmark = pytest.mark.anyio
 

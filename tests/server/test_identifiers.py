@@ -14,8 +14,8 @@ import pytest
 from conftest import WAIT_S
 from mcp import Client
 
-from mcp_hazard.server.episode import SUBMIT_TOOL
 from mcp_hazard.server.episodes import valid_id
+from mcp_hazard.server.served_episode import SUBMIT_TOOL
 
 from .http_support import OPERATOR, TRAVEL, serving, travel_registry
 

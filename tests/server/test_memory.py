@@ -29,7 +29,7 @@ from mcp_hazard.scenario.answers import answer_matches, canonical_text
 from mcp_hazard.scenario.arguments import MAX_STRING_CHARS
 from mcp_hazard.scenario.files import LoadedScenario, scenario_files
 from mcp_hazard.scenario.models import Task
-from mcp_hazard.server.episode import SUBMIT_SCHEMA, SUBMIT_TOOL, TASK_PROMPT_NAME
+from mcp_hazard.server.served_episode import SUBMIT_SCHEMA, SUBMIT_TOOL, TASK_PROMPT_NAME
 
 pytestmark = pytest.mark.anyio
 

@@ -14,7 +14,7 @@ import pytest
 from conftest import WAIT_S, start_http_server
 from mcp import Client
 
-from mcp_hazard.server.episode import SUBMIT_TOOL
+from mcp_hazard.server.served_episode import SUBMIT_TOOL
 from mcp_hazard.trace import events as ev
 from mcp_hazard.trace.writer import TraceWriter
 

@@ -18,7 +18,7 @@ from mcp_hazard.generate.dag import stable_rng
 from mcp_hazard.generate.suite import DOMAINS, SUITE_NAME, SUITE_VERSION, render_suite
 from mcp_hazard.generate.suite.world import build_world
 from mcp_hazard.hazards import REGISTRY
-from mcp_hazard.hazards.build import all_hazards
+from mcp_hazard.hazards.instances import all_hazards
 from mcp_hazard.load import load_scenarios
 from mcp_hazard.scenario.files import LoadedScenario
 from mcp_hazard.scenario.workflow import step_dependencies

@@ -6,9 +6,9 @@ from __future__ import annotations
 
 from typing import Any
 
+from mcp_hazard.scoring.call_taxonomy import CLASSES
 from mcp_hazard.scoring.report import _format as f
 from mcp_hazard.scoring.report.section import Section, as_dict, dict_rows
-from mcp_hazard.scoring.values import CLASSES
 
 
 def p_value(value: Any) -> str:

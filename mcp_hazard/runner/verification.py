@@ -19,7 +19,7 @@ from typing import Any
 
 from mcp_hazard.hazards import REGISTRY
 from mcp_hazard.runner.matrix import CLEAN, Cell
-from mcp_hazard.scoring.episode import EpisodeScore
+from mcp_hazard.scoring.episode_score import EpisodeScore
 
 
 @dataclass(frozen=True)

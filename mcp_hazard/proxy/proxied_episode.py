@@ -21,13 +21,13 @@ from mcp_hazard.hazards import ToolView
 from mcp_hazard.interventions import Surface
 from mcp_hazard.logs import log
 from mcp_hazard.proxy.environment import OPEN_TASK, Environment
+from mcp_hazard.proxy.result_values import error_text, rewrite_text, value_of
 from mcp_hazard.proxy.tools import noted
 from mcp_hazard.proxy.upstream import Upstream, UpstreamError
-from mcp_hazard.proxy.values import error_text, rewrite_text, value_of
 from mcp_hazard.scenario.behaviours import ToolOutcome
 from mcp_hazard.scenario.models import ToolSpec
-from mcp_hazard.server.episode import Episode
 from mcp_hazard.server.results import ToolCallFailed
+from mcp_hazard.server.served_episode import Episode
 from mcp_hazard.trace import events as ev
 
 Connector = Callable[["ProxyEpisode"], Awaitable[tuple[Upstream, Callable[[], None]]]]

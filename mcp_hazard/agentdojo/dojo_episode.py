@@ -19,7 +19,7 @@ from mcp_hazard.logs import log
 from mcp_hazard.scenario.behaviours import ToolOutcome
 from mcp_hazard.scenario.models import ToolSpec
 from mcp_hazard.server.call_record import ToolCall
-from mcp_hazard.server.episode import Episode
+from mcp_hazard.server.served_episode import Episode
 from mcp_hazard.trace import events as ev
 from mcp_hazard.trace.storage import StorageError
 

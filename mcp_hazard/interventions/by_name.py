@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from mcp_hazard.errors import UserError
-from mcp_hazard.interventions.base import REGISTRY, Intervention, Surface, properties
+from mcp_hazard.interventions.surface import REGISTRY, Intervention, Surface, properties
 from mcp_hazard.scenario.models import Scenario, Task
 from mcp_hazard.suggest import did_you_mean
 

@@ -8,7 +8,7 @@ from pathlib import Path
 
 import anyio
 
-from mcp_hazard.agents.base import Brief
+from mcp_hazard.agents.drive import Brief
 from mcp_hazard.agents.replay import ReplayAgent
 from mcp_hazard.condition import Condition
 from mcp_hazard.errors import UserError
@@ -63,7 +63,7 @@ def _served(trace: Trace) -> Trace:
 
 def replay_script(script: ReplayScript, *, transport: Transport) -> int:
     """Run a YAML script of calls as an episode and print how it scored."""
-    from mcp_hazard.scoring.episode import score_episode
+    from mcp_hazard.scoring.episode_score import score_episode
 
     data, loaded = script.data, script.scenario
     task = str(data.get("task") or loaded.model.tasks[0].id)

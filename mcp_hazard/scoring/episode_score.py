@@ -286,9 +286,9 @@ def _without_end(run: Any) -> str:
 def _research(
     calls: EpisodeCalls, scenario: Scenario, task: Task, condition: dict[str, Any], correct: bool, ended: dict[str, Any]
 ) -> dict[str, Any]:
-    """The per-episode parts of the research quantities (scoring/trajectory.py, scoring/values.py)."""
+    """The per-episode parts of the research quantities (scoring/trajectory.py, scoring/call_taxonomy.py)."""
+    from mcp_hazard.scoring.call_taxonomy import classify_calls
     from mcp_hazard.scoring.trajectory import golden_calls, trajectory_match
-    from mcp_hazard.scoring.values import classify_calls
 
     golden = golden_calls(scenario, task)
     matched, rule = trajectory_match(calls.calls, golden)
