@@ -40,8 +40,8 @@ from mcp.server import Server, ServerRequestContext
 from bench.processes import OPERATOR, REPO, http_process, load_average
 from mcp_hazard.agentdojo.build_suite import load_suite
 from mcp_hazard.agentdojo.library import to_json
-from mcp_hazard.agentdojo.scenario import LoadedSuite
 from mcp_hazard.agentdojo.source_names import parse
+from mcp_hazard.agentdojo.suite_scenario import LoadedSuite
 from mcp_hazard.condition import Condition
 from mcp_hazard.runner.transports import free_port, open_episode
 

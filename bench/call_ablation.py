@@ -65,7 +65,7 @@ def _elsewhere(folder: str) -> Any:
 
 def _switches() -> dict[str, tuple[Any, str, Any]]:
     """Each part: the object, the attribute that holds it, and what stands in for it when it is off."""
-    from mcp_hazard.server import calls
+    from mcp_hazard.server import call_path
     from mcp_hazard.trace import writer
 
     return {
@@ -76,7 +76,7 @@ def _switches() -> dict[str, tuple[Any, str, Any]]:
         # not `00.000000`: the float check would take `0.0000` for a float and send every line the exact way
         "timestamp": (writer, "utc_now", lambda: "2026-01-01T12:34:56.123456Z"),
         "trace-line": (writer.TraceWriter, "tool_called", lambda self, *fields: None),
-        "schema-checks": (calls, "argument_problem", lambda schema, value: None),
+        "schema-checks": (call_path, "argument_problem", lambda schema, value: None),
     }
 
 

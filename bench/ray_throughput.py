@@ -36,7 +36,7 @@ from mcp_hazard.logs import configure_logging  # noqa: E402
 from mcp_hazard.runner.matrix import Cell, plan  # noqa: E402
 from mcp_hazard.runner.ray_executor import RayExecutor, RaySettings, connected  # noqa: E402
 from mcp_hazard.runner.run import Runner  # noqa: E402
-from mcp_hazard.scenario.golden import run_golden_path  # noqa: E402
+from mcp_hazard.scenario.golden_check import run_golden_path  # noqa: E402
 from tests.agents.fake_llm import FakeLlm, Turn, call, tool_calls  # noqa: E402
 
 RAY_CPUS = 4

@@ -20,7 +20,7 @@ from typing import Any
 import pytest
 
 from mcp_hazard.load import load_scenario
-from mcp_hazard.scenario.golden import run_golden_path
+from mcp_hazard.scenario.golden_check import run_golden_path
 
 pytestmark = [
     pytest.mark.e2e,

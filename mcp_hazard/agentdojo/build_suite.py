@@ -13,9 +13,9 @@ from typing import Any
 from mcp_hazard.agentdojo.facts import LoadedFacts, ToolFacts, load_facts
 from mcp_hazard.agentdojo.library import Suite, installed_version, require
 from mcp_hazard.agentdojo.plan import golden_plan, injection_plan
-from mcp_hazard.agentdojo.scenario import AgentDojoScenario, AgentDojoToolSpec, InjectionTaskInfo, LoadedSuite
 from mcp_hazard.agentdojo.snapshot import dump_snapshot
 from mcp_hazard.agentdojo.source_names import Source
+from mcp_hazard.agentdojo.suite_scenario import AgentDojoScenario, AgentDojoToolSpec, InjectionTaskInfo, LoadedSuite
 from mcp_hazard.agentdojo.wrong_values import value_reads
 from mcp_hazard.proxy.environment import NOT_HERE
 from mcp_hazard.scenario.models import Annotations, Task

@@ -10,7 +10,7 @@ from __future__ import annotations
 import json
 from typing import Any
 
-from mcp_hazard.agentdojo.scenario import LoadedSuite
+from mcp_hazard.agentdojo.suite_scenario import LoadedSuite
 from mcp_hazard.condition import Condition
 from mcp_hazard.scenario.expressions import ExpressionError, render
 from mcp_hazard.server.submit import SUBMIT_TOOL

@@ -12,7 +12,7 @@ import json
 from pathlib import Path
 from typing import Any
 
-from mcp_hazard.agentdojo.scenario import AgentDojoScenario, AgentDojoToolSpec, InjectionTaskInfo, LoadedSuite
+from mcp_hazard.agentdojo.suite_scenario import AgentDojoScenario, AgentDojoToolSpec, InjectionTaskInfo, LoadedSuite
 from mcp_hazard.errors import Problem, ScenarioError
 from mcp_hazard.proxy.environment import NOT_HERE
 from mcp_hazard.scenario.models import Annotations, GoldenPath, GoldenStep, Task

@@ -13,7 +13,7 @@ from typing import Any
 from mcp_hazard.commands import ERROR_PREFIX, EXIT_USAGE
 from mcp_hazard.commands.options import command_parser, epilog
 from mcp_hazard.generate.dag import MAX_FUNCTIONS, Knobs
-from mcp_hazard.generate.scenario import scenario_id
+from mcp_hazard.generate.graph_scenario import scenario_id
 from mcp_hazard.generate.variable_names import POLICIES
 from mcp_hazard.generate.write import suite, write_scenario
 

@@ -4,7 +4,7 @@ The command that writes them, `mcp-hazard generate dag`, is in commands/generate
 """
 
 from mcp_hazard.generate.dag import GENERATOR_VERSION, Graph, Knobs, build_graph
-from mcp_hazard.generate.scenario import build_scenario, scenario_id
+from mcp_hazard.generate.graph_scenario import build_scenario, scenario_id
 from mcp_hazard.generate.variable_names import POLICIES, Naming
 from mcp_hazard.generate.write import file_name, render_scenario, suite, write_scenario
 

@@ -5,8 +5,8 @@
 - `random`: opaque tokens (`v_k3x9q`, `fn_7mrt2`), so names carry no meaning at all.
 - `realistic`: plausible names from a built-in word list (`invoice_balance`, `reconcile_shipment`) that have nothing
   to do with what the tool computes, so names mislead.
-- `contradicting`: real entities of well-known cause-effect pairs (interventions/pairs.py), arranged so that a tool
-  computes the familiar *cause* from its familiar *effect* (`compute_altitude` takes `temperature`): the served
+- `contradicting`: real entities of well-known cause-effect pairs (interventions/cause_effect.py), arranged so that a
+  tool computes the familiar *cause* from its familiar *effect* (`compute_altitude` takes `temperature`): the served
   relation contradicts the one a model may have memorised (paper 002's Tübingen benchmark, RQ2).
 - `random-realistic`: the same real entities, with no familiar pair between any tool's inputs and its output
   (paper 002's Random Tübingen benchmark).
@@ -22,7 +22,7 @@ from dataclasses import dataclass
 from functools import lru_cache
 
 from mcp_hazard.generate.dag import Function, Graph
-from mcp_hazard.interventions.pairs import CAUSE_EFFECT, ENTITIES, causes_of, familiar
+from mcp_hazard.interventions.cause_effect import CAUSE_EFFECT, ENTITIES, causes_of, familiar
 
 POLICIES = ("random", "meaningful", "realistic", "contradicting", "random-realistic")
 ABBREVIATIONS = {"random": "rand", "meaningful": "mean", "realistic": "real", "contradicting": "cont",

@@ -17,7 +17,7 @@ from typing import Any
 import yaml
 
 from mcp_hazard.generate.dag import GENERATOR_VERSION, Knobs
-from mcp_hazard.generate.scenario import build_scenario
+from mcp_hazard.generate.graph_scenario import build_scenario
 
 WIDTH = 120
 _PLAIN = re.compile(r"[A-Za-z_][A-Za-z0-9_-]*")

@@ -14,7 +14,7 @@ from typing import Any
 from mcp_hazard.hazards.base import fallback_arguments, fallbacks_for, golden_tools
 from mcp_hazard.scenario.behaviours import BehaviourFault, run_behaviour
 from mcp_hazard.scenario.expressions import ExpressionError, access_paths, template_expressions
-from mcp_hazard.scenario.golden import GoldenPathError, run_golden_path
+from mcp_hazard.scenario.golden_check import GoldenPathError, run_golden_path
 from mcp_hazard.scenario.models import Scenario, Task
 
 _cache: dict[tuple[int, str, str], list[str]] = {}

@@ -31,7 +31,7 @@ from mcp_hazard.hazards.trusting import CallKey, bites, call_key, trusting_answe
 from mcp_hazard.scenario.arguments import argument_problem
 from mcp_hazard.scenario.behaviours import ToolOutcome
 from mcp_hazard.scenario.expressions import ExpressionError, access_paths, template_expressions
-from mcp_hazard.scenario.golden import run_golden_path
+from mcp_hazard.scenario.golden_check import run_golden_path
 from mcp_hazard.scenario.models import Scenario, TableBehaviour, Task, ToolSpec
 from mcp_hazard.stable import draw
 

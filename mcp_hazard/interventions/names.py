@@ -7,8 +7,8 @@ from __future__ import annotations
 import re
 from typing import ClassVar
 
+from mcp_hazard.interventions.cause_effect import CAUSE_EFFECT, ENTITIES, familiar
 from mcp_hazard.interventions.naming import REALISTIC, random_name, realistic_name
-from mcp_hazard.interventions.pairs import CAUSE_EFFECT, ENTITIES, familiar
 from mcp_hazard.interventions.surface import (
     Intervention,
     Surface,

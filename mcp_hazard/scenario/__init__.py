@@ -7,7 +7,7 @@ which needs the hazard kinds one floor up: those functions are in mcp_hazard/loa
 from mcp_hazard.scenario.answers import answer_matches
 from mcp_hazard.scenario.behaviours import BehaviourFault, ToolOutcome, run_behaviour
 from mcp_hazard.scenario.files import LoadedScenario, scenario_files
-from mcp_hazard.scenario.golden import GoldenPathError, GoldenRun, run_golden_path
+from mcp_hazard.scenario.golden_check import GoldenPathError, GoldenRun, run_golden_path
 from mcp_hazard.scenario.models import Scenario, Task, ToolSpec, scenario_json_schema
 
 __all__ = [

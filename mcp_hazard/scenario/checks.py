@@ -20,7 +20,7 @@ from mcp_hazard.scenario.expressions import (
     referenced_names,
     template_expressions,
 )
-from mcp_hazard.scenario.golden import check_golden
+from mcp_hazard.scenario.golden_check import check_golden
 from mcp_hazard.scenario.models import (
     RESERVED_TOOL_NAMES,
     ComputeBehaviour,

@@ -27,7 +27,7 @@ from datetime import datetime
 from pathlib import Path
 from typing import Any
 
-from mcp_hazard.agentdojo.scenario import is_suite
+from mcp_hazard.agentdojo.suite_scenario import is_suite
 from mcp_hazard.errors import ScenarioError, UserError
 from mcp_hazard.proxy.config import LoadedProxyFile
 from mcp_hazard.proxy.environment import scenario_from_trace

@@ -1,8 +1,8 @@
 """Score one episode from its trace: the answer, recovery from each injected hazard, premature completion, a
 taxonomy of failed calls, and efficiency. docs/scoring.md states every rule in words with a worked example.
 
-The rules live in their own modules, over the calls indexed once (calls.py): recovery verdicts (verdicts.py), failed
-calls (failures.py), the final answer (final_answer.py), and names (labels.py); this module puts them together.
+The rules live in their own modules, over the calls indexed once (trace_index.py): recovery verdicts (verdicts.py),
+failed calls (failures.py), the final answer (final_answer.py), and names (labels.py); this module puts them together.
 """
 
 from __future__ import annotations
@@ -10,13 +10,13 @@ from __future__ import annotations
 from dataclasses import asdict, dataclass, field
 from typing import Any
 
-from mcp_hazard.agentdojo.scenario import is_suite
+from mcp_hazard.agentdojo.suite_scenario import is_suite
 from mcp_hazard.scenario.models import Scenario, Task
-from mcp_hazard.scoring.calls import EpisodeCalls, by_type_of, redundant_calls
 from mcp_hazard.scoring.failures import CallFailure, call_failure, malformed_calls
 from mcp_hazard.scoring.final_answer import AnswerVerdict, answer_failure, judge, placeholder
 from mcp_hazard.scoring.labels import condition_name, interned, intervention_label
 from mcp_hazard.scoring.rules import AGENT_STOPS, INFRASTRUCTURE, STATE_RULE
+from mcp_hazard.scoring.trace_index import EpisodeCalls, by_type_of, redundant_calls
 from mcp_hazard.scoring.verdicts import HazardVerdict, duplicate_writes, hazard_verdict
 from mcp_hazard.trace.reader import Trace
 

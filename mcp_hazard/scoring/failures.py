@@ -8,8 +8,8 @@ from dataclasses import dataclass
 from typing import Any
 
 from mcp_hazard.scenario.answers import canonical_text
-from mcp_hazard.scoring.calls import EpisodeCalls
 from mcp_hazard.scoring.labels import interned
+from mcp_hazard.scoring.trace_index import EpisodeCalls
 
 
 @dataclass

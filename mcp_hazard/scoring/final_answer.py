@@ -18,7 +18,7 @@ from mcp_hazard.scenario.answers import (
     judge_answer,
 )
 from mcp_hazard.scenario.models import Task
-from mcp_hazard.scoring.calls import EpisodeCalls
+from mcp_hazard.scoring.trace_index import EpisodeCalls
 from mcp_hazard.server.submit import SUBMIT_DESCRIPTION, SUBMIT_SCHEMA, SUBMIT_TOOL
 
 

@@ -46,7 +46,7 @@ def golden_calls(scenario: Scenario, task: Task) -> GoldenCalls:
     cached = _CACHE.get(key)
     if cached is not None and cached[0] is scenario:
         return cached[1]
-    from mcp_hazard.scenario.golden import run_golden_path
+    from mcp_hazard.scenario.golden_check import run_golden_path
 
     steps = task.golden_path.steps
     ids = [step.id for step in steps]

@@ -10,8 +10,8 @@ from typing import Any
 
 from mcp_hazard.hazards.base import REGISTRY, Hazard, kinds_for
 from mcp_hazard.hazards.recovery import Firing
-from mcp_hazard.scoring.calls import EpisodeCalls
 from mcp_hazard.scoring.labels import interned
+from mcp_hazard.scoring.trace_index import EpisodeCalls
 
 
 @dataclass

@@ -19,7 +19,7 @@ from mcp_types.version import MODERN_PROTOCOL_VERSIONS
 
 from mcp_hazard import __version__
 from mcp_hazard.logs import log
-from mcp_hazard.server.calls import Notifier
+from mcp_hazard.server.call_path import Notifier
 from mcp_hazard.server.results import error_result
 from mcp_hazard.server.served_episode import TASK_PROMPT_NAME, Episode
 from mcp_hazard.trace.storage import StorageError

@@ -1,4 +1,4 @@
-"""One `tools/call` on its way through an episode (calls.py): what its trace line needs and what the steps between
+"""One `tools/call` on its way through an episode (call_path.py): what its trace line needs and what the steps between
 hand on to each other, in one record instead of a dozen arguments."""
 
 from __future__ import annotations
@@ -38,4 +38,4 @@ class ToolCall:
     handle: Any = None
     """The hazard engine's memory of the call between `before` and `after` (None: no hazard acts on the tool)."""
     served: Callable[[str], str] = _unchanged
-    """Puts a message from below into the names the agent knows (calls.py, `_served_terms`)."""
+    """Puts a message from below into the names the agent knows (call_path.py, `_served_terms`)."""

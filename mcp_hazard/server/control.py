@@ -17,8 +17,8 @@ from starlette.types import Scope
 from mcp_hazard.errors import UserError
 from mcp_hazard.server.access import EpisodeKeys, problem
 from mcp_hazard.server.bodies import CLOSE, BodyTooLarge, ClientGone, read_body
+from mcp_hazard.server.episode_gate import condition_fields, missing, unstored
 from mcp_hazard.server.episodes import EpisodeConflict, EpisodeRegistry, parse_condition, valid_id
-from mcp_hazard.server.gate import condition_fields, missing, unstored
 from mcp_hazard.server.served_episode import Episode
 from mcp_hazard.trace.storage import StorageError
 

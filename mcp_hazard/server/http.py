@@ -29,9 +29,9 @@ from starlette.types import ASGIApp, Receive, Scope, Send
 from mcp_hazard.server.access import LOOPBACK, AccessGuard, EpisodeKeys, problem, security_for
 from mcp_hazard.server.app import EpisodeNotFound, build_server
 from mcp_hazard.server.control import ControlPlane, bad_id
+from mcp_hazard.server.episode_gate import EpisodeGate
 from mcp_hazard.server.episodes import EpisodeRegistry
 from mcp_hazard.server.frames import FrameGuard, episode_recorder
-from mcp_hazard.server.gate import EpisodeGate
 from mcp_hazard.server.served_episode import Episode
 
 __all__ = ["LOOPBACK", "build_http_app"]

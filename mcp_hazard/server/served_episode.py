@@ -2,7 +2,7 @@
 
 The episode owns all per-attempt state (call slots, whether an answer was submitted, the trace file), so the MCP
 handlers stay stateless and many episodes can share one server process without cross-talk. This module holds its
-state, its lifecycle and what it lists; calls.py how it serves a call.
+state, its lifecycle and what it lists; call_path.py how it serves a call.
 """
 
 from __future__ import annotations
@@ -25,8 +25,8 @@ from mcp_hazard.logs import log
 from mcp_hazard.scenario.behaviours import ToolOutcome, run_behaviour
 from mcp_hazard.scenario.files import LoadedScenario
 from mcp_hazard.scenario.models import Task, ToolSpec
+from mcp_hazard.server.call_path import serve_call
 from mcp_hazard.server.call_record import ToolCall
-from mcp_hazard.server.calls import serve_call
 from mcp_hazard.server.restate import Restatement
 from mcp_hazard.server.results import result_text, served_result
 from mcp_hazard.server.served import ServedInterface, served_tool
@@ -316,11 +316,11 @@ class Episode:
     def record_task_read(self, via: str) -> None:
         self.trace.write(ev.TaskRead, via=via)
 
-    # -- calls (calls.py serves them; these are what an episode of another kind changes) -----------------------------
+    # -- calls (call_path.py serves them; these are what an episode of another kind changes) --------------------------
 
     call_tool = serve_call
-    """`call_tool(name, arguments, notify=None)`: serve one `tools/call` (calls.py); the function itself, not a method
-    that awaits it, as this runs for every call."""
+    """`call_tool(name, arguments, notify=None)`: serve one `tools/call` (call_path.py); the function itself, not a
+    method that awaits it, as this runs for every call."""
 
     async def execute(self, spec: ToolSpec, arguments: dict[str, Any]) -> ToolOutcome:
         """Run the tool: the scenario's behaviour here; a proxy forwards the call to the real server."""

@@ -13,8 +13,8 @@ import pytest
 
 pytest.importorskip("agentdojo", reason="the agentdojo extra is not installed")
 
-from mcp_hazard.agentdojo.scenario import LoadedSuite
 from mcp_hazard.agentdojo.source_names import parse
+from mcp_hazard.agentdojo.suite_scenario import LoadedSuite
 
 EXECUTED = ("ok", "error", "lost")
 """Outcomes of a call whose function ran: it answered, it raised (AgentDojo's error text), or its answer was lost."""

@@ -16,7 +16,7 @@ import mcp_types as types
 from conftest import WAIT_S
 
 from mcp_hazard.scenario.files import LoadedScenario
-from mcp_hazard.scenario.golden import run_golden_path
+from mcp_hazard.scenario.golden_check import run_golden_path
 from mcp_hazard.scenario.models import Task
 
 REPO_ROOT = ROOT = Path(__file__).resolve().parents[2]

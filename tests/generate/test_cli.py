@@ -18,7 +18,7 @@ from mcp_hazard.condition import Condition
 from mcp_hazard.load import load_scenario
 from mcp_hazard.runner.transports import open_episode
 from mcp_hazard.scenario.answers import answer_matches
-from mcp_hazard.scenario.golden import run_golden_path
+from mcp_hazard.scenario.golden_check import run_golden_path
 
 from .support import file_graph
 

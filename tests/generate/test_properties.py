@@ -8,7 +8,7 @@ from hypothesis import strategies as st
 from mcp_hazard.generate import POLICIES, Knobs, build_graph, render_scenario
 from mcp_hazard.load import parse_scenario
 from mcp_hazard.scenario.answers import answer_matches
-from mcp_hazard.scenario.golden import run_golden_path
+from mcp_hazard.scenario.golden_check import run_golden_path
 
 
 @st.composite

@@ -11,14 +11,14 @@ import pytest
 from mcp_hazard.agents.normalise import parse_label_lines, unalias
 from mcp_hazard.generate import Knobs, build_scenario, scenario_id, write_scenario
 from mcp_hazard.generate.dag import TYPES
-from mcp_hazard.generate.scenario import problem_id
+from mcp_hazard.generate.graph_scenario import problem_id
 from mcp_hazard.generate.variable_names import POLICIES, REALISTIC_FIELDS, REALISTIC_NOUNS, readable
 from mcp_hazard.hazards.output import alias_keys
-from mcp_hazard.interventions.pairs import CAUSE_EFFECT, ENTITIES, base, familiar
+from mcp_hazard.interventions.cause_effect import CAUSE_EFFECT, ENTITIES, base, familiar
 from mcp_hazard.load import load_scenario
 from mcp_hazard.scenario.answers import answer_matches
 from mcp_hazard.scenario.behaviours import run_behaviour
-from mcp_hazard.scenario.golden import run_golden_path
+from mcp_hazard.scenario.golden_check import run_golden_path
 from mcp_hazard.scenario.models import Scenario
 
 from .support import file_graph

@@ -25,7 +25,7 @@ from mcp_hazard.hazards import REGISTRY
 from mcp_hazard.load import load_scenario
 from mcp_hazard.scenario.behaviours import run_behaviour
 from mcp_hazard.scenario.files import LoadedScenario, scenario_files
-from mcp_hazard.scenario.golden import run_golden_path
+from mcp_hazard.scenario.golden_check import run_golden_path
 from mcp_hazard.scenario.models import Task
 from mcp_hazard.server.served_episode import TASK_PROMPT_NAME
 

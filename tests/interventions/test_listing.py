@@ -18,8 +18,8 @@ from hypothesis import HealthCheck, example, given, settings
 from hypothesis import strategies as st
 
 from mcp_hazard.interventions import REGISTRY, Surface, apply_all
+from mcp_hazard.interventions.cause_effect import CAUSE_EFFECT, ENTITIES, familiar
 from mcp_hazard.interventions.naming import NEUTRAL, REALISTIC
-from mcp_hazard.interventions.pairs import CAUSE_EFFECT, ENTITIES, familiar
 from mcp_hazard.interventions.surface import _WRITTEN
 from mcp_hazard.scenario.models import Replacement
 from mcp_hazard.server.served_episode import SUBMIT_TOOL

@@ -27,7 +27,7 @@ from mcp_hazard.interventions.surface import properties
 from mcp_hazard.load import load_scenario
 from mcp_hazard.scenario.arguments import argument_problem
 from mcp_hazard.scenario.files import LoadedScenario
-from mcp_hazard.scenario.golden import run_golden_path
+from mcp_hazard.scenario.golden_check import run_golden_path
 from mcp_hazard.scenario.models import TableBehaviour, ToolSpec
 from mcp_hazard.server.served_episode import Episode
 

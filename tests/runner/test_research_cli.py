@@ -13,7 +13,7 @@ import yaml
 
 from mcp_hazard.load import load_scenario
 from mcp_hazard.scenario.behaviours import run_behaviour
-from mcp_hazard.scenario.golden import run_golden_path
+from mcp_hazard.scenario.golden_check import run_golden_path
 
 from .support import TRAVEL, main_cli
 

@@ -11,7 +11,7 @@ from pathlib import Path
 
 from mcp_hazard.load import load_scenario
 from mcp_hazard.scenario.answers import answer_vocabulary, judge_answer
-from mcp_hazard.scenario.golden import run_golden_path
+from mcp_hazard.scenario.golden_check import run_golden_path
 from mcp_hazard.scenario.models import Scenario, Task
 from mcp_hazard.scoring.episode_score import score_episode
 from mcp_hazard.trace.reader import Trace

@@ -12,7 +12,7 @@ import pytest
 from mcp_hazard.errors import Problem, ScenarioError, UserError
 from mcp_hazard.load import load_scenario, load_scenarios, parse_scenario
 from mcp_hazard.scenario.files import LoadedScenario, scenario_files
-from mcp_hazard.scenario.golden import run_golden_path
+from mcp_hazard.scenario.golden_check import run_golden_path
 
 FILE = "mini.yaml"
 

@@ -14,10 +14,10 @@ from mcp_hazard.hazards.base import siblings
 from mcp_hazard.hazards.instances import parse_hazard_option
 from mcp_hazard.load import load_scenario
 from mcp_hazard.scoring.aggregate import aggregate
-from mcp_hazard.scoring.calls import call_key, redundant_calls
 from mcp_hazard.scoring.collect import score_traces
 from mcp_hazard.scoring.episode_score import EpisodeScore
 from mcp_hazard.scoring.labels import hazard_label
+from mcp_hazard.scoring.trace_index import call_key, redundant_calls
 
 from .test_episode_rules import TRAVEL, Builder
 
