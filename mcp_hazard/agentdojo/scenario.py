@@ -13,7 +13,7 @@ from typing import TYPE_CHECKING, Any, ClassVar
 
 from pydantic import BaseModel, ConfigDict
 
-from mcp_hazard.agentdojo.kinds import AGENTDOJO_KINDS
+from mcp_hazard.agentdojo.suite_facts import SuiteFacts
 from mcp_hazard.proxy.tools import ProxyToolSpec
 from mcp_hazard.scenario.files import LoadedScenario
 from mcp_hazard.scenario.models import GoldenPath, Scenario
@@ -44,7 +44,7 @@ class AgentDojoToolSpec(ProxyToolSpec):
 class AgentDojoScenario(Scenario):
     """A suite of one benchmark version. `source` is the name it was loaded by (`agentdojo:banking@v1.2.2`)."""
 
-    hazard_kinds: ClassVar[dict[str, Any] | None] = AGENTDOJO_KINDS  # the kinds that know a suite's tools
+    tool_facts: ClassVar[Any] = SuiteFacts  # what the hazard kinds know of a suite's tools
 
     source: str = ""
     agentdojo_version: str = ""

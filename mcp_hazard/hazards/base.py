@@ -17,6 +17,11 @@ from pydantic import BaseModel, ConfigDict
 
 from mcp_hazard.hazards.recovery import Firing, Found, retried
 from mcp_hazard.hazards.registry import KindRegistry
+from mcp_hazard.hazards.siblings import fallback_arguments as fallback_arguments
+from mcp_hazard.hazards.siblings import fallbacks_for as fallbacks_for
+from mcp_hazard.hazards.siblings import golden_tools as golden_tools
+from mcp_hazard.hazards.siblings import siblings as siblings
+from mcp_hazard.hazards.tool_facts import ToolFacts, facts_of
 from mcp_hazard.scenario.behaviours import ToolOutcome
 from mcp_hazard.scenario.hazard_spec import HazardSpec, Schedule
 from mcp_hazard.scenario.models import Scenario, Task, ToolSpec
@@ -145,6 +150,9 @@ class Hazard:
     presentation: ClassVar[bool] = False  # True: changes only how a result is shown, so it runs after value changes
     # What a task must offer for this kind to apply, said when `--hazard all` leaves it out of a task.
     needs: ClassVar[str] = "a tool on the golden path it can act on"
+    # Questions this kind asks of the tools beyond the ToolFacts protocol: a provider that cannot answer one refuses
+    # the kind in one line (tool_facts.py).
+    asks: ClassVar[tuple[str, ...]] = ()
 
     def __init__(self, spec: HazardSpec, params: BaseModel, index: int, scenario: Scenario, task: Task) -> None:
         self.spec = spec
@@ -154,20 +162,30 @@ class Hazard:
         self.scenario = scenario
         self.task = task
         self.schedule = effective_schedule(spec, self.default_schedule)
+        self.facts: ToolFacts = facts_of(scenario)  # what is known of the tools: tool_facts.py
+
+    @classmethod
+    def why_not(cls, facts: ToolFacts, task: Task, tool: str) -> str | None:
+        """The one fact of a tool this kind needs, as its provider answers it: None when it can act on `tool`, else
+        why not (for a proxy file, what to add to it). By default it needs none."""
+        return None
 
     @classmethod
     def applicable_tools(cls, scenario: Scenario, task: Task) -> list[str]:
-        """Tools this kind can act on in `task`; by default the golden path's tools, so the hazard bites."""
-        return golden_tools(task)
+        """Tools this kind can act on in `task`: of those a call of the task makes (the golden path's, so the hazard
+        bites), each its `why_not` allows."""
+        facts = facts_of(scenario)
+        return [tool for tool in facts.candidates(task) if cls.why_not(facts, task, tool) is None]
 
     @classmethod
     def unfit(cls, scenario: Scenario, task: Task) -> str:
-        """Why this kind can act on no tool of `task` (`applicable_tools` found none): by default what it needs."""
-        return f"needs {cls.needs}"
+        """Why this kind can act on no tool of `task` (`applicable_tools` found none): what the facts lack, when
+        their provider says it (a proxy file's missing note), else what the kind needs."""
+        return facts_of(scenario).unfit(cls, task) or f"needs {cls.needs}"
 
     def usable(self, tool: str) -> str | None:
         """None when this hazard can act on `tool` with its parameters, else why not."""
-        return None
+        return type(self).why_not(self.facts, self.task, tool)
 
     changes_interface: ClassVar[bool] = False
 
@@ -178,7 +196,7 @@ class Hazard:
     def changeable(self, tool: str) -> ToolSpec | None:
         """The tool as an interface change may alter it: every argument it lists. A proxied server's tool narrows
         this to the arguments the task's calls pass, since changing an optional one no call uses would not bite."""
-        return self.scenario.tool(tool)
+        return self.facts.changeable(self.task, tool)
 
     def view(self, view: ToolView) -> ToolView:
         """Change how a tool is listed (lasting interface changes). Default: unchanged."""
@@ -221,100 +239,15 @@ def effective_schedule(spec: HazardSpec, defaults: dict[str, Any]) -> Schedule:
 
 
 def kinds_for(scenario: Scenario) -> Mapping[str, type[Hazard]]:
-    """The hazard kinds that can act on this scenario's tools: the standard ones, or those its class names (a proxied
-    server's tools are known by what the proxy file declares, not by a golden path that can be run offline)."""
-    own = type(scenario).hazard_kinds
-    return own if own is not None else REGISTRY
+    """The hazard kinds that can act on this scenario's tools: every kind whose questions its facts provider answers
+    (tool_facts.py), and the kinds only that environment has. Derived, never listed: a kind from another package
+    acts in front of a real server as soon as the proxy's facts answer what it asks."""
+    facts = facts_of(scenario)
+    found = {kind: cls for kind, cls in REGISTRY.items() if facts.refusal(cls) is None}
+    return {**found, **facts.own_kinds}
 
 
-def golden_tools(task: Task) -> list[str]:
-    seen: list[str] = []
-    for step in task.golden_path.steps:
-        if step.tool not in seen:
-            seen.append(step.tool)
-    return seen
-
-
-# siblings() per scenario object: id(scenario) -> (the scenario, its tools by name, {tool: siblings}). The entry holds
-# the scenario itself, so its id cannot be reused while the entry lives; the oldest entry goes beyond the limit.
-_SIBLINGS: dict[int, tuple[Scenario, dict[str, ToolSpec], dict[str, list[str]]]] = {}
-_SIBLINGS_LIMIT = 64
-
-
-def siblings(scenario: Scenario, tool: str) -> list[str]:
-    """Other tools that serve a fact this tool serves: the fallbacks and cross-checks the scenario declares."""
-    entry = _SIBLINGS.get(id(scenario))
-    if entry is None or entry[0] is not scenario:
-        while len(_SIBLINGS) >= _SIBLINGS_LIMIT:
-            _SIBLINGS.pop(next(iter(_SIBLINGS)), None)
-        by_name: dict[str, ToolSpec] = {}
-        for each in scenario.tools:
-            by_name.setdefault(each.name, each)  # the first of a name, as Scenario.tool finds it
-        entry = _SIBLINGS[id(scenario)] = (scenario, by_name, {})
-    try:
-        found = entry[2].get(tool)
-    except TypeError:  # not a name at all (unhashable), so no tool of the scenario has it
-        return []
-    if found is None:
-        spec = entry[1].get(tool)
-        if spec is None or not spec.serves:
-            found = []
-        else:
-            facts = set(spec.serves)
-            found = [other.name for other in scenario.tools if other.name != tool and facts & set(other.serves)]
-        entry[2][tool] = found
-    return list(found)  # a copy: callers may change it
-
-
-def _required(spec: ToolSpec) -> list[str]:
-    return [name for name in spec.input_schema.get("required", []) if isinstance(name, str)]
-
-
-def fallback_arguments(
-    scenario: Scenario, tool: ToolSpec, other: str, arguments: dict[str, Any]
-) -> dict[str, Any] | None:
-    """Arguments for `other` that ask for the same fact: the declared mapping, else same-named arguments plus the
-    one identifying argument carried across. None when no mapping exists."""
-    from mcp_hazard.scenario.behaviours import argument_names
-    from mcp_hazard.scenario.expressions import ExpressionError, render
-
-    target = scenario.tool(other)
-    if target is None:
-        return None
-    declared = next((f for f in tool.fallbacks if f.tool == other), None)
-    if declared is not None:
-        try:
-            mapped = render(declared.arguments, argument_names(tool, arguments))
-        except ExpressionError:
-            return None
-        return mapped if isinstance(mapped, dict) else None
-    properties = set((target.input_schema.get("properties") or {}).keys())
-    mapped = {name: value for name, value in arguments.items() if name in properties}
-    missing = [name for name in _required(target) if name not in mapped]
-    own = _required(tool)
-    if len(missing) == 1 and len(own) == 1 and own[0] in arguments:
-        mapped[missing[0]] = arguments[own[0]]
-        missing = []
-    return mapped if not missing else None
-
-
-def fallbacks_for(scenario: Scenario, task: Task, tool: str) -> list[str]:
-    """Served siblings of `tool` reachable by a declared or derivable argument mapping."""
-    spec = scenario.tool(tool)
-    if spec is None:
-        return []
-    served = {t.name for t in scenario.task_tools(task)}
-    found = []
-    for other in siblings(scenario, tool):
-        if other not in served:
-            continue
-        target = scenario.tool(other)
-        declared = any(f.tool == other for f in spec.fallbacks)
-        carry = target is not None and (
-            all(name in (spec.input_schema.get("properties") or {}) for name in _required(target))
-            or (len(_required(spec)) == 1 and len([n for n in _required(target)
-                                                   if n not in (spec.input_schema.get("properties") or {})]) == 1)
-        )  # fmt: skip
-        if declared or carry:
-            found.append(other)
-    return found
+def refused(scenario: Scenario, kind: str) -> str | None:
+    """Why an installed kind cannot act on this scenario's tools (its provider cannot answer what it asks), or None."""
+    cls = REGISTRY.get(kind)
+    return facts_of(scenario).refusal(cls) if cls is not None else None

@@ -12,7 +12,7 @@ from typing import Any
 from pydantic import ValidationError
 
 from mcp_hazard.errors import UserError
-from mcp_hazard.hazards.base import REGISTRY, Hazard, kinds_for
+from mcp_hazard.hazards.base import REGISTRY, Hazard, kinds_for, refused
 from mcp_hazard.scenario.hazard_spec import HazardSpec
 from mcp_hazard.scenario.models import Scenario, Task
 from mcp_hazard.suggest import did_you_mean
@@ -166,6 +166,9 @@ def check_spec(spec: HazardSpec, index: int, scenario: Scenario, task: Task) -> 
     if cls is None and spec.kind in ELSEWHERE:
         where = ELSEWHERE[spec.kind]
         raise UserError(f"{label}: kind {spec.kind!r} applies only to {where}, not to scenario {scenario.id!r}")
+    refusal = refused(scenario, spec.kind) if cls is None else None
+    if refusal is not None:
+        raise UserError(f"{label}: {refusal}")
     if cls is None:
         hint = did_you_mean(spec.kind, registry)
         raise UserError(f"{label}: unknown kind{hint}; known kinds: {', '.join(sorted(registry))}")

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from mcp_hazard.hazards.base import CallContext, Effect, Hazard, ToolView, golden_tools
+from mcp_hazard.hazards.base import CallContext, Effect, Hazard, ToolView, facts_of
 from mcp_hazard.hazards.interface import ArgumentChange, ChangeParams, pick_change
 from mcp_hazard.scenario.models import Scenario, Task
 
@@ -28,7 +28,7 @@ class InvocationError(Hazard):
 
     @classmethod
     def applicable_tools(cls, scenario: Scenario, task: Task) -> list[str]:
-        return golden_tools(task)
+        return facts_of(scenario).changeable_tools(cls, task)
 
     def before(self, call: CallContext, fire: bool) -> Effect | None:
         tool = call.tool.name
