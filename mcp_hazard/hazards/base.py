@@ -9,13 +9,13 @@ calls too, but only a firing is recorded as a `hazard_fired` event.
 
 from __future__ import annotations
 
+import re
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any, ClassVar, Literal
 
 from pydantic import BaseModel, ConfigDict
 
-from mcp_hazard.hazards.recovery import Firing, Found, retried
 from mcp_hazard.hazards.registry import KindRegistry
 from mcp_hazard.hazards.siblings import fallback_arguments as fallback_arguments
 from mcp_hazard.hazards.siblings import fallbacks_for as fallbacks_for
@@ -27,28 +27,15 @@ from mcp_hazard.scenario.hazard_spec import HazardSpec, Schedule
 from mcp_hazard.scenario.models import Scenario, Task, ToolSpec
 
 Failpoint = Literal["listing", "before", "after"]
-Family = Literal[
-    "execution_failure",
-    "invocation_error",
-    "specification_drift",
-    "output_drift",
-    "cross_source_conflict",
-    "silent_wrong_value",
-    "pagination",
-    "injection",
-]
-Recovery = Literal[
-    "retry",
-    "fallback",
-    "corrected_call",
-    "relist",
-    "normalise",
-    "verify",
-    "cross_check",
-    "paginate",
-    "check_state",
-    "ignore",
-]
+# A kind's family and recovery paths are names, open to a kind from another package: these are ours (docs/hazards.md,
+# "Writing a hazard kind"). Registration checks that each is a name (`check_kind`), with a one-line error.
+FAMILIES = ("execution_failure", "invocation_error", "specification_drift", "output_drift", "cross_source_conflict",
+            "silent_wrong_value", "pagination", "injection")  # fmt: skip
+RECOVERIES = ("retry", "fallback", "corrected_call", "relist", "normalise", "verify", "cross_check", "paginate",
+              "check_state", "ignore")  # fmt: skip
+Family = str
+Recovery = str
+_NAME = re.compile(r"[a-z][a-z0-9_]{0,62}")
 
 
 class HazardParams(BaseModel):
@@ -68,7 +55,7 @@ class ToolView:
     input_schema: dict[str, Any]
     output_schema: dict[str, Any] | None
     original: str
-    accepts: dict[str, Any] | None = None  # what the tool accepts when not what is listed (Hazard.accepts)
+    accepts: dict[str, Any] | None = None  # what the tool accepts when not what is listed (Lists.accepts)
 
     @classmethod
     def of(cls, spec: ToolSpec) -> ToolView:
@@ -139,6 +126,11 @@ class Effect:
 
 
 class Hazard:
+    """The core of a kind: what it is (`kind`, `family`, `recovery`, `summary`), its parameters and schedule, and what
+    it does before and after a call. Everything else is a capability a kind opts into by mixing it in
+    (capabilities.py: where it acts, how it changes the listing, how recovery from it is judged, its solvability
+    step); callers ask whether a kind has one, and a kind without it gets the default."""
+
     kind: ClassVar[str]
     family: ClassVar[Family]
     recovery: ClassVar[tuple[Recovery, ...]]
@@ -147,9 +139,6 @@ class Hazard:
     Params: ClassVar[type[BaseModel]] = HazardParams
     default_schedule: ClassVar[dict[str, Any]] = {}
     bites_naive: ClassVar[bool] = True  # verify: an agent without recovery should fail where this fires
-    presentation: ClassVar[bool] = False  # True: changes only how a result is shown, so it runs after value changes
-    # What a task must offer for this kind to apply, said when `--hazard all` leaves it out of a task.
-    needs: ClassVar[str] = "a tool on the golden path it can act on"
     # Questions this kind asks of the tools beyond the ToolFacts protocol: a provider that cannot answer one refuses
     # the kind in one line (tool_facts.py).
     asks: ClassVar[tuple[str, ...]] = ()
@@ -164,55 +153,6 @@ class Hazard:
         self.schedule = effective_schedule(spec, self.default_schedule)
         self.facts: ToolFacts = facts_of(scenario)  # what is known of the tools: tool_facts.py
 
-    @classmethod
-    def why_not(cls, facts: ToolFacts, task: Task, tool: str) -> str | None:
-        """The one fact of a tool this kind needs, as its provider answers it: None when it can act on `tool`, else
-        why not (for a proxy file, what to add to it). By default it needs none."""
-        return None
-
-    @classmethod
-    def applicable_tools(cls, scenario: Scenario, task: Task) -> list[str]:
-        """Tools this kind can act on in `task`: of those a call of the task makes (the golden path's, so the hazard
-        bites), each its `why_not` allows."""
-        facts = facts_of(scenario)
-        return [tool for tool in facts.candidates(task) if cls.why_not(facts, task, tool) is None]
-
-    @classmethod
-    def unfit(cls, scenario: Scenario, task: Task) -> str:
-        """Why this kind can act on no tool of `task` (`applicable_tools` found none): what the facts lack, when
-        their provider says it (a proxy file's missing note), else what the kind needs."""
-        return facts_of(scenario).unfit(cls, task) or f"needs {cls.needs}"
-
-    def usable(self, tool: str) -> str | None:
-        """None when this hazard can act on `tool` with its parameters, else why not."""
-        return type(self).why_not(self.facts, self.task, tool)
-
-    changes_interface: ClassVar[bool] = False
-
-    def targets(self, tools: list[str]) -> set[str]:
-        """Tools whose calls this hazard sees; usually the tools it acts on."""
-        return set(tools)
-
-    def changeable(self, tool: str) -> ToolSpec | None:
-        """The tool as an interface change may alter it: every argument it lists. A proxied server's tool narrows
-        this to the arguments the task's calls pass, since changing an optional one no call uses would not bite."""
-        return self.facts.changeable(self.task, tool)
-
-    def view(self, view: ToolView) -> ToolView:
-        """Change how a tool is listed (lasting interface changes). Default: unchanged."""
-        return view
-
-    def listing_state(self) -> object:
-        """What this hazard's `view` and `accepts` depend on besides the tool, for the engine to rebuild the views
-        only when it changes. The default is never the same twice (rebuilt after every act); a kind whose listing is
-        fixed returns a constant, one whose listing grows as it acts something that changes with it."""
-        return object()
-
-    def accepts(self, view: ToolView) -> dict[str, Any] | None:
-        """The input schema the tool accepts now when that is not the listed one (an undocumented change), so an
-        interface intervention on top can accept the same calls in its own names. Default: the listed one."""
-        return None
-
     def before(self, call: CallContext, fire: bool) -> Effect | None:
         """Act before the behaviour runs: reject, delay, or rewrite arguments."""
         return None
@@ -221,15 +161,29 @@ class Hazard:
         """Act on the behaviour's outcome: change a result's value or its served form, or replace an error."""
         return None
 
-    @classmethod
-    def recovered(cls, firing: Firing) -> Found | None:
-        """How the agent recovered from one firing of this kind, by the trace: (path, the call that recovered), or
-        None. By default the rule of a failure before the tool runs: the same call again (the kind's first
-        recovery path) or a tool standing in for it (recovery.py, `retried`)."""
-        return retried(firing, cls.recovery[0])
+
+def check_kind(cls: type) -> str | None:
+    """Why a class registered as a kind cannot be one (one line), or None: its family and recovery paths must be
+    names, its failpoints ours, its `summary` text; a new family or recovery path is welcome."""
+    family, recovery = getattr(cls, "family", None), getattr(cls, "recovery", None)
+    if not isinstance(family, str) or not _NAME.fullmatch(family):
+        return f"family {family!r} is not a name (lowercase letters, digits and _; ours: {', '.join(FAMILIES)})"
+    if not isinstance(recovery, tuple) or not recovery:
+        return f"recovery {recovery!r} is not a tuple of recovery paths, e.g. ('retry',)"
+    for path in recovery:
+        if not isinstance(path, str) or not _NAME.fullmatch(path):
+            ours = ", ".join(RECOVERIES)
+            return f"recovery path {path!r} is not a name (lowercase letters, digits and _; ours: {ours})"
+    failpoints = getattr(cls, "failpoints", None)
+    if not isinstance(failpoints, tuple) or not set(failpoints) <= {"listing", "before", "after"}:
+        return f"failpoints {failpoints!r} must be a tuple of 'listing', 'before', 'after'"
+    if not isinstance(getattr(cls, "summary", None), str):
+        return "summary must be a text saying what the kind does"
+    return None
 
 
-REGISTRY: Mapping[str, type[Hazard]] = KindRegistry(Hazard)  # every kind, from the entry points (registry.py)
+# Every kind, from the entry points (registry.py), each checked on the way (`check_kind`).
+REGISTRY: Mapping[str, type[Hazard]] = KindRegistry(Hazard, check_kind)
 
 
 def effective_schedule(spec: HazardSpec, defaults: dict[str, Any]) -> Schedule:

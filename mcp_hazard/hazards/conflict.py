@@ -12,6 +12,7 @@ from typing import Any
 from pydantic import Field
 
 from mcp_hazard.hazards.base import CallContext, Effect, Hazard, HazardParams, ToolFacts, ToolView
+from mcp_hazard.hazards.capabilities import JudgesRecovery, Lists, Placement
 from mcp_hazard.hazards.facts import supplies
 from mcp_hazard.hazards.recovery import Call, Firing, Found
 from mcp_hazard.hazards.solving import Settled, Solver, Unsolved
@@ -26,7 +27,7 @@ class ConflictParams(HazardParams):
     factor: float = Field(default=1.08, gt=0, le=100, description="Multiplier applied to the stale source's numbers.")
 
 
-class Conflict(Hazard):
+class Conflict(Placement, Lists, JudgesRecovery, Hazard):
     kind = "conflict"
     family = "cross_source_conflict"
     recovery = ("cross_check",)

@@ -7,6 +7,7 @@ from typing import Any, ClassVar
 from pydantic import Field
 
 from mcp_hazard.hazards.base import CallContext, Effect, Hazard, HazardParams, ToolFacts
+from mcp_hazard.hazards.capabilities import Placement
 from mcp_hazard.scenario.models import Task
 
 
@@ -14,7 +15,7 @@ class LatencyParams(HazardParams):
     seconds: float = Field(default=10.0, gt=0, le=600, description="How long the call hangs before answering.")
 
 
-class Latency(Hazard):
+class Latency(Placement, Hazard):
     kind = "latency"
     family = "execution_failure"
     recovery = ("retry",)

@@ -11,6 +11,7 @@ from __future__ import annotations
 from typing import Any, ClassVar, Literal
 
 from mcp_hazard.hazards.base import CallContext, Effect, Hazard, HazardParams, Rejection, facts_of
+from mcp_hazard.hazards.capabilities import JudgesRecovery, Placement
 from mcp_hazard.hazards.facts import scalars, supplies
 from mcp_hazard.hazards.recovery import RAN, Call, Firing, Found, same_arguments
 from mcp_hazard.hazards.solving import Settled, Solver
@@ -27,7 +28,7 @@ class LostParams(HazardParams):
     error: Literal["timeout", "reset"] = "timeout"
 
 
-class LostResponse(Hazard):
+class LostResponse(Placement, JudgesRecovery, Hazard):
     kind = "lost_response"
     family = "execution_failure"
     recovery = ("check_state",)

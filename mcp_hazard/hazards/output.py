@@ -10,6 +10,7 @@ from __future__ import annotations
 from typing import Any, Literal
 
 from mcp_hazard.hazards.base import CallContext, Effect, Hazard, HazardParams, ToolFacts, ToolView
+from mcp_hazard.hazards.capabilities import JudgesRecovery, Lists, Placement, Presentation
 from mcp_hazard.hazards.recovery import Firing, Found
 from mcp_hazard.json_text import indented
 from mcp_hazard.scenario.behaviours import ToolOutcome
@@ -93,7 +94,7 @@ def reorder(value: Any) -> Any:
     return value
 
 
-class OutputDrift(Hazard):
+class OutputDrift(Placement, Lists, Presentation, JudgesRecovery, Hazard):
     kind = "output_drift"
     family = "output_drift"
     recovery = ("normalise",)
@@ -103,7 +104,6 @@ class OutputDrift(Hazard):
     )
     failpoints = ("listing", "after")
     Params = OutputParams
-    presentation = True
 
     @classmethod
     def why_not(cls, facts: ToolFacts, task: Task, tool: str) -> str | None:

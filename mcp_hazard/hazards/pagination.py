@@ -12,6 +12,7 @@ from typing import Any
 from pydantic import Field
 
 from mcp_hazard.hazards.base import CallContext, Effect, Hazard, HazardParams, Rejection, ToolFacts, ToolView
+from mcp_hazard.hazards.capabilities import JudgesRecovery, Lists, Placement
 from mcp_hazard.hazards.recovery import Call, Firing, Found, arguments_of
 from mcp_hazard.hazards.solving import Solver, Unsolved
 from mcp_hazard.scenario.behaviours import ToolOutcome
@@ -24,7 +25,7 @@ class PageParams(HazardParams):
     page_size: int = Field(default=1, ge=1, le=1000)
 
 
-class Pagination(Hazard):
+class Pagination(Placement, Lists, JudgesRecovery, Hazard):
     kind = "pagination"
     family = "pagination"
     recovery = ("paginate",)

@@ -5,13 +5,14 @@ from __future__ import annotations
 from typing import Any
 
 from mcp_hazard.hazards.base import CallContext, Effect, Hazard, Rejection, ToolFacts
+from mcp_hazard.hazards.capabilities import JudgesRecovery, Placement
 from mcp_hazard.hazards.facts import supplies
 from mcp_hazard.hazards.recovery import Call, Firing, Found, retried
 from mcp_hazard.hazards.solving import Settled, Solver, Unsolved
 from mcp_hazard.scenario.models import Task
 
 
-class PermanentError(Hazard):
+class PermanentError(Placement, JudgesRecovery, Hazard):
     kind = "permanent_error"
     family = "execution_failure"
     recovery = ("fallback",)

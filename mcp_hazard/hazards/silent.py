@@ -19,6 +19,7 @@ from __future__ import annotations
 from typing import Any
 
 from mcp_hazard.hazards.base import CallContext, Effect, Hazard, ToolFacts
+from mcp_hazard.hazards.capabilities import JudgesRecovery, Placement
 from mcp_hazard.hazards.facts import supplies
 from mcp_hazard.hazards.recovery import Call, Firing, Found, same_arguments
 from mcp_hazard.hazards.solving import Settled, Solver, Unsolved
@@ -30,7 +31,7 @@ from mcp_hazard.scenario.models import Scenario, Task
 __all__ = ["SilentWrongValue", "plan_of", "replaced", "resolve", "same_value", "wrong_values"]
 
 
-class SilentWrongValue(Hazard):
+class SilentWrongValue(Placement, JudgesRecovery, Hazard):
     kind = "silent_wrong_value"
     family = "silent_wrong_value"
     recovery = ("verify", "cross_check")

@@ -8,6 +8,7 @@ from typing import Any, ClassVar, Literal
 from pydantic import Field
 
 from mcp_hazard.hazards.base import CallContext, Effect, Hazard, HazardParams, Rejection, ToolFacts
+from mcp_hazard.hazards.capabilities import Placement
 from mcp_hazard.scenario.models import Task
 
 TRANSIENT_MESSAGES = {
@@ -27,7 +28,7 @@ class TransientParams(HazardParams):
     )  # fmt: skip
 
 
-class TransientError(Hazard):
+class TransientError(Placement, Hazard):
     kind = "transient_error"
     family = "execution_failure"
     recovery = ("retry",)

@@ -15,6 +15,7 @@ import json
 from typing import Any
 
 from mcp_hazard.hazards.base import CallContext
+from mcp_hazard.hazards.capabilities import usable
 from mcp_hazard.hazards.tool_facts import FRESH_AS_OF, STALE_AS_OF, Paged, Reading, ScenarioFacts, perturb
 from mcp_hazard.hazards.wrong_values import same_value, wrong_values
 from mcp_hazard.proxy.tools import ProxyToolSpec, noted
@@ -159,7 +160,7 @@ class ProxyFacts(ScenarioFacts):
     def changeable_tools(self, kind: type, task: Task) -> list[str]:
         """Tools with an argument the kind can change (its own `usable` says which), for its default parameters."""
         probe = kind(HazardSpec(kind=kind.kind), kind.Params(), 0, self.scenario, task)  # type: ignore[attr-defined]
-        return [spec.name for spec in self.served(task) if probe.usable(spec.name) is None]
+        return [spec.name for spec in self.served(task) if usable(probe, spec.name) is None]
 
     def changeable(self, task: Task, tool: str) -> ToolSpec | None:
         """The tool with only the arguments a call of the task passes: those of its golden steps, else the required
