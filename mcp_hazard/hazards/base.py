@@ -1,6 +1,8 @@
-"""The hazard interface and registry.
+"""The core hazard interface and the registry.
 
 A hazard kind is one module with one class, registered in the `mcp_hazard.hazards` entry point group (registry.py).
+The core is what a kind is and what it does before and after a call (`Hazard`); the rest is capabilities it opts into
+(capabilities.py), and what it knows of the tools it asks a `ToolFacts` provider (tool_facts.py).
 Common fields (which tools, the schedule) live in `HazardSpec`, apart from the kind's own `Params`, as Toxiproxy keeps
 a toxic's common fields apart from its attributes. The engine asks the schedule whether the hazard fires at a
 failpoint and hands the hazard a `fire` flag; a hazard with lasting state (a drifted schema, say) may act on later
