@@ -13,7 +13,7 @@ from typing import Any
 from mcp_hazard.agentdojo.source_names import DEFAULT_VERSION, PREFIX, SUITES, Source, is_source, parse
 from mcp_hazard.agentdojo.sources import load_named, load_sources, split_sources
 
-# Loaded on first use: a suite's scenario brings its hazard kinds (and the proxy's tool facts they share), which
+# Loaded on first use: a suite's scenario brings its tool facts (built on the proxy's, suite_facts.py), which
 # `serve` of a scenario file must not import.
 _LAZY = {"AgentDojoScenario": "scenario", "LoadedSuite": "scenario", "is_suite": "scenario",
          "is_snapshot": "snapshot", "load_snapshot": "snapshot"}  # fmt: skip

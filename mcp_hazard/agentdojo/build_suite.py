@@ -10,13 +10,13 @@ import hashlib
 from functools import lru_cache
 from typing import Any
 
-from mcp_hazard.agentdojo.facts import LoadedFacts, ToolFacts, load_facts
+from mcp_hazard.agentdojo.facts_table import LoadedFacts, ToolEntry, load_facts
 from mcp_hazard.agentdojo.library import Suite, installed_version, require
 from mcp_hazard.agentdojo.plan import golden_plan, injection_plan
 from mcp_hazard.agentdojo.snapshot import dump_snapshot
 from mcp_hazard.agentdojo.source_names import Source
 from mcp_hazard.agentdojo.suite_scenario import AgentDojoScenario, AgentDojoToolSpec, InjectionTaskInfo, LoadedSuite
-from mcp_hazard.agentdojo.wrong_values import value_reads
+from mcp_hazard.agentdojo.verdict_values import value_reads
 from mcp_hazard.proxy.environment import NOT_HERE
 from mcp_hazard.scenario.models import Annotations, Task
 
@@ -32,14 +32,14 @@ def _schema(function: Any) -> dict[str, Any]:
     return schema
 
 
-def _annotations(facts: ToolFacts) -> Annotations:
+def _annotations(facts: ToolEntry) -> Annotations:
     """MCP's hints from the facts table: what AgentDojo's harness tells a model in no other way."""
     write = facts.effect == "write"
     return Annotations(read_only_hint=not write, destructive_hint=write and not facts.safe_to_repeat,
                        idempotent_hint=facts.safe_to_repeat)  # fmt: skip
 
 
-def tool_spec(function: Any, facts: ToolFacts) -> AgentDojoToolSpec:
+def tool_spec(function: Any, facts: ToolEntry) -> AgentDojoToolSpec:
     name = str(function.name)
     return AgentDojoToolSpec.model_construct(
         name=name, title=None, description=str(function.description), input_schema=_schema(function),

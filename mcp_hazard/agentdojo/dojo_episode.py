@@ -13,7 +13,7 @@ from __future__ import annotations
 import contextlib
 from typing import Any
 
-from mcp_hazard.agentdojo.facts import LoadedFacts
+from mcp_hazard.agentdojo.facts_table import LoadedFacts
 from mcp_hazard.agentdojo.library import Clock, Suite, judge
 from mcp_hazard.logs import log
 from mcp_hazard.scenario.behaviours import ToolOutcome

@@ -19,6 +19,7 @@ from pydantic import Field, field_validator
 from mcp_hazard.agentdojo.source_names import ATTACKS
 from mcp_hazard.errors import UserError
 from mcp_hazard.hazards.base import CallContext, Effect, Hazard, HazardParams, golden_tools
+from mcp_hazard.hazards.capabilities import JudgesRecovery, Placement
 from mcp_hazard.hazards.recovery import Firing, Found
 from mcp_hazard.scenario.behaviours import ToolOutcome
 from mcp_hazard.scenario.models import Scenario, Task
@@ -74,7 +75,7 @@ def vectors_of(scenario: Scenario, task: Task) -> list[str]:
     return list(getattr(scenario, "injection_vectors", {}).get(task.id, []))
 
 
-class Injection(Hazard):
+class Injection(Placement, JudgesRecovery, Hazard):
     kind = "injection"
     family = "injection"
     recovery = ("ignore",)

@@ -13,13 +13,13 @@ from typing import TYPE_CHECKING, Any, ClassVar
 
 from pydantic import BaseModel, ConfigDict
 
-from mcp_hazard.agentdojo.kinds import AGENTDOJO_KINDS
+from mcp_hazard.agentdojo.suite_facts import SuiteFacts
 from mcp_hazard.proxy.tools import ProxyToolSpec
 from mcp_hazard.scenario.files import LoadedScenario
 from mcp_hazard.scenario.models import GoldenPath, Scenario
 
 if TYPE_CHECKING:
-    from mcp_hazard.agentdojo.facts import LoadedFacts
+    from mcp_hazard.agentdojo.facts_table import LoadedFacts
     from mcp_hazard.agentdojo.library import Suite
 
 
@@ -44,7 +44,7 @@ class AgentDojoToolSpec(ProxyToolSpec):
 class AgentDojoScenario(Scenario):
     """A suite of one benchmark version. `source` is the name it was loaded by (`agentdojo:banking@v1.2.2`)."""
 
-    hazard_kinds: ClassVar[dict[str, Any] | None] = AGENTDOJO_KINDS  # the kinds that know a suite's tools
+    tool_facts: ClassVar[Any] = SuiteFacts  # what the hazard kinds know of a suite's tools
 
     source: str = ""
     agentdojo_version: str = ""
@@ -52,8 +52,8 @@ class AgentDojoScenario(Scenario):
     injection_vectors: dict[str, list[str]] = {}
     """Per user task, the injection vectors its ground truth shows the agent (where an attack can reach it)."""
     value_reads: dict[str, list[Any]] = {}
-    """Per user task, the values its plan reads that, served wrong, change AgentDojo's verdict (wrong_values.py). Worked
-    out as the suite loads; not in a snapshot, which is for scoring."""
+    """Per user task, the values its plan reads that, served wrong, change AgentDojo's verdict (verdict_values.py).
+    Worked out as the suite loads; not in a snapshot, which is for scoring."""
 
     def injection_task(self, task_id: str) -> InjectionTaskInfo | None:
         return next((task for task in self.injection_tasks if task.id == task_id), None)

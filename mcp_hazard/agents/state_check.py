@@ -22,7 +22,7 @@ from mcp_hazard.agents.drive import text_of
 from mcp_hazard.agents.fallback import named_tools, unfilled
 from mcp_hazard.agents.matching import rank_tools, tool_writes
 from mcp_hazard.agents.normalise import read_result
-from mcp_hazard.hazards.facts import supplies
+from mcp_hazard.hazards.needed_values import supplies
 
 MAX_CHECKS = 2  # read tools asked whether one write went through: the named one or the best fits
 MIN_INSIDE = 16  # a text this long counts as shown inside a longer one (appended to a file's content)

@@ -1,6 +1,8 @@
-"""The hazard interface and registry.
+"""The core hazard interface and the registry.
 
 A hazard kind is one module with one class, registered in the `mcp_hazard.hazards` entry point group (registry.py).
+The core is what a kind is and what it does before and after a call (`Hazard`); the rest is capabilities it opts into
+(capabilities.py), and what it knows of the tools it asks a `ToolFacts` provider (tool_facts.py).
 Common fields (which tools, the schedule) live in `HazardSpec`, apart from the kind's own `Params`, as Toxiproxy keeps
 a toxic's common fields apart from its attributes. The engine asks the schedule whether the hazard fires at a
 failpoint and hands the hazard a `fire` flag; a hazard with lasting state (a drifted schema, say) may act on later
@@ -9,41 +11,33 @@ calls too, but only a firing is recorded as a `hazard_fired` event.
 
 from __future__ import annotations
 
+import re
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any, ClassVar, Literal
 
 from pydantic import BaseModel, ConfigDict
 
-from mcp_hazard.hazards.recovery import Firing, Found, retried
 from mcp_hazard.hazards.registry import KindRegistry
+from mcp_hazard.hazards.siblings import fallback_arguments as fallback_arguments
+from mcp_hazard.hazards.siblings import fallbacks_for as fallbacks_for
+from mcp_hazard.hazards.siblings import golden_tools as golden_tools
+from mcp_hazard.hazards.siblings import siblings as siblings
+from mcp_hazard.hazards.tool_facts import ToolFacts, facts_of
 from mcp_hazard.scenario.behaviours import ToolOutcome
 from mcp_hazard.scenario.hazard_spec import HazardSpec, Schedule
 from mcp_hazard.scenario.models import Scenario, Task, ToolSpec
 
 Failpoint = Literal["listing", "before", "after"]
-Family = Literal[
-    "execution_failure",
-    "invocation_error",
-    "specification_drift",
-    "output_drift",
-    "cross_source_conflict",
-    "silent_wrong_value",
-    "pagination",
-    "injection",
-]
-Recovery = Literal[
-    "retry",
-    "fallback",
-    "corrected_call",
-    "relist",
-    "normalise",
-    "verify",
-    "cross_check",
-    "paginate",
-    "check_state",
-    "ignore",
-]
+# A kind's family and recovery paths are names, open to a kind from another package: these are ours (docs/hazards.md,
+# "Writing a hazard kind"). Registration checks that each is a name (`check_kind`), with a one-line error.
+FAMILIES = ("execution_failure", "invocation_error", "specification_drift", "output_drift", "cross_source_conflict",
+            "silent_wrong_value", "pagination", "injection")  # fmt: skip
+RECOVERIES = ("retry", "fallback", "corrected_call", "relist", "normalise", "verify", "cross_check", "paginate",
+              "check_state", "ignore")  # fmt: skip
+Family = str
+Recovery = str
+_NAME = re.compile(r"[a-z][a-z0-9_]{0,62}")
 
 
 class HazardParams(BaseModel):
@@ -63,7 +57,7 @@ class ToolView:
     input_schema: dict[str, Any]
     output_schema: dict[str, Any] | None
     original: str
-    accepts: dict[str, Any] | None = None  # what the tool accepts when not what is listed (Hazard.accepts)
+    accepts: dict[str, Any] | None = None  # what the tool accepts when not what is listed (Lists.accepts)
 
     @classmethod
     def of(cls, spec: ToolSpec) -> ToolView:
@@ -134,6 +128,11 @@ class Effect:
 
 
 class Hazard:
+    """The core of a kind: what it is (`kind`, `family`, `recovery`, `summary`), its parameters and schedule, and what
+    it does before and after a call. Everything else is a capability a kind opts into by mixing it in
+    (capabilities.py: where it acts, how it changes the listing, how recovery from it is judged, its solvability
+    step); callers ask whether a kind has one, and a kind without it gets the default."""
+
     kind: ClassVar[str]
     family: ClassVar[Family]
     recovery: ClassVar[tuple[Recovery, ...]]
@@ -142,9 +141,9 @@ class Hazard:
     Params: ClassVar[type[BaseModel]] = HazardParams
     default_schedule: ClassVar[dict[str, Any]] = {}
     bites_naive: ClassVar[bool] = True  # verify: an agent without recovery should fail where this fires
-    presentation: ClassVar[bool] = False  # True: changes only how a result is shown, so it runs after value changes
-    # What a task must offer for this kind to apply, said when `--hazard all` leaves it out of a task.
-    needs: ClassVar[str] = "a tool on the golden path it can act on"
+    # Questions this kind asks of the tools beyond the ToolFacts protocol: a provider that cannot answer one refuses
+    # the kind in one line (tool_facts.py).
+    asks: ClassVar[tuple[str, ...]] = ()
 
     def __init__(self, spec: HazardSpec, params: BaseModel, index: int, scenario: Scenario, task: Task) -> None:
         self.spec = spec
@@ -154,46 +153,7 @@ class Hazard:
         self.scenario = scenario
         self.task = task
         self.schedule = effective_schedule(spec, self.default_schedule)
-
-    @classmethod
-    def applicable_tools(cls, scenario: Scenario, task: Task) -> list[str]:
-        """Tools this kind can act on in `task`; by default the golden path's tools, so the hazard bites."""
-        return golden_tools(task)
-
-    @classmethod
-    def unfit(cls, scenario: Scenario, task: Task) -> str:
-        """Why this kind can act on no tool of `task` (`applicable_tools` found none): by default what it needs."""
-        return f"needs {cls.needs}"
-
-    def usable(self, tool: str) -> str | None:
-        """None when this hazard can act on `tool` with its parameters, else why not."""
-        return None
-
-    changes_interface: ClassVar[bool] = False
-
-    def targets(self, tools: list[str]) -> set[str]:
-        """Tools whose calls this hazard sees; usually the tools it acts on."""
-        return set(tools)
-
-    def changeable(self, tool: str) -> ToolSpec | None:
-        """The tool as an interface change may alter it: every argument it lists. A proxied server's tool narrows
-        this to the arguments the task's calls pass, since changing an optional one no call uses would not bite."""
-        return self.scenario.tool(tool)
-
-    def view(self, view: ToolView) -> ToolView:
-        """Change how a tool is listed (lasting interface changes). Default: unchanged."""
-        return view
-
-    def listing_state(self) -> object:
-        """What this hazard's `view` and `accepts` depend on besides the tool, for the engine to rebuild the views
-        only when it changes. The default is never the same twice (rebuilt after every act); a kind whose listing is
-        fixed returns a constant, one whose listing grows as it acts something that changes with it."""
-        return object()
-
-    def accepts(self, view: ToolView) -> dict[str, Any] | None:
-        """The input schema the tool accepts now when that is not the listed one (an undocumented change), so an
-        interface intervention on top can accept the same calls in its own names. Default: the listed one."""
-        return None
+        self.facts: ToolFacts = facts_of(scenario)  # what is known of the tools: tool_facts.py
 
     def before(self, call: CallContext, fire: bool) -> Effect | None:
         """Act before the behaviour runs: reject, delay, or rewrite arguments."""
@@ -203,15 +163,29 @@ class Hazard:
         """Act on the behaviour's outcome: change a result's value or its served form, or replace an error."""
         return None
 
-    @classmethod
-    def recovered(cls, firing: Firing) -> Found | None:
-        """How the agent recovered from one firing of this kind, by the trace: (path, the call that recovered), or
-        None. By default the rule of a failure before the tool runs: the same call again (the kind's first
-        recovery path) or a tool standing in for it (recovery.py, `retried`)."""
-        return retried(firing, cls.recovery[0])
+
+def check_kind(cls: type) -> str | None:
+    """Why a class registered as a kind cannot be one (one line), or None: its family and recovery paths must be
+    names, its failpoints ours, its `summary` text; a new family or recovery path is welcome."""
+    family, recovery = getattr(cls, "family", None), getattr(cls, "recovery", None)
+    if not isinstance(family, str) or not _NAME.fullmatch(family):
+        return f"family {family!r} is not a name (lowercase letters, digits and _; ours: {', '.join(FAMILIES)})"
+    if not isinstance(recovery, tuple) or not recovery:
+        return f"recovery {recovery!r} is not a tuple of recovery paths, e.g. ('retry',)"
+    for path in recovery:
+        if not isinstance(path, str) or not _NAME.fullmatch(path):
+            ours = ", ".join(RECOVERIES)
+            return f"recovery path {path!r} is not a name (lowercase letters, digits and _; ours: {ours})"
+    failpoints = getattr(cls, "failpoints", None)
+    if not isinstance(failpoints, tuple) or not set(failpoints) <= {"listing", "before", "after"}:
+        return f"failpoints {failpoints!r} must be a tuple of 'listing', 'before', 'after'"
+    if not isinstance(getattr(cls, "summary", None), str):
+        return "summary must be a text saying what the kind does"
+    return None
 
 
-REGISTRY: Mapping[str, type[Hazard]] = KindRegistry(Hazard)  # every kind, from the entry points (registry.py)
+# Every kind, from the entry points (registry.py), each checked on the way (`check_kind`).
+REGISTRY: Mapping[str, type[Hazard]] = KindRegistry(Hazard, check_kind)
 
 
 def effective_schedule(spec: HazardSpec, defaults: dict[str, Any]) -> Schedule:
@@ -221,100 +195,15 @@ def effective_schedule(spec: HazardSpec, defaults: dict[str, Any]) -> Schedule:
 
 
 def kinds_for(scenario: Scenario) -> Mapping[str, type[Hazard]]:
-    """The hazard kinds that can act on this scenario's tools: the standard ones, or those its class names (a proxied
-    server's tools are known by what the proxy file declares, not by a golden path that can be run offline)."""
-    own = type(scenario).hazard_kinds
-    return own if own is not None else REGISTRY
+    """The hazard kinds that can act on this scenario's tools: every kind whose questions its facts provider answers
+    (tool_facts.py), and the kinds only that environment has. Derived, never listed: a kind from another package
+    acts in front of a real server as soon as the proxy's facts answer what it asks."""
+    facts = facts_of(scenario)
+    found = {kind: cls for kind, cls in REGISTRY.items() if facts.refusal(cls) is None}
+    return {**found, **facts.own_kinds}
 
 
-def golden_tools(task: Task) -> list[str]:
-    seen: list[str] = []
-    for step in task.golden_path.steps:
-        if step.tool not in seen:
-            seen.append(step.tool)
-    return seen
-
-
-# siblings() per scenario object: id(scenario) -> (the scenario, its tools by name, {tool: siblings}). The entry holds
-# the scenario itself, so its id cannot be reused while the entry lives; the oldest entry goes beyond the limit.
-_SIBLINGS: dict[int, tuple[Scenario, dict[str, ToolSpec], dict[str, list[str]]]] = {}
-_SIBLINGS_LIMIT = 64
-
-
-def siblings(scenario: Scenario, tool: str) -> list[str]:
-    """Other tools that serve a fact this tool serves: the fallbacks and cross-checks the scenario declares."""
-    entry = _SIBLINGS.get(id(scenario))
-    if entry is None or entry[0] is not scenario:
-        while len(_SIBLINGS) >= _SIBLINGS_LIMIT:
-            _SIBLINGS.pop(next(iter(_SIBLINGS)), None)
-        by_name: dict[str, ToolSpec] = {}
-        for each in scenario.tools:
-            by_name.setdefault(each.name, each)  # the first of a name, as Scenario.tool finds it
-        entry = _SIBLINGS[id(scenario)] = (scenario, by_name, {})
-    try:
-        found = entry[2].get(tool)
-    except TypeError:  # not a name at all (unhashable), so no tool of the scenario has it
-        return []
-    if found is None:
-        spec = entry[1].get(tool)
-        if spec is None or not spec.serves:
-            found = []
-        else:
-            facts = set(spec.serves)
-            found = [other.name for other in scenario.tools if other.name != tool and facts & set(other.serves)]
-        entry[2][tool] = found
-    return list(found)  # a copy: callers may change it
-
-
-def _required(spec: ToolSpec) -> list[str]:
-    return [name for name in spec.input_schema.get("required", []) if isinstance(name, str)]
-
-
-def fallback_arguments(
-    scenario: Scenario, tool: ToolSpec, other: str, arguments: dict[str, Any]
-) -> dict[str, Any] | None:
-    """Arguments for `other` that ask for the same fact: the declared mapping, else same-named arguments plus the
-    one identifying argument carried across. None when no mapping exists."""
-    from mcp_hazard.scenario.behaviours import argument_names
-    from mcp_hazard.scenario.expressions import ExpressionError, render
-
-    target = scenario.tool(other)
-    if target is None:
-        return None
-    declared = next((f for f in tool.fallbacks if f.tool == other), None)
-    if declared is not None:
-        try:
-            mapped = render(declared.arguments, argument_names(tool, arguments))
-        except ExpressionError:
-            return None
-        return mapped if isinstance(mapped, dict) else None
-    properties = set((target.input_schema.get("properties") or {}).keys())
-    mapped = {name: value for name, value in arguments.items() if name in properties}
-    missing = [name for name in _required(target) if name not in mapped]
-    own = _required(tool)
-    if len(missing) == 1 and len(own) == 1 and own[0] in arguments:
-        mapped[missing[0]] = arguments[own[0]]
-        missing = []
-    return mapped if not missing else None
-
-
-def fallbacks_for(scenario: Scenario, task: Task, tool: str) -> list[str]:
-    """Served siblings of `tool` reachable by a declared or derivable argument mapping."""
-    spec = scenario.tool(tool)
-    if spec is None:
-        return []
-    served = {t.name for t in scenario.task_tools(task)}
-    found = []
-    for other in siblings(scenario, tool):
-        if other not in served:
-            continue
-        target = scenario.tool(other)
-        declared = any(f.tool == other for f in spec.fallbacks)
-        carry = target is not None and (
-            all(name in (spec.input_schema.get("properties") or {}) for name in _required(target))
-            or (len(_required(spec)) == 1 and len([n for n in _required(target)
-                                                   if n not in (spec.input_schema.get("properties") or {})]) == 1)
-        )  # fmt: skip
-        if declared or carry:
-            found.append(other)
-    return found
+def refused(scenario: Scenario, kind: str) -> str | None:
+    """Why an installed kind cannot act on this scenario's tools (its provider cannot answer what it asks), or None."""
+    cls = REGISTRY.get(kind)
+    return facts_of(scenario).refusal(cls) if cls is not None else None

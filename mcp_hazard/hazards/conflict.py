@@ -11,44 +11,23 @@ from typing import Any
 
 from pydantic import Field
 
-from mcp_hazard.hazards.base import (
-    CallContext,
-    Effect,
-    Hazard,
-    HazardParams,
-    ToolView,
-    fallbacks_for,
-)
-from mcp_hazard.hazards.facts import second_source_problem, second_source_tools, supplies, supplying_siblings
+from mcp_hazard.hazards.base import CallContext, Effect, Hazard, HazardParams, ToolFacts, ToolView
+from mcp_hazard.hazards.capabilities import JudgesRecovery, Lists, Placement
+from mcp_hazard.hazards.needed_values import supplies
 from mcp_hazard.hazards.recovery import Call, Firing, Found
 from mcp_hazard.hazards.solving import Settled, Solver, Unsolved
+from mcp_hazard.hazards.tool_facts import FRESH_AS_OF, STALE_AS_OF, perturb
 from mcp_hazard.scenario.behaviours import ToolOutcome
-from mcp_hazard.scenario.models import Scenario, Task
+from mcp_hazard.scenario.models import Task
 
-STALE_AS_OF = "2025-12-01"
-FRESH_AS_OF = "2026-11-20"
+__all__ = ["FRESH_AS_OF", "STALE_AS_OF", "Conflict", "perturb"]  # the stamps and the move, where they were
 
 
 class ConflictParams(HazardParams):
     factor: float = Field(default=1.08, gt=0, le=100, description="Multiplier applied to the stale source's numbers.")
 
 
-def perturb(value: Any, factor: float) -> Any:
-    if isinstance(value, bool) or value is None:
-        return value
-    if isinstance(value, int):
-        moved = round(value * factor)
-        return moved if moved != value else value + 1
-    if isinstance(value, float):
-        return round(value * factor, 2)
-    if isinstance(value, list):
-        return [perturb(item, factor) for item in value]
-    if isinstance(value, dict):
-        return {k: perturb(v, factor) for k, v in value.items()}
-    return value
-
-
-class Conflict(Hazard):
+class Conflict(Placement, Lists, JudgesRecovery, Hazard):
     kind = "conflict"
     family = "cross_source_conflict"
     recovery = ("cross_check",)
@@ -57,12 +36,13 @@ class Conflict(Hazard):
     failpoints = ("listing", "after")
     Params = ConflictParams
 
-    @classmethod
-    def applicable_tools(cls, scenario: Scenario, task: Task) -> list[str]:
-        return second_source_tools(scenario, task)
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        self._stamped: dict[int, tuple[Any, dict[str, Any] | None]] = {}  # id(schema below) -> (below, as listed)
 
-    def usable(self, tool: str) -> str | None:
-        return second_source_problem(self.scenario, self.task, tool, "so no cross-check")
+    @classmethod
+    def why_not(cls, facts: ToolFacts, task: Task, tool: str) -> str | None:
+        return facts.cross_check_problem(task, tool)
 
     @classmethod
     def recovered(cls, firing: Firing) -> Found | None:
@@ -81,35 +61,40 @@ class Conflict(Hazard):
         raise Unsolved("conflicting sources and no fresh source to cross-check")
 
     def targets(self, tools: list[str]) -> set[str]:
-        """The stale tools plus their siblings, which get freshness stamps too."""
+        """The stale tools plus their cross-check sources, which get freshness stamps too."""
         found = set(tools)
         for tool in tools:
-            found.update(
-                supplying_siblings(self.scenario, self.task, tool) or fallbacks_for(self.scenario, self.task, tool)
-            )
+            found.update(self.facts.cross_checks(self.task, tool))
         return found
 
     def listing_state(self) -> object:
-        return None  # the listing never changes: no output schema, from the start
+        return None  # the listing never changes: the stamped (or no) output schema, from the start
 
     def view(self, view: ToolView) -> ToolView:
-        view.output_schema = None  # stamped results carry fields the declared schema may not allow
+        """Listed with the output schema the stamped results fit: none for a scenario's tool (its schema may not
+        allow the stamps), the stamps added for a real tool (its schema is often all an agent has to tell which other
+        tool serves the same facts). The same object for the same schema below."""
+        below = view.output_schema
+        known = self._stamped.get(id(below))
+        if known is None or known[0] is not below:
+            known = (below, self.facts.stamped_schema(below))
+            self._stamped[id(below)] = known
+        view.output_schema = known[1]
         return view
 
     def after(self, call: CallContext, outcome: ToolOutcome, fire: bool) -> Effect | None:
-        if not outcome.ok or not isinstance(outcome.result, dict):
+        if not outcome.ok:
             return None
         stale = call.tool.name in (self.spec.tools or self.applicable_tools(self.scenario, self.task))
+        factor = self.params.factor  # type: ignore[attr-defined]
         if stale and fire:
-            result = perturb(outcome.result, self.params.factor)  # type: ignore[attr-defined]
-            result.update({"as_of": STALE_AS_OF, "source": "cache"})
-            return Effect(
-                change={"stale": True, "factor": self.params.factor},  # type: ignore[attr-defined]
-                result=result,
-                replace_result=True,
-                hint="This value comes from a cache and may be out of date; cross-check it with another source.",
-            )
-        if not stale:
-            return Effect(change={"stale": False}, result={**outcome.result, "as_of": FRESH_AS_OF, "source": "primary"},
-                          replace_result=True, record=False)  # fmt: skip
-        return None
+            result = self.facts.stale(call.tool, outcome.result, factor)
+            if result is None:
+                return None  # no number to move: nothing would disagree
+            return Effect(change={"stale": True, "factor": factor}, result=result, replace_result=True,
+                          hint="This value comes from a cache and may be out of date; cross-check it with another "
+                          "source.")  # fmt: skip
+        fresh = self.facts.fresh(call.tool, outcome.result) if not stale else None
+        if fresh is None:
+            return None
+        return Effect(change={"stale": False}, result=fresh, replace_result=True, record=False)

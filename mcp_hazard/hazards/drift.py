@@ -11,9 +11,11 @@ from __future__ import annotations
 
 from typing import Any, ClassVar, Literal
 
-from mcp_hazard.hazards.base import CallContext, Effect, Hazard, HazardParams, Rejection, ToolView
+from mcp_hazard.hazards.base import CallContext, Effect, Hazard, HazardParams, Rejection, ToolView, facts_of
+from mcp_hazard.hazards.capabilities import ChangesInterface, JudgesRecovery, Placement
 from mcp_hazard.hazards.interface import ALL_MODES, ArgumentChange, ChangeMode, pick_change
 from mcp_hazard.hazards.recovery import Firing, Found, retried
+from mcp_hazard.scenario.models import Scenario, Task
 
 DriftMode = Literal["date_format", "renamed_field", "type_as_string", "new_required", "rename_tool"]
 
@@ -28,14 +30,13 @@ def new_tool_name(name: str) -> str:
     return f"{name}_v2"
 
 
-class SpecDrift(Hazard):
+class SpecDrift(Placement, ChangesInterface, JudgesRecovery, Hazard):
     kind = "spec_drift"
     family = "specification_drift"
     recovery = ("relist",)
     summary = "The tool's schema or name changes; list_changed is announced and old-shape calls are rejected."
     failpoints = ("listing", "before")
     Params = DriftParams
-    changes_interface = True
     default_schedule: ClassVar[dict[str, Any]] = {"slots": [1]}
 
     def __init__(self, *args: Any, **kwargs: Any) -> None:
@@ -51,6 +52,10 @@ class SpecDrift(Hazard):
             change = pick_change(self, tool, seed, ALL_MODES)
             return change if change is not None else None  # nothing to change in the arguments: rename the tool
         return pick_change(self, tool, seed, ALL_MODES) or False
+
+    @classmethod
+    def applicable_tools(cls, scenario: Scenario, task: Task) -> list[str]:
+        return facts_of(scenario).changeable_tools(cls, task)
 
     @classmethod
     def recovered(cls, firing: Firing) -> Found | None:

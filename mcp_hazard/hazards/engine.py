@@ -13,6 +13,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from mcp_hazard.hazards.base import CallContext, CallRecord, Effect, Hazard, Rejection, ToolView
+from mcp_hazard.hazards.capabilities import Lists, StartsAtListing, presentation
 from mcp_hazard.scenario.behaviours import ToolOutcome
 from mcp_hazard.scenario.models import Scenario, Task, ToolSpec
 
@@ -56,9 +57,11 @@ def _acting(order: list[tuple[Hazard, set[str]]], failpoint: str) -> dict[str, l
 
 def _shapes_views(hazard: Hazard) -> bool:
     """Whether a hazard's listing may change as it acts: it lists the tool its own way or accepts another shape
-    (`Hazard.listing_state` then says whether it did)."""
+    (`Lists.listing_state` then says whether it did)."""
+    if not isinstance(hazard, Lists):
+        return False
     kind = type(hazard)
-    return kind.view is not Hazard.view or kind.accepts is not Hazard.accepts
+    return kind.view is not Lists.view or kind.accepts is not Lists.accepts
 
 
 class HazardEngine:
@@ -89,22 +92,22 @@ class HazardEngine:
         self._targeted = frozenset(tool for _, targets in hazards for tool in targets)
         # worked out once: a call looks its tool up, with no key to build and nothing to filter
         self._before = _acting(hazards, "before")
-        self._after = _acting(sorted(hazards, key=lambda pair: pair[0].presentation), "after")
+        self._after = _acting(sorted(hazards, key=lambda pair: presentation(pair[0])), "after")
+        self.listing = [(hazard, targets) for hazard, targets in hazards if isinstance(hazard, Lists)]
 
     # -- listing -------------------------------------------------------------------------------------------------
 
     def start(self, tools: list[ToolSpec]) -> None:
         """Arm what applies from the first listing (drift served from the start), recorded once: a kind with the
-        `start(tool, seed) -> Effect | None` capability is asked for each tool it targets."""
+        `StartsAtListing` capability is asked for each tool it targets."""
         if self._started:
             return
         self._started = True
         for hazard, targets in self.hazards:
-            start = getattr(hazard, "start", None)
-            if callable(start):
+            if isinstance(hazard, StartsAtListing):
                 for tool in tools:
                     if tool.name in targets:
-                        effect = start(tool.name, self.seed)
+                        effect = hazard.start(tool.name, self.seed)
                         self._acted(hazard)
                         if effect is not None:
                             self._fired(hazard, tool.name, "listing", 0, effect)
@@ -121,21 +124,21 @@ class HazardEngine:
         views = []
         for tool in tools:
             view = ToolView.of(tool)
-            for hazard, targets in self.hazards:
+            for hazard, targets in self.listing:
                 if tool.name in targets and "listing" in hazard.failpoints:
                     view = hazard.view(view)
-            for hazard, targets in self.hazards:
+            for hazard, targets in self.listing:
                 if tool.name in targets:
                     view.accepts = hazard.accepts(view) or view.accepts
             views.append(view)
         self._views = (tools, views)
-        for hazard, _ in self.hazards:  # the listing as built: a later act that leaves it so keeps these views
-            if hazard.index in self._shaping:
-                self._listing_states[hazard.index] = hazard.listing_state()
+        for lister, _ in self.listing:  # the listing as built: a later act that leaves it so keeps these views
+            if lister.index in self._shaping:
+                self._listing_states[lister.index] = lister.listing_state()
         return views
 
     def _acted(self, hazard: Hazard) -> None:
-        if hazard.index in self._shaping:
+        if hazard.index in self._shaping and isinstance(hazard, Lists):
             state = hazard.listing_state()
             if state != self._listing_states.get(hazard.index, _UNSEEN):
                 self._listing_states[hazard.index] = state

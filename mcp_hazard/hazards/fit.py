@@ -15,6 +15,7 @@ from typing import Any
 
 from mcp_hazard.errors import UserError
 from mcp_hazard.hazards.base import kinds_for
+from mcp_hazard.hazards.capabilities import applicable_tools, changes_interface, unfit
 from mcp_hazard.hazards.instances import all_hazards, unfit_reason
 from mcp_hazard.scenario.hazard_spec import HazardSpec
 from mcp_hazard.scenario.models import Scenario, Task
@@ -45,14 +46,14 @@ def skipped_kinds(scenario: Scenario, task: Task) -> dict[str, str]:
     for kind, cls in sorted(kinds.items()):
         if kind in chosen:
             continue
-        tools = cls.applicable_tools(scenario, task)
+        tools = applicable_tools(cls, scenario, task)
         takers = sorted(
-            k for k, spec in chosen.items() if kinds[k].changes_interface and set(spec.tools or []) & set(tools)
+            k for k, spec in chosen.items() if changes_interface(kinds[k]) and set(spec.tools or []) & set(tools)
         )
         if tools and takers:
             skipped[kind] = f"its tools already carry {', '.join(takers)} (one tool cannot take two interface changes)"
         else:
-            skipped[kind] = unfit_reason(HazardSpec(kind=kind), scenario, task) or cls.unfit(scenario, task)
+            skipped[kind] = unfit_reason(HazardSpec(kind=kind), scenario, task) or unfit(cls, scenario, task)
     return skipped
 
 

@@ -12,7 +12,8 @@ from typing import Any
 from pydantic import ValidationError
 
 from mcp_hazard.errors import UserError
-from mcp_hazard.hazards.base import REGISTRY, Hazard, kinds_for
+from mcp_hazard.hazards.base import REGISTRY, Hazard, kinds_for, refused
+from mcp_hazard.hazards.capabilities import applicable_tools, changes_interface, targets, unfit, usable
 from mcp_hazard.scenario.hazard_spec import HazardSpec
 from mcp_hazard.scenario.models import Scenario, Task
 from mcp_hazard.suggest import did_you_mean
@@ -87,13 +88,13 @@ def all_hazards(scenario: Scenario, task: Task) -> list[HazardSpec]:
     since one tool cannot honour two interface changes at once."""
     specs: list[HazardSpec] = []
     registry = kinds_for(scenario)
-    interface_kinds = sorted(k for k, cls in registry.items() if cls.changes_interface)
+    interface_kinds = sorted(k for k, cls in registry.items() if changes_interface(cls))
     taken: set[str] = set()
     for kind, cls in sorted(registry.items()):
-        tools = cls.applicable_tools(scenario, task)
+        tools = applicable_tools(cls, scenario, task)
         if not tools:
             continue
-        if cls.changes_interface:
+        if changes_interface(cls):
             position = interface_kinds.index(kind)
             mine = [t for i, t in enumerate(tools) if i % len(interface_kinds) == position and t not in taken]
             mine = mine or [t for t in tools if t not in taken][:1]
@@ -166,6 +167,9 @@ def check_spec(spec: HazardSpec, index: int, scenario: Scenario, task: Task) -> 
     if cls is None and spec.kind in ELSEWHERE:
         where = ELSEWHERE[spec.kind]
         raise UserError(f"{label}: kind {spec.kind!r} applies only to {where}, not to scenario {scenario.id!r}")
+    refusal = refused(scenario, spec.kind) if cls is None else None
+    if refusal is not None:
+        raise UserError(f"{label}: {refusal}")
     if cls is None:
         hint = did_you_mean(spec.kind, registry)
         raise UserError(f"{label}: unknown kind{hint}; known kinds: {', '.join(sorted(registry))}")
@@ -183,12 +187,12 @@ def check_spec(spec: HazardSpec, index: int, scenario: Scenario, task: Task) -> 
                 raise UserError(f"{label}: tool {name!r} is not served for task {task.id!r}")
         tools = list(spec.tools)
     else:
-        tools = cls.applicable_tools(scenario, task)
+        tools = applicable_tools(cls, scenario, task)
     try:
         hazard = cls(spec, params, index, scenario, task)
     except ValidationError as exc:
         raise UserError(f"{label}: schedule.{_first_error(exc)}") from None
-    reasons = {tool: hazard.usable(tool) for tool in tools}
+    reasons = {tool: usable(hazard, tool) for tool in tools}
     if spec.tools is not None:
         bad = next(((tool, why) for tool, why in reasons.items() if why), None)
         if bad is not None:
@@ -196,19 +200,19 @@ def check_spec(spec: HazardSpec, index: int, scenario: Scenario, task: Task) -> 
     else:
         tools = [tool for tool in tools if reasons[tool] is None]
     if not tools:
-        why = next((why for why in reasons.values() if why), None) or cls.unfit(scenario, task)
+        why = next((why for why in reasons.values() if why), None) or unfit(cls, scenario, task)
         raise NoToolError(f"{label}: applies to no tool of task {task.id!r} ({why})", why)
-    return hazard, hazard.targets(tools)
+    return hazard, targets(hazard, tools)
 
 
 def build_hazards(specs: list[HazardSpec], scenario: Scenario, task: Task) -> list[tuple[Hazard, set[str]]]:
     """Every hazard of an episode; two interface changes on one tool are refused, as they cannot both be honoured."""
     built = [check_spec(spec, index, scenario, task) for index, spec in enumerate(specs)]
     changed: dict[str, Hazard] = {}
-    for hazard, targets in built:
-        if not hazard.changes_interface:
+    for hazard, tools in built:
+        if not changes_interface(hazard):
             continue
-        for tool in sorted(targets):
+        for tool in sorted(tools):
             if tool in changed:
                 other = changed[tool]
                 raise UserError(

@@ -13,6 +13,7 @@ from dataclasses import field as attribute
 from typing import Any, Literal
 
 from mcp_hazard.hazards.base import Hazard, HazardParams, Rejection
+from mcp_hazard.hazards.capabilities import ChangesInterface
 from mcp_hazard.scenario.models import ToolSpec
 from mcp_hazard.stable import choose
 
@@ -199,7 +200,7 @@ def pick_change(
     hazard: Hazard, tool: str, seed: int, modes_allowed: tuple[ChangeMode, ...] = MODES
 ) -> ArgumentChange | None:
     """The change for `tool`: the declared mode and field, or a deterministic choice among those that apply."""
-    spec = hazard.changeable(tool)
+    spec = hazard.changeable(tool) if isinstance(hazard, ChangesInterface) else None
     if spec is None:
         return None
     params: ChangeParams = hazard.params  # type: ignore[assignment]

@@ -8,19 +8,19 @@ from __future__ import annotations
 
 from typing import Any
 
-from mcp_hazard.hazards.base import CallContext, Effect, Hazard, ToolView, golden_tools
+from mcp_hazard.hazards.base import CallContext, Effect, Hazard, ToolView, facts_of
+from mcp_hazard.hazards.capabilities import ChangesInterface, Placement
 from mcp_hazard.hazards.interface import ArgumentChange, ChangeParams, pick_change
 from mcp_hazard.scenario.models import Scenario, Task
 
 
-class InvocationError(Hazard):
+class InvocationError(Placement, ChangesInterface, Hazard):
     kind = "invocation_error"
     family = "invocation_error"
     recovery = ("corrected_call",)
     summary = "Calls in the documented argument format are rejected: the tool now expects another format."
     failpoints = ("before",)
     Params = ChangeParams
-    changes_interface = True
 
     def __init__(self, *args: Any, **kwargs: Any) -> None:
         super().__init__(*args, **kwargs)
@@ -28,7 +28,7 @@ class InvocationError(Hazard):
 
     @classmethod
     def applicable_tools(cls, scenario: Scenario, task: Task) -> list[str]:
-        return golden_tools(task)
+        return facts_of(scenario).changeable_tools(cls, task)
 
     def before(self, call: CallContext, fire: bool) -> Effect | None:
         tool = call.tool.name
@@ -63,9 +63,6 @@ class InvocationError(Hazard):
 
     def listing_state(self) -> object:
         return len(self.active)  # a change, once active, stays active
-
-    def view(self, view: ToolView) -> ToolView:
-        return view
 
     def accepts(self, view: ToolView) -> dict[str, Any] | None:
         change = self.active.get(view.original)

@@ -6,14 +6,16 @@ from typing import Any, ClassVar
 
 from pydantic import Field
 
-from mcp_hazard.hazards.base import CallContext, Effect, Hazard, HazardParams
+from mcp_hazard.hazards.base import CallContext, Effect, Hazard, HazardParams, ToolFacts
+from mcp_hazard.hazards.capabilities import Placement
+from mcp_hazard.scenario.models import Task
 
 
 class LatencyParams(HazardParams):
     seconds: float = Field(default=10.0, gt=0, le=600, description="How long the call hangs before answering.")
 
 
-class Latency(Hazard):
+class Latency(Placement, Hazard):
     kind = "latency"
     family = "execution_failure"
     recovery = ("retry",)
@@ -21,6 +23,10 @@ class Latency(Hazard):
     failpoints = ("before",)
     Params = LatencyParams
     default_schedule: ClassVar[dict[str, Any]] = {"slots": [1]}
+
+    @classmethod
+    def why_not(cls, facts: ToolFacts, task: Task, tool: str) -> str | None:
+        return facts.retry_problem(task, tool)  # a retry is the recovery: it must not repeat a side effect
 
     def before(self, call: CallContext, fire: bool) -> Effect | None:
         if not fire:

@@ -10,8 +10,9 @@ from __future__ import annotations
 
 from typing import Any, ClassVar, Literal
 
-from mcp_hazard.hazards.base import CallContext, Effect, Hazard, HazardParams, Rejection, golden_tools
-from mcp_hazard.hazards.facts import scalars, supplies
+from mcp_hazard.hazards.base import CallContext, Effect, Hazard, HazardParams, Rejection, facts_of
+from mcp_hazard.hazards.capabilities import JudgesRecovery, Placement
+from mcp_hazard.hazards.needed_values import scalars, supplies
 from mcp_hazard.hazards.recovery import RAN, Call, Firing, Found, same_arguments
 from mcp_hazard.hazards.solving import Settled, Solver
 from mcp_hazard.scenario.behaviours import ToolOutcome
@@ -27,18 +28,7 @@ class LostParams(HazardParams):
     error: Literal["timeout", "reset"] = "timeout"
 
 
-def checkable_writes(scenario: Scenario, task: Task) -> list[str]:
-    """Golden-path writes whose effect a served read tool shows (`effect: write` with `checked_by`)."""
-    served = {tool.name for tool in scenario.task_tools(task)}
-    found = []
-    for name in golden_tools(task):
-        spec = scenario.tool(name)
-        if spec is not None and spec.effect == "write" and any(other in served for other in spec.checked_by):
-            found.append(name)
-    return found
-
-
-class LostResponse(Hazard):
+class LostResponse(Placement, JudgesRecovery, Hazard):
     kind = "lost_response"
     family = "execution_failure"
     recovery = ("check_state",)
@@ -50,7 +40,8 @@ class LostResponse(Hazard):
 
     @classmethod
     def applicable_tools(cls, scenario: Scenario, task: Task) -> list[str]:
-        return checkable_writes(scenario, task)
+        facts = facts_of(scenario)
+        return [tool for tool in facts.candidates(task) if facts.checked_write_problem(task, tool) is None]
 
     @classmethod
     def recovered(cls, firing: Firing) -> Found | None:
@@ -87,18 +78,13 @@ class LostResponse(Hazard):
         return None
 
     def usable(self, tool: str) -> str | None:
-        spec = self.scenario.tool(tool)
-        if spec is None or spec.effect != "write":
-            return f"{tool!r} is not a write (effect: write): a lost reply of a read loses nothing a retry cannot get"
-        if tool not in checkable_writes(self.scenario, self.task):
-            return f"no served read tool shows whether a call of {tool!r} went through (checked_by)"
-        return None
+        return self.facts.checked_write_problem(self.task, tool)
 
     def after(self, call: CallContext, outcome: ToolOutcome, fire: bool) -> Effect | None:
         if not fire or not outcome.ok:
             return None  # a call that failed had no effect to lose
         params: LostParams = self.params  # type: ignore[assignment]
-        checks = list(call.tool.checked_by)
+        checks = self.facts.checks(call.tool)
         hint = "The call may have gone through: check with " + ", ".join(checks) + " before repeating it."
         return Effect(
             change={"error": params.error, "checked_by": checks},

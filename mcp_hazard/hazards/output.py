@@ -9,10 +9,12 @@ from __future__ import annotations
 
 from typing import Any, Literal
 
-from mcp_hazard.hazards.base import CallContext, Effect, Hazard, HazardParams, ToolView
+from mcp_hazard.hazards.base import CallContext, Effect, Hazard, HazardParams, ToolFacts, ToolView
+from mcp_hazard.hazards.capabilities import JudgesRecovery, Lists, Placement, Presentation
 from mcp_hazard.hazards.recovery import Firing, Found
 from mcp_hazard.json_text import indented
 from mcp_hazard.scenario.behaviours import ToolOutcome
+from mcp_hazard.scenario.models import Task
 from mcp_hazard.stable import choose
 
 OutputMode = Literal["unit_wrapper", "label_value", "explanation", "reordered", "alias", "stale_flag"]
@@ -20,6 +22,8 @@ MODES: tuple[OutputMode, ...] = ("unit_wrapper", "label_value", "explanation", "
 # Chosen when no mode is given: each changes the form an agent reading the documented JSON expects, so it bites.
 # unit_wrapper (bites only numbers) and reordered (bites only order-sensitive reads) are there when asked for.
 DEFAULT_MODES: tuple[OutputMode, ...] = ("label_value", "explanation", "alias", "stale_flag")
+# On a real server's plain text only the forms that keep text readable apply: a note after it, or a cache envelope.
+TEXT_MODES: tuple[OutputMode, ...] = ("explanation", "stale_flag")
 STALE_AS_OF = "2025-12-01"
 UNIT_SUFFIXES = {
     "_eur": "EUR", "_usd": "USD", "_gbp": "GBP", "_cents": "cents", "_kg": "kg", "_km": "km", "_m3": "m³",
@@ -90,7 +94,7 @@ def reorder(value: Any) -> Any:
     return value
 
 
-class OutputDrift(Hazard):
+class OutputDrift(Placement, Lists, Presentation, JudgesRecovery, Hazard):
     kind = "output_drift"
     family = "output_drift"
     recovery = ("normalise",)
@@ -100,16 +104,42 @@ class OutputDrift(Hazard):
     )
     failpoints = ("listing", "after")
     Params = OutputParams
-    presentation = True
+
+    @classmethod
+    def why_not(cls, facts: ToolFacts, task: Task, tool: str) -> str | None:
+        return facts.read_problem(task, tool)  # a change of form matters only to a reader
 
     @classmethod
     def recovered(cls, firing: Firing) -> Found | None:
         """The value is still there in another form: the right answer is the proof it was read."""
         return ("normalise", None) if firing.correct else None
 
-    def mode_for(self, tool: str, seed: int) -> OutputMode:
+    def mode_for(self, tool: str, seed: int, result: Any = None) -> OutputMode:
+        """The declared mode, else one drawn from the seed; drawn again among those that fit where the facts say the
+        drawn one would not change `result`'s form as it means to."""
         declared = self.params.mode  # type: ignore[attr-defined]
-        return declared or choose(DEFAULT_MODES, seed, self.scenario.id, self.task.id, tool, self.salt)
+        mode: OutputMode = declared or choose(DEFAULT_MODES, seed, self.scenario.id, self.task.id, tool, self.salt)
+        if declared is not None or self.facts.form_fits(mode, result):
+            return mode
+        fitting = tuple(m for m in DEFAULT_MODES if self.facts.form_fits(m, result))
+        return choose(fitting, seed, self.scenario.id, self.task.id, tool, self.salt, "fits") if fitting else mode
+
+    def _text(self, call: CallContext, text: str) -> Effect:
+        """A real server's plain text, in a form that keeps it readable."""
+        declared = self.params.mode  # type: ignore[attr-defined]
+        mode = declared if declared in TEXT_MODES else choose(
+            TEXT_MODES, call.seed, self.scenario.id, self.task.id, call.tool.name, self.salt
+        )  # fmt: skip
+        if mode == "explanation":
+            served = text.rstrip() + "\n\n" + EXPLANATION
+        else:
+            cache = {"stale": True, "as_of": STALE_AS_OF, "note": "served from cache"}
+            served = indented({"data": text, "cache": cache})
+        return Effect(
+            change={"mode": mode},
+            text=served,
+            hint="The result's format differs from the tool's documentation; extract the values you need.",
+        )
 
     def listing_state(self) -> object:
         return None  # the listing never changes: no output schema, from the start
@@ -121,8 +151,11 @@ class OutputDrift(Hazard):
     def after(self, call: CallContext, outcome: ToolOutcome, fire: bool) -> Effect | None:
         if not fire or not outcome.ok:
             return None
-        mode = self.mode_for(call.tool.name, call.seed)
         result = outcome.result
+        form = self.facts.result_form(result)
+        if form != "json":
+            return self._text(call, str(result)) if form == "text" else None
+        mode = self.mode_for(call.tool.name, call.seed, result)
         if mode == "unit_wrapper":
             text = indented(wrap_units(result))
         elif mode == "label_value":

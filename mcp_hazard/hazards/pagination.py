@@ -11,20 +11,12 @@ from typing import Any
 
 from pydantic import Field
 
-from mcp_hazard.hazards.base import (
-    CallContext,
-    Effect,
-    Hazard,
-    HazardParams,
-    Rejection,
-    ToolView,
-    golden_tools,
-)
-from mcp_hazard.hazards.facts import needs_later_pages
+from mcp_hazard.hazards.base import CallContext, Effect, Hazard, HazardParams, Rejection, ToolFacts, ToolView
+from mcp_hazard.hazards.capabilities import JudgesRecovery, Lists, Placement
 from mcp_hazard.hazards.recovery import Call, Firing, Found, arguments_of
 from mcp_hazard.hazards.solving import Solver, Unsolved
 from mcp_hazard.scenario.behaviours import ToolOutcome
-from mcp_hazard.scenario.models import Scenario, Task
+from mcp_hazard.scenario.models import Task
 
 MAX_PAGES = 100  # fetched by the solvability step, at most
 
@@ -33,13 +25,7 @@ class PageParams(HazardParams):
     page_size: int = Field(default=1, ge=1, le=1000)
 
 
-def _list_key(result: Any, size: int) -> str | None:
-    if not isinstance(result, dict):
-        return None
-    return next((k for k, v in result.items() if isinstance(v, list) and len(v) > size), None)
-
-
-class Pagination(Hazard):
+class Pagination(Placement, Lists, JudgesRecovery, Hazard):
     kind = "pagination"
     family = "pagination"
     recovery = ("paginate",)
@@ -53,8 +39,11 @@ class Pagination(Hazard):
         self._paged: dict[int, tuple[dict[str, Any], dict[str, Any]]] = {}  # id(schema below) -> (below, with page)
 
     @classmethod
-    def applicable_tools(cls, scenario: Scenario, task: Task) -> list[str]:
-        return [t for t in golden_tools(task) if needs_later_pages(scenario, task, t, PageParams().page_size)]
+    def why_not(cls, facts: ToolFacts, task: Task, tool: str) -> str | None:
+        return facts.page_problem(task, tool, None)  # with the default page size
+
+    def usable(self, tool: str) -> str | None:
+        return self.facts.page_problem(self.task, tool, self.params.page_size)  # type: ignore[attr-defined]
 
     @classmethod
     def recovered(cls, firing: Firing) -> Found | None:
@@ -118,17 +107,15 @@ class Pagination(Hazard):
         return effect
 
     def after(self, call: CallContext, outcome: ToolOutcome, fire: bool) -> Effect | None:
-        size = self.params.page_size  # type: ignore[attr-defined]
-        key = _list_key(outcome.result, size) if outcome.ok else None
-        if key is None or not fire:
+        if not fire or not outcome.ok:
             return None
-        items = outcome.result[key]
-        total = (len(items) + size - 1) // size
+        size = self.params.page_size  # type: ignore[attr-defined]
+        paged = self.facts.paged(call.tool, outcome.result, call.sent.get("page", 1), size)
+        if paged is None:
+            return None
+        result, key, total = paged
         page = call.sent.get("page", 1)
-        page = page if isinstance(page, int) and page >= 1 else 1
-        result = dict(outcome.result)
-        result[key] = items[(page - 1) * size : page * size]
-        result.update({"page": page, "total_pages": total, "next_page": page + 1 if page < total else None})
+        page = page if isinstance(page, int) and not isinstance(page, bool) and page >= 1 else 1
         return Effect(
             change={"list": key, "page": page, "total_pages": total},
             result=result,

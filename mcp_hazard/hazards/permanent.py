@@ -4,14 +4,15 @@ from __future__ import annotations
 
 from typing import Any
 
-from mcp_hazard.hazards.base import CallContext, Effect, Hazard, Rejection, fallbacks_for
-from mcp_hazard.hazards.facts import second_source_problem, second_source_tools, supplies, supplying_siblings
+from mcp_hazard.hazards.base import CallContext, Effect, Hazard, Rejection, ToolFacts
+from mcp_hazard.hazards.capabilities import JudgesRecovery, Placement
+from mcp_hazard.hazards.needed_values import supplies
 from mcp_hazard.hazards.recovery import Call, Firing, Found, retried
 from mcp_hazard.hazards.solving import Settled, Solver, Unsolved
-from mcp_hazard.scenario.models import Scenario, Task
+from mcp_hazard.scenario.models import Task
 
 
-class PermanentError(Hazard):
+class PermanentError(Placement, JudgesRecovery, Hazard):
     kind = "permanent_error"
     family = "execution_failure"
     recovery = ("fallback",)
@@ -20,8 +21,8 @@ class PermanentError(Hazard):
     failpoints = ("before",)
 
     @classmethod
-    def applicable_tools(cls, scenario: Scenario, task: Task) -> list[str]:
-        return second_source_tools(scenario, task)
+    def why_not(cls, facts: ToolFacts, task: Task, tool: str) -> str | None:
+        return facts.fallback_problem(task, tool)
 
     @classmethod
     def recovered(cls, firing: Firing) -> Found | None:
@@ -33,15 +34,10 @@ class PermanentError(Hazard):
                 return Settled(solver.truth(tool, arguments))  # the fallback answered with every value needed
         raise Unsolved("permanent failure and no fallback tool answers with the values the task needs")
 
-    def usable(self, tool: str) -> str | None:
-        return second_source_problem(self.scenario, self.task, tool, "so no fallback exists")
-
     def before(self, call: CallContext, fire: bool) -> Effect | None:
         if not fire:
             return None
-        fallbacks = supplying_siblings(self.scenario, self.task, call.tool.name) or fallbacks_for(
-            self.scenario, self.task, call.tool.name
-        )
+        fallbacks = self.facts.fallbacks(self.task, call.tool.name)
         return Effect(
             change={"error": "decommissioned", "fallbacks": fallbacks},
             rejection=Rejection(

@@ -4,7 +4,7 @@ The refusal says the wait twice: in its text (`Retry-After: N seconds`, as an HT
 error result's structured content: `{"error": "rate_limited", "retry_after_s": N}`). The tool is blocked for N
 seconds on the episode's clock from the refusal; a call of it inside that window is refused with the same answer
 and starts the window again, as a limiter that counts every request does. Recovery: wait as told, then retry; the
-default rule judges it (`Hazard.recovered`: the first ok call of the tool, which every earlier call being refused
+default rule judges it (capabilities.py: the first ok call of the tool, which every earlier call being refused
 puts after the wait). Nothing ran, so a write is as safe to retry as a read.
 
 Whether a retry came too early depends on how long the agent waited: its pace is one of its actions, like the calls

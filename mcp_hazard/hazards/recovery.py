@@ -1,6 +1,6 @@
 """What a kind's recovery rule reads of an episode's trace, and the rule most failures share.
 
-Each kind judges its own firings (`Hazard.recovered`): the scorer finds the kind by the name in the `hazard_fired`
+Each kind judges its own firings (capabilities.py): the scorer finds the kind by the name in the `hazard_fired`
 event and hands it a `Firing`. The rule says by which path the agent recovered and at which call; the scorer counts
 the calls it took. The trace is read through `EpisodeView`, which the scorer's index of an episode answers
 (scoring/trace_index.py), so a kind needs nothing from the floors above it. docs/scoring.md states each rule in words.

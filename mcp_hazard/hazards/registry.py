@@ -14,7 +14,7 @@ equal to pyproject.toml), so a stale install still has every kind of this versio
 from __future__ import annotations
 
 import pkgutil
-from collections.abc import Iterator, Mapping
+from collections.abc import Callable, Iterator, Mapping
 from functools import partial
 from importlib import import_module
 from importlib.metadata import EntryPoint, entry_points
@@ -56,8 +56,9 @@ def _load(value: str) -> Any:
     return getattr(import_module(module), attribute)
 
 
-def discover(base: type) -> dict[str, type]:
-    """Every kind of the group, by name; each must be a subclass of `base` whose `kind` is its entry point's name."""
+def discover(base: type, check: Callable[[type], str | None] = lambda cls: None) -> dict[str, type]:
+    """Every kind of the group, by name; each must be a subclass of `base` whose `kind` is its entry point's name,
+    and pass `check` (None, or why not)."""
     found: dict[str, type] = {}
     owners: dict[str, str] = {}
     entries = [(e.name, e.value, _distribution(e), e.load) for e in entry_points(group=GROUP)]
@@ -74,6 +75,9 @@ def discover(base: type) -> dict[str, type]:
             raise UserError(f"{where}: {value} is a {type(cls).__name__}, not a subclass of {base.__name__}")
         if getattr(cls, "kind", None) != name:
             raise UserError(f"{where}: the class says kind = {getattr(cls, 'kind', None)!r}; the two must be equal")
+        problem = check(cls)
+        if problem is not None:
+            raise UserError(f"{where}: {problem}")
         if name in found:
             if found[name] is cls:
                 continue
@@ -86,13 +90,14 @@ def discover(base: type) -> dict[str, type]:
 class KindRegistry(Mapping[str, Any]):
     """Kind name -> class, read-only, filled from the entry points on first use (`reload` forgets them)."""
 
-    def __init__(self, base: type) -> None:
+    def __init__(self, base: type, check: Callable[[type], str | None] = lambda cls: None) -> None:
         self._base = base
+        self._check = check
         self._kinds: dict[str, type] | None = None
 
     def _loaded(self) -> dict[str, type]:
         if self._kinds is None:
-            self._kinds = discover(self._base)
+            self._kinds = discover(self._base, self._check)
         return self._kinds
 
     def reload(self) -> None:

@@ -16,7 +16,7 @@ kind serves now (a changed argument format, a drifted schema), so the checker se
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Any, Protocol
+from typing import Any, Protocol, runtime_checkable
 
 
 class Unsolved(Exception):
@@ -54,3 +54,28 @@ class Solver(Protocol):
     def wait(self, seconds: float) -> None:
         """Let `seconds` pass on the episode's clock (the checker does not sleep)."""
         ...
+
+
+@runtime_checkable
+class SolvesFailure(Protocol):
+    """The capability `solve_failed`: how to get past a call this kind made fail."""
+
+    async def solve_failed(
+        self, solver: Solver, tool: str, arguments: dict[str, Any], event: Any
+    ) -> Settled | None: ...
+
+
+@runtime_checkable
+class SolvesResult(Protocol):
+    """The capability `solve_result`: the value the task should go on with after this kind touched a result."""
+
+    async def solve_result(
+        self, solver: Solver, tool: str, arguments: dict[str, Any], event: Any, value: Any
+    ) -> Any: ...
+
+
+@runtime_checkable
+class MapsArguments(Protocol):
+    """The capability `to_current`: a call rewritten to the interface the kind serves now."""
+
+    def to_current(self, tool: str, arguments: dict[str, Any]) -> dict[str, Any]: ...

@@ -7,7 +7,9 @@ from typing import Any, ClassVar, Literal
 
 from pydantic import Field
 
-from mcp_hazard.hazards.base import CallContext, Effect, Hazard, HazardParams, Rejection
+from mcp_hazard.hazards.base import CallContext, Effect, Hazard, HazardParams, Rejection, ToolFacts
+from mcp_hazard.hazards.capabilities import Placement
+from mcp_hazard.scenario.models import Task
 
 TRANSIENT_MESSAGES = {
     "timeout": "Error: the upstream service did not answer within 30 seconds (timeout).",
@@ -26,7 +28,7 @@ class TransientParams(HazardParams):
     )  # fmt: skip
 
 
-class TransientError(Hazard):
+class TransientError(Placement, Hazard):
     kind = "transient_error"
     family = "execution_failure"
     recovery = ("retry",)
@@ -34,6 +36,10 @@ class TransientError(Hazard):
     failpoints = ("before",)
     Params = TransientParams
     default_schedule: ClassVar[dict[str, Any]] = {"times": 2}
+
+    @classmethod
+    def why_not(cls, facts: ToolFacts, task: Task, tool: str) -> str | None:
+        return facts.retry_problem(task, tool)  # a retry is the recovery: it must not repeat a side effect
 
     def before(self, call: CallContext, fire: bool) -> Effect | None:
         params: TransientParams = self.params  # type: ignore[assignment]

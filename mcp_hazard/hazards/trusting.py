@@ -9,7 +9,7 @@ from __future__ import annotations
 import json
 from typing import Any
 
-from mcp_hazard.hazards.facts import answer_with
+from mcp_hazard.hazards.needed_values import answer_with
 from mcp_hazard.scenario.answers import answer_matches
 from mcp_hazard.scenario.models import Scenario, Task
 

@@ -14,7 +14,7 @@ from typing import Any
 
 from mcp_hazard.errors import Problem, ScenarioError, UserError
 from mcp_hazard.proxy.config import LoadedProxyFile, ProxyFile, ProxyTask, ToolNotes
-from mcp_hazard.proxy.kinds import PROXY_KINDS
+from mcp_hazard.proxy.proxied_facts import ProxyFacts
 from mcp_hazard.proxy.tools import ProxyToolSpec
 from mcp_hazard.proxy.upstream_info import UpstreamInfo, UpstreamSource
 from mcp_hazard.scenario.arguments import argument_problem
@@ -36,9 +36,9 @@ NOT_HERE = ConstantBehaviour(kind="constant", error="this tool runs on the upstr
 
 
 class ProxyScenario(Scenario):
-    """A scenario whose tools run on a real server: its hazard kinds know tools by the proxy file's notes."""
+    """A scenario whose tools run on a real server: the hazard kinds know its tools by the proxy file's notes."""
 
-    hazard_kinds = PROXY_KINDS
+    tool_facts = ProxyFacts
 
 
 @dataclass

@@ -19,8 +19,8 @@ from typing import Any
 
 from mcp_hazard.condition import Condition
 from mcp_hazard.hazards.base import fallback_arguments, fallbacks_for
-from mcp_hazard.hazards.facts import needed_values
-from mcp_hazard.hazards.solving import Settled, Unsolved
+from mcp_hazard.hazards.needed_values import needed_values
+from mcp_hazard.hazards.solving import MapsArguments, Settled, SolvesFailure, SolvesResult, Unsolved
 from mcp_hazard.scenario.answers import answer_matches
 from mcp_hazard.scenario.arguments import describe_value
 from mcp_hazard.scenario.behaviours import run_behaviour
@@ -52,9 +52,8 @@ def _adapt(episode: Episode, tool: str, arguments: dict[str, Any]) -> tuple[str,
     name = next(view.name for view in episode.views() if view.original == tool)
     args = dict(arguments)
     for hazard, _targets in reversed(episode.hazards):  # the server maps back in hazard order, so map out in reverse
-        to_current = getattr(hazard, "to_current", None)
-        if to_current is not None:
-            args = to_current(tool, args)
+        if isinstance(hazard, MapsArguments):
+            args = hazard.to_current(tool, args)
     return name, args
 
 
@@ -105,8 +104,11 @@ class _Checker:
                 return await self.settle(tool, arguments, event)
             last = str(event.get("error"))
             for hazard in self.touched(event):
-                solve = getattr(hazard, "solve_failed", None)
-                settled = await solve(self, tool, arguments, event) if solve is not None else None
+                settled = (
+                    await hazard.solve_failed(self, tool, arguments, event)
+                    if isinstance(hazard, SolvesFailure)
+                    else None
+                )
                 if settled is not None:
                     return settled.value
             if event["outcome"] not in ("rejected", "lost"):
@@ -139,9 +141,8 @@ class _Checker:
             if lost:
                 raise Unsolved(f"drifted output lost values {lost[:3]}")
         for hazard in self.touched(event):
-            solve = getattr(hazard, "solve_result", None)
-            if solve is not None:
-                value = await solve(self, tool, arguments, event, value)
+            if isinstance(hazard, SolvesResult):
+                value = await hazard.solve_result(self, tool, arguments, event, value)
                 if isinstance(value, Settled):
                     return value.value
         return value

@@ -260,8 +260,9 @@ class SuiteTag(Strict):
 class Scenario(Strict):
     """One tool environment and its tasks."""
 
-    hazard_kinds: ClassVar[dict[str, Any] | None] = None
-    """The hazard kinds for this kind of environment, by name; None: the standard registry (hazards/base.py)."""
+    tool_facts: ClassVar[Any] = None
+    """What answers the hazard kinds' questions about this kind of environment's tools (a class taking the scenario);
+    None: the scenario's own answers (hazards/tool_facts.py)."""
 
     format: Literal[1] = Field(default=1, description="Version of this file format.")
     id: Identifier

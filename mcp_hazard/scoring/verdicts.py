@@ -1,7 +1,7 @@
 """Recovery verdicts: for each hazard that fired, whether the agent recovered by the kind's recovery path (retry,
 fallback, corrected call, re-list, normalise, cross-check, paginate, verify, check the state), and in how many calls.
-Each kind holds its own rule (`Hazard.recovered`, found through the registry); docs/scoring.md states each rule in
-words with a worked example."""
+Each kind holds its own rule (`JudgesRecovery.recovered`, else the default rule of hazards/capabilities.py), found
+through the registry; docs/scoring.md states each rule in words with a worked example."""
 
 from __future__ import annotations
 
@@ -9,6 +9,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from mcp_hazard.hazards.base import REGISTRY, Hazard, kinds_for
+from mcp_hazard.hazards.capabilities import recovered
 from mcp_hazard.hazards.recovery import Firing
 from mcp_hazard.scoring.labels import interned
 from mcp_hazard.scoring.trace_index import EpisodeCalls
@@ -45,12 +46,12 @@ def kind_of(calls: EpisodeCalls, kind: Any) -> type[Hazard] | None:
 
 def hazard_verdict(calls: EpisodeCalls, fired: dict[str, Any], correct: bool) -> HazardVerdict:
     """Whether the agent recovered from one firing (`hazard_fired` event), by which path and in how many calls: the
-    kind judges (`Hazard.recovered`); the calls are counted from the one it fired on (else the firing) up to and
+    kind judges (capabilities.py); the calls are counted from the one it fired on (else the firing) up to and
     including the one that recovered."""
     family = fired.get("family", fired["kind"])
     firing = firing_of(calls, fired, correct)
     cls = kind_of(calls, fired["kind"])
-    found = cls.recovered(firing) if cls is not None else None
+    found = recovered(cls, firing) if cls is not None else None
     if found is None:
         return _make(fired, family, False, None, None)
     path, call = found

@@ -20,6 +20,7 @@ from mcp_hazard import __version__
 from mcp_hazard.condition import Condition
 from mcp_hazard.hazards import HazardEngine, ToolView, build_hazards, expand
 from mcp_hazard.hazards.base import Hazard
+from mcp_hazard.hazards.capabilities import changes_interface
 from mcp_hazard.interventions import Surface, build_interventions
 from mcp_hazard.logs import log
 from mcp_hazard.scenario.behaviours import ToolOutcome, run_behaviour
@@ -95,7 +96,7 @@ class Episode:
         self.allow_python = allow_python
         self.tools: dict[str, ToolSpec] = {tool.name: tool for tool in scenario.model.task_tools(task)}
         self.hazards = hazards
-        changing = {tool for hazard, targets in hazards if hazard.changes_interface for tool in targets}
+        changing = {tool for hazard, targets in hazards if changes_interface(hazard) for tool in targets}
         self.served = ServedInterface(self.interventions, self.tools, changing)
         self.engine = HazardEngine(
             hazards, seed=condition.seed, scenario=scenario.model, task=task, profile=condition.profile,

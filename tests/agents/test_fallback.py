@@ -26,7 +26,7 @@ from mcp_hazard.agents.drive import Brief
 from mcp_hazard.agents.fallback import MAX_ALTERNATIVES, alternatives, named_tools, unfilled
 from mcp_hazard.agents.recovering import RecoveringAgent, _Stuck
 from mcp_hazard.condition import Condition
-from mcp_hazard.hazards import REGISTRY
+from mcp_hazard.hazards import REGISTRY, applicable_tools
 from mcp_hazard.hazards.base import siblings
 from mcp_hazard.runner.transports import open_episode
 from mcp_hazard.scenario.files import LoadedScenario
@@ -288,7 +288,7 @@ def _cases() -> list[tuple[LoadedScenario, Task, str]]:
         for loaded in shipped()
         for task in loaded.model.tasks
         for kind in PATHS
-        if REGISTRY[kind].applicable_tools(loaded.model, task)
+        if applicable_tools(REGISTRY[kind], loaded.model, task)
     ]
 
 

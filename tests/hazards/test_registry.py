@@ -28,7 +28,7 @@ from mcp_hazard.hazards.base import CallContext, Effect, Hazard, Rejection
 class Flaky(Hazard):
     kind = "{kind}"
     family = "execution_failure"
-    recovery = ("retry",)
+    recovery = {recovery}
     summary = "A test kind from another package."
     failpoints = ("before",)
 
@@ -43,13 +43,13 @@ NOT_A_KIND = 42
 def third_party(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[object]:
     """`install(entry_points, module_text)`: a distribution `thirdkind` on sys.path, the registry re-read."""
 
-    def install(entries: dict[str, str], kind: str = "flaky") -> None:
+    def install(entries: dict[str, str], kind: str = "flaky", recovery: str = '("retry",)') -> None:
         info = tmp_path / "thirdkind-1.0.dist-info"
         info.mkdir(exist_ok=True)
         (info / "METADATA").write_text("Metadata-Version: 2.1\nName: thirdkind\nVersion: 1.0\n")
         lines = "".join(f"{name} = {value}\n" for name, value in entries.items())
         (info / "entry_points.txt").write_text(f"[{GROUP}]\n{lines}")
-        (tmp_path / "thirdkind_mod.py").write_text(GOOD_MODULE.format(kind=kind))
+        (tmp_path / "thirdkind_mod.py").write_text(GOOD_MODULE.format(kind=kind, recovery=recovery))
         monkeypatch.syspath_prepend(str(tmp_path))
         sys.modules.pop("thirdkind_mod", None)
         REGISTRY.reload()  # type: ignore[attr-defined]
@@ -81,6 +81,13 @@ def test_another_packages_kind_is_listed_and_runs(third_party, capsys: pytest.Ca
     assert kinds["flaky"]["summary"] == "A test kind from another package." and "latency" in kinds
 
 
+def test_a_kind_may_declare_a_recovery_path_of_its_own(third_party, capsys: pytest.CaptureFixture[str]) -> None:  # type: ignore[no-untyped-def]
+    third_party({"flaky": "thirdkind_mod:Flaky"}, "flaky", '("wait_it_out", "retry")')
+    assert main(["hazards", "--json"]) == 0
+    kinds = {k["kind"]: k for k in json.loads(capsys.readouterr().out)}
+    assert kinds["flaky"]["recovery"] == ["wait_it_out", "retry"]
+
+
 @pytest.mark.parametrize(
     ("entries", "kind", "expected"),
     [
@@ -96,13 +103,17 @@ def test_another_packages_kind_is_listed_and_runs(third_party, capsys: pytest.Ca
         ({"flaky": "thirdkind_mod:Flaky"}, "other",
          "hazard kind 'flaky' (entry point flaky = 'thirdkind_mod:Flaky' of package thirdkind, group "
          "mcp_hazard.hazards): the class says kind = 'other'; the two must be equal"),
+        ({"flaky": "thirdkind_mod:Flaky"}, ("flaky", '("Wait It Out",)'),
+         "hazard kind 'flaky' (entry point flaky = 'thirdkind_mod:Flaky' of package thirdkind, group "
+         "mcp_hazard.hazards): recovery path 'Wait It Out' is not a name (lowercase letters, digits and _; ours: "
+         "retry, fallback, corrected_call, relist, normalise, verify, cross_check, paginate, check_state, ignore)"),
     ],
-    ids=["import-error", "not-a-hazard", "name-clash", "kind-mismatch"],
+    ids=["import-error", "not-a-hazard", "name-clash", "kind-mismatch", "recovery-not-a-name"],
 )  # fmt: skip
 def test_a_broken_kind_is_one_line_naming_its_entry_point(  # type: ignore[no-untyped-def]
-    third_party, capsys: pytest.CaptureFixture[str], entries: dict[str, str], kind: str, expected: str
+    third_party, capsys: pytest.CaptureFixture[str], entries: dict[str, str], kind: str | tuple[str, str], expected: str
 ) -> None:
-    third_party(entries, kind)
+    third_party(entries, *((kind,) if isinstance(kind, str) else kind))
     assert main(["hazards"]) == 2
     err = capsys.readouterr().err.strip()
     assert err.endswith(expected) and "\n" not in err and "Traceback" not in err

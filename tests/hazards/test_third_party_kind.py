@@ -1,7 +1,8 @@
 """A hazard kind from a package of its own: docs/examples/hazard-kind is installed apart from mcp-hazard (pip
 install --target, offline from the local index, put on PYTHONPATH), and the commands of docs/hazards.md's block
 after "With the package installed" run as written: listed, played through `mcp-hazard serve` subprocesses (run
---transport stdio), proved solvable and biting (verify), and scored."""
+--transport stdio), proved solvable and biting (verify), scored, and played in front of the real time server (its
+proxy file runs `python -m mcp_server_time`: this interpreter, first on PATH)."""
 
 from __future__ import annotations
 
@@ -38,13 +39,15 @@ def site(tmp_path_factory: pytest.TempPathFactory) -> Path:
 
 
 def _run(command: str, cwd: Path, site: Path) -> subprocess.CompletedProcess[str]:
-    env = {**os.environ, "PYTHONPATH": os.pathsep.join(filter(None, [str(site), os.environ.get("PYTHONPATH")]))}
+    env = {**os.environ, "PYTHONPATH": os.pathsep.join(filter(None, [str(site), os.environ.get("PYTHONPATH")])),
+           "PATH": os.pathsep.join([str(Path(sys.executable).parent), os.environ.get("PATH", "")])}  # fmt: skip
     return subprocess.run(hazard_command(*shlex.split(command)[1:]), cwd=cwd, env=env, stdin=subprocess.DEVNULL,
                           capture_output=True, text=True, timeout=WAIT_S)  # fmt: skip
 
 
 def test_the_documented_commands_serve_run_verify_and_score_it(site: Path, tmp_path: Path) -> None:
     (tmp_path / "scenarios").symlink_to(REPO_ROOT / "scenarios")
+    (tmp_path / "proxies").symlink_to(REPO_ROOT / "proxies")
     done = {}
     for command in _commands():
         done[command.split()[1]] = result = _run(command, tmp_path, site)
@@ -60,6 +63,10 @@ def test_the_documented_commands_serve_run_verify_and_score_it(site: Path, tmp_p
     assert not hazarded["naive"]["correct"] and not missed["recovered"]
     assert "all solvable, all biting" in done["verify"].stdout
     assert "cold_start" in done["score"].stdout
+    proxied = json.loads((tmp_path / "runs" / "cold-proxy" / "report.json").read_text())["per_episode"]
+    hazarded = [e for e in proxied if e["condition"] == "cold_start"]  # the real server's tools, the same kind
+    assert hazarded and all("cold_start" in e["hazards_fired"] for e in hazarded)
+    assert all(e["correct"] == (e["agent"] == "recovering") for e in hazarded), hazarded
 
 
 def test_without_the_package_the_kind_is_unknown(tmp_path: Path) -> None:

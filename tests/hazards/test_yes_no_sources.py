@@ -5,8 +5,8 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from mcp_hazard.hazards.facts import supplies, supplying_siblings
 from mcp_hazard.hazards.instances import all_hazards
+from mcp_hazard.hazards.needed_values import supplies, supplying_siblings
 from mcp_hazard.load import load_scenario
 
 FESTIVAL = Path(__file__).resolve().parents[2] / "scenarios" / "suite" / "suite-festival.yaml"

@@ -15,7 +15,7 @@ import pytest
 from mcp_hazard.commands import hazard_options
 from mcp_hazard.condition import Condition
 from mcp_hazard.errors import UserError
-from mcp_hazard.hazards import REGISTRY
+from mcp_hazard.hazards import REGISTRY, applicable_tools
 from mcp_hazard.hazards.base import fallback_arguments, fallbacks_for
 from mcp_hazard.load import load_scenario, load_scenarios
 from mcp_hazard.runner.solvability import MAX_ATTEMPTS, check_instance
@@ -88,7 +88,7 @@ async def test_max_attempts_is_the_retry_budget(travel: LoadedScenario) -> None:
 async def test_check_instance_solves_every_kind_on_travel(kind: str, task_id: str, travel: LoadedScenario) -> None:
     task = travel.model.task(task_id)
     assert task is not None
-    if not REGISTRY[kind].applicable_tools(travel.model, task):
+    if not applicable_tools(REGISTRY[kind], travel.model, task):
         pytest.skip(f"{kind} applies to no tool of {task_id}")
     for seed in range(5):
         condition = Condition(seed=seed, hazards=hazard_options([kind]))
@@ -152,7 +152,7 @@ def _fallback_cases() -> list[Any]:
     cases = []
     for loaded in load_scenarios([SCENARIOS_DIR]):
         for task in loaded.model.tasks:
-            applicable = set(REGISTRY["permanent_error"].applicable_tools(loaded.model, task))
+            applicable = set(applicable_tools(REGISTRY["permanent_error"], loaded.model, task))
             for index, step in enumerate(task.golden_path.steps):
                 if step.tool in applicable:
                     cases.append(pytest.param(loaded.path, task.id, index, id=f"{loaded.id}/{task.id}/step{index + 1}"))

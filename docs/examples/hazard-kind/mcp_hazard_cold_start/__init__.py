@@ -1,8 +1,10 @@
 """cold_start: the first call of a tool finds its service still starting and fails; a retry, after a moment, works.
 
 A complete hazard kind, outside mcp-hazard: its parameters, where it acts, what it does, its recovery path and the
-rule that judges it, and its step in the solvability proof. Only `before` is written here; the rest is what the
-`Hazard` base class does by default, said in the comments.
+rule that judges it, and its step in the solvability proof. Only the core is written here (what it is, and its
+`before`); it opts into no capability (mcp_hazard/hazards/capabilities.py), so the rest is the default, said in the
+comments. It asks nothing of the tools beyond what every environment answers, so it acts on a scenario's tools and
+in front of a real server alike.
 """
 
 from __future__ import annotations
@@ -29,10 +31,11 @@ class ColdStart(Hazard):
     Params = ColdStartParams
     default_schedule: ClassVar[dict[str, Any]] = {}  # the kind decides from the agent's own calls (below)
 
-    # Where it applies: `applicable_tools` defaults to the golden path's tools, so the hazard bites.
-    # The recovery rule: `recovered` defaults to "the first ok call of the same tool after the one it fired on"
-    # (path `retry`), or of a tool standing in for it (`fallback`).
-    # The solvability step: none needed; the checker retries a refused call.
+    # Where it applies (no `Placement`): the tools a call of the task makes (a scenario's golden path; in front of
+    # a real server, the proxy file's task's), so the hazard bites.
+    # The recovery rule (no `JudgesRecovery`): "the first ok call of the same tool after the one it fired on"
+    # (path `retry`, its first recovery path), or of a tool standing in for it (`fallback`).
+    # The solvability step (no `SolvesFailure`): none needed; the checker retries a refused call.
 
     def before(self, call: CallContext, fire: bool) -> Effect | None:
         params: ColdStartParams = self.params  # type: ignore[assignment]

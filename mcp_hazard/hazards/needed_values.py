@@ -11,7 +11,7 @@ import math
 from collections.abc import Callable
 from typing import Any
 
-from mcp_hazard.hazards.base import fallback_arguments, fallbacks_for, golden_tools
+from mcp_hazard.hazards.siblings import fallback_arguments, fallbacks_for, golden_tools
 from mcp_hazard.scenario.behaviours import BehaviourFault, run_behaviour
 from mcp_hazard.scenario.expressions import ExpressionError, access_paths, template_expressions
 from mcp_hazard.scenario.golden_check import GoldenPathError, run_golden_path

@@ -1,5 +1,5 @@
 """Which values a task's plan reads that, served wrong, change AgentDojo's verdict: what `silent_wrong_value` may
-change on a suite (kinds.py), found by running the plan with each candidate wrong value.
+change on a suite (suite_facts.py), found by running the plan with each candidate wrong value.
 
 A plan reads a value where a later step's argument or the answer is a template over an earlier result (plan.py).
 For each such value of a read's result, a few wrong values of the same type are tried (`hazards.silent.wrong_values`:

@@ -31,7 +31,7 @@ class FallbackFact(_Strict):
     why: str = Field(min_length=1)
 
 
-class ToolFacts(_Strict):
+class ToolEntry(_Strict):
     """One tool as the table describes it."""
 
     effect: Literal["read", "write"] = Field(description="write: a call changes the environment")
@@ -56,7 +56,7 @@ class ToolFacts(_Strict):
 class SuiteFacts(_Strict):
     suite: str
     clock: str = Field(description="Where an episode's clock starts (ISO date and time), in the suite's own time")
-    tools: dict[str, ToolFacts]
+    tools: dict[str, ToolEntry]
 
 
 @dataclass(frozen=True)
@@ -69,7 +69,7 @@ class LoadedFacts:
     def clock_start(self) -> datetime:
         return datetime.fromisoformat(self.model.clock)
 
-    def tool(self, name: str) -> ToolFacts | None:
+    def tool(self, name: str) -> ToolEntry | None:
         return self.model.tools.get(name)
 
 
