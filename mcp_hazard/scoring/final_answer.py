@@ -100,6 +100,12 @@ def placeholder(answer: Any) -> bool:
     of its words are the tool's), so it is a wrong answer, never an invented one."""
     if not isinstance(answer, str) or any(ch.isdigit() for ch in answer):
         return False
+    return _placeholder_text(answer)
+
+
+@lru_cache(maxsize=4096)
+def _placeholder_text(answer: str) -> bool:
+    """`placeholder` of a text without a digit, once per text: the episodes of a task submit the same few."""
     words = _WORDS.findall(canonical_text(answer).casefold())
     known = _submit_words()
     return bool(words) and sum(word in known for word in words) >= PLACEHOLDER_SHARE * len(words)
