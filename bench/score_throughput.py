@@ -4,7 +4,7 @@ to parse the same files. bench/README.md explains it; docs/performance.md record
     python -m bench.score_throughput [--episodes 100000] [--dir DIR] [--keep] [--repeat 2] [--profile]
 
 1. Seed traces and 2. the generated set: bench/score_corpus.py.
-3. Measurements, in this process, interleaved, each repeated (best reported): (a) parse: `trace_files(DIR)` and
+3. Measurements, in this process, interleaved, each repeated (best CPU time reported): (a) parse: `trace_files(DIR)` and
    `read_trace` on every file; (b) score: `score_traces(DIR)` (listing, `read_trace`, scenarios from its
    `ScenarioCache`, `score_episode`), then `aggregate` over all scores. The ratio (b)/(a) is the figure of merit
    (target <= 2).
@@ -64,10 +64,13 @@ def parse_and_score(directory: Path) -> dict[str, Any]:
 
 
 def timed(fn: Callable[[Path], dict[str, Any]], directory: Path) -> tuple[float, dict[str, Any]]:
+    """(CPU seconds, what `fn` returned), the wall time in it as `wall_s`: on a shared machine the CPU time is what
+    the ratio is taken on (the wall time moves with the other work)."""
     gc.collect()
-    began = time.perf_counter()
+    began, cpu = time.perf_counter(), time.process_time()
     out = fn(directory)
-    return time.perf_counter() - began, out
+    cpu_s = time.process_time() - cpu
+    return cpu_s, {**out, "wall_s": time.perf_counter() - began}
 
 
 def profile(directory: Path, top: int = 25) -> str:
@@ -132,18 +135,19 @@ def main(argv: list[str] | None = None) -> int:
     ratio = score_s / parse_s
 
     print()
-    print(f"{'measurement':<44} {'episodes':>9} {'events':>10} {'best s':>8} {'events/s':>10}  runs (s)")
+    print(f"{'measurement (CPU time)':<44} {'episodes':>9} {'events':>10} {'best s':>8} {'events/s':>10}  runs (s)")
     for name, episodes, seconds, all_runs in (
         ("(a) parse: trace_files + read_trace", parsed["episodes"], parse_s, runs["parse"]),
         ("(b) score: score_traces + aggregate", scored["episodes"], score_s, runs["score"]),
     ):
         times = ", ".join(f"{r[0]:.2f}" for r in all_runs)
         print(f"{name:<44} {episodes:>9,} {events:>10,} {seconds:>8.2f} {_rate(events, seconds):>10}  {times}")
-    print(f"{'    of which score_traces':<44} {'':>9} {'':>10} {scored['score_traces_s']:>8.2f}")
-    print(f"{'    of which aggregate':<44} {'':>9} {'':>10} {scored['aggregate_s']:>8.2f}")
+    print(f"{'    of which score_traces (wall)':<44} {'':>9} {'':>10} {scored['score_traces_s']:>8.2f}")
+    print(f"{'    of which aggregate (wall)':<44} {'':>9} {'':>10} {scored['aggregate_s']:>8.2f}")
     print()
     verdict = "met" if ratio <= 2.0 else "NOT met"
-    print(f"ratio (b)/(a) = {ratio:.2f}  (target <= 2.00: {verdict})")
+    wall = scored["wall_s"] / parsed["wall_s"]
+    print(f"ratio (b)/(a) = {ratio:.2f} by CPU time (target <= 2.00: {verdict}); by wall time {wall:.2f}")
     print(f"scored {scored['episodes']:,} episodes, {scored['correct']:,} correct, {scored['warnings']:,} warnings")
 
     if args.profile:

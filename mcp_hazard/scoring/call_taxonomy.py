@@ -39,12 +39,25 @@ def _scalars(value: Any) -> list[Any]:
 
 
 def _arity(scenario: Scenario, tool: str) -> tuple[int, int] | None:
+    """(required, known) argument counts of a tool of the scenario, None for a name it has not; once per scenario
+    object and tool name (a failed episode asks it of most of its calls)."""
+    key = (id(scenario), tool)
+    kept = _ARITIES.get(key)
+    if kept is not None and kept[0] is scenario:
+        return kept[1]
     spec = scenario.tool(tool)
-    if spec is None:
-        return None
-    props = spec.input_schema.get("properties")
-    required = spec.input_schema.get("required")
-    return (len(required) if isinstance(required, list) else 0, len(props) if isinstance(props, dict) else 0)
+    arity = None
+    if spec is not None:
+        props = spec.input_schema.get("properties")
+        required = spec.input_schema.get("required")
+        arity = (len(required) if isinstance(required, list) else 0, len(props) if isinstance(props, dict) else 0)
+    if len(_ARITIES) >= 4096:  # bounded: one entry per scenario and tool name (names a damaged trace makes up too)
+        _ARITIES.clear()
+    _ARITIES[key] = (scenario, arity)  # the entry keeps its scenario alive, so the id cannot be reused meanwhile
+    return arity
+
+
+_ARITIES: dict[tuple[int, str], tuple[Scenario, tuple[int, int] | None]] = {}
 
 
 def classify_calls(

@@ -22,6 +22,7 @@ A scenario found nowhere is one warning (not one per trace), and its traces are 
 
 from __future__ import annotations
 
+import os
 from dataclasses import dataclass, field
 from datetime import datetime
 from pathlib import Path
@@ -152,13 +153,24 @@ def match_text(spec: AnswerSpec | None) -> str:
 
 def _for_reports(score: EpisodeScore, scenario: Scenario, notes: RunNotes, folder: Path) -> None:
     """What the reports show beside the verdict: the expected answer, its rule, and the agent's notes."""
-    task = scenario.task(score.task)
-    spec = task.answer if task is not None else None
-    score.expected = spec.value if spec is not None else None
-    score.match = match_text(spec)
-    if is_suite(scenario) and task is not None:  # judged by AgentDojo's check; the golden answer for reference
-        score.expected, score.match = task.golden_path.answer, STATE_RULE
+    key = (id(scenario), score.task)
+    kept = _EXPECTED.get(key)
+    if kept is None or kept[0] is not scenario:
+        task = scenario.task(score.task)
+        spec = task.answer if task is not None else None
+        expected, match = (spec.value if spec is not None else None), match_text(spec)
+        if is_suite(scenario) and task is not None:  # judged by AgentDojo's check; the golden answer for reference
+            expected, match = task.golden_path.answer, STATE_RULE
+        if len(_EXPECTED) >= 4096:
+            _EXPECTED.clear()
+        kept = _EXPECTED[key] = (scenario, expected, match)
+    score.expected, score.match = kept[1], kept[2]  # shared by the task's scores: the reports only read them
     score.notes = notes.of(folder, score.episode_id)
+
+
+# (scenario id(), task id) -> (the scenario, expected answer, its rule): once per task, not per episode. Each entry
+# keeps its scenario alive, so the id cannot be reused while it lives; dropped whole when full.
+_EXPECTED: dict[tuple[int, str], tuple[Scenario, Any, str]] = {}
 
 
 def _score_traces(paths: list[str], *, folders: list[str], allow_python: bool, timelines: bool) -> Scored:
@@ -169,12 +181,16 @@ def _score_traces(paths: list[str], *, folders: list[str], allow_python: bool, t
     named = {Path(p) for p in paths}
     # A scenario that cannot be had: one warning, at the place of its first trace, counting all of them.
     missing: dict[str, tuple[int, int]] = {}  # reason -> (index in warnings, traces)
+    places: dict[str, Path] = {}
     for file, resolved in resolved_jsonl_files(paths).items():
         read = _read(file, file in named, scored)
         if read is None:
             continue
         trace, started = read
-        where = resolved.parent
+        parent = os.path.dirname(str(resolved))
+        where = places.get(parent)
+        if where is None:  # one Path per folder: it keys the finder's and the run notes' caches, hashed once
+            where = places[parent] = resolved.parent
         loaded, note = _scenario_of(file, started, finder, where)
         if loaded is None:
             index, count = missing.get(note, (len(scored.warnings), 0))
@@ -201,6 +217,10 @@ def _read(file: Path, named: bool, scored: Scored) -> tuple[Trace, dict[str, Any
     """The trace in `file` and its `episode_started` event; None (with a warning where one is due) when the file is
     not a trace, or a trace that cannot be read."""
     text = read_text(file)
+    whole = _whole_trace(text, file) if text is not None else None
+    if whole is not None:
+        scored.traces += 1
+        return whole, whole.events[0]
     first, problem = sniff(file) if text is None else sniff_text(text, file)
     if first is None:
         if problem is not None:
@@ -217,6 +237,22 @@ def _read(file: Path, named: bool, scored: Scored) -> tuple[Trace, dict[str, Any
         return None
     scored.warnings.extend(trace.warnings)
     return trace, trace.started or first
+
+
+def _whole_trace(text: str, file: Path) -> Trace | None:
+    """The trace in `text` when it is a whole one: its first line an `episode_started` event and every line read
+    without a warning. Then that first line, parsed once, is what `sniff_text` would have found; anything else
+    (None) goes the careful way, sniffing first, which says what is wrong where."""
+    end = text.find("\n")
+    if '"episode_started"' not in (text if end < 0 else text[:end]):
+        return None
+    try:
+        trace = parse_trace(text, str(file))
+    except UserError:
+        return None
+    if trace.warnings or not trace.events or trace.events[0].get("type") != "episode_started":
+        return None
+    return trace
 
 
 def _scenario_of(file: Path, started: dict[str, Any], finder: ScenarioFinder, where: Path) -> tuple[Any, str]:

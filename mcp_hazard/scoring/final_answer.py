@@ -29,9 +29,7 @@ def judge(calls: EpisodeCalls, answer: Any) -> AnswerVerdict:
     found: set[str] = set()
     fields = answer_fields(calls.task)
     if fields:
-        for call in calls.calls:
-            if call["outcome"] == "ok":
-                field_values(call.get("result"), fields, found)
+        _field_values([call.get("result") for call in calls.calls if call["outcome"] == "ok"], fields, found)
     # Most episodes' results hold only values the scenario knows: then the cached set is the vocabulary (and its hash,
     # part of the verdict cache's key, is computed once, not in every episode).
     vocabulary = known if found <= known else known | found
@@ -47,6 +45,22 @@ def judge(calls: EpisodeCalls, answer: Any) -> AnswerVerdict:
         _JUDGED.clear()
     _JUDGED[key] = (spec, verdict)
     return verdict
+
+
+def _field_values(results: list[Any], fields: frozenset[str], into: set[str]) -> None:
+    """`field_values` of each result, walked without a call per leaf: the same texts, found in a fifth of the time
+    (every successful result of every judged episode is walked)."""
+    stack = results
+    while stack:
+        value = stack.pop()
+        if isinstance(value, dict):
+            for key, item in value.items():
+                if isinstance(item, dict | list):
+                    stack.append(item)
+                elif key in fields and isinstance(item, str):
+                    field_values({key: item}, fields, into)  # the rule for one value, as the scenario states it
+        elif isinstance(value, list):
+            stack.extend(item for item in value if isinstance(item, dict | list))
 
 
 JUDGED_CACHE = 20_000
@@ -86,6 +100,12 @@ def placeholder(answer: Any) -> bool:
     of its words are the tool's), so it is a wrong answer, never an invented one."""
     if not isinstance(answer, str) or any(ch.isdigit() for ch in answer):
         return False
+    return _placeholder_text(answer)
+
+
+@lru_cache(maxsize=4096)
+def _placeholder_text(answer: str) -> bool:
+    """`placeholder` of a text without a digit, once per text: the episodes of a task submit the same few."""
     words = _WORDS.findall(canonical_text(answer).casefold())
     known = _submit_words()
     return bool(words) and sum(word in known for word in words) >= PLACEHOLDER_SHARE * len(words)

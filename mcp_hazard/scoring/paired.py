@@ -8,6 +8,7 @@ condition, interface) in order of appearance, as robustness does. docs/scoring.m
 from __future__ import annotations
 
 from collections import Counter, defaultdict
+from functools import lru_cache
 from itertools import combinations
 from typing import Any
 
@@ -113,8 +114,14 @@ def _policy_key(score: EpisodeScore) -> tuple[str, str, str, int, str, str, str]
     """The item across name policies: the problem (a generated graph under every surface, else the scenario), task,
     seed, profile, hazard condition and the interventions other than a name policy. The policy is a `names=...`
     intervention as applied, else the generated file's own `--names`, else `original`."""
-    others = "+".join(p for p in score.intervention.split("+") if not p.startswith("names=")) or "none"
-    return (score.agent, score.problem, score.task, score.seed, score.profile, score.condition, others)
+    return (score.agent, score.problem, score.task, score.seed, score.profile, score.condition,
+            _other_interventions(score.intervention))  # fmt: skip
+
+
+@lru_cache(maxsize=1024)
+def _other_interventions(intervention: str) -> str:
+    """The interventions but a name policy, once per label (a run has a few, its scores thousands)."""
+    return "+".join(p for p in intervention.split("+") if not p.startswith("names=")) or "none"
 
 
 def name_policies(scores: list[EpisodeScore]) -> dict[str, list[dict[str, Any]]]:
@@ -160,11 +167,17 @@ def _policy_rank(policy: str) -> tuple[int, int, str]:
     return (policy != bare, POLICY_ORDER.index(bare) if bare in POLICY_ORDER else len(POLICY_ORDER), policy)
 
 
-def _families(score: EpisodeScore) -> list[str]:
+def _families(score: EpisodeScore) -> tuple[str, ...]:
+    return _families_of(tuple(score.hazard_kinds))
+
+
+@lru_cache(maxsize=1024)
+def _families_of(kinds: tuple[str, ...]) -> tuple[str, ...]:
+    """The hazard families of a condition's kinds, sorted; once per set of kinds."""
     from mcp_hazard.hazards import REGISTRY
 
-    found = {str(REGISTRY[k].family) if k in REGISTRY else k for k in score.hazard_kinds}
-    return sorted(found) or ["clean"]
+    found = {str(REGISTRY[k].family) if k in REGISTRY else k for k in kinds}
+    return tuple(sorted(found)) or ("clean",)
 
 
 def gains(index: Index, other: str) -> list[dict[str, Any]]:

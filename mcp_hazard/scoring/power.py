@@ -22,6 +22,7 @@ discordant ones.
 from __future__ import annotations
 
 import math
+from functools import lru_cache
 from statistics import NormalDist
 
 from mcp_hazard.scoring.stats import wilson
@@ -30,7 +31,9 @@ ALPHA = 0.05
 POWER = 0.8
 
 
+@lru_cache(maxsize=64)
 def _z(p: float) -> float:
+    """The normal quantile; a report asks for the same two in every step of every comparison's bisection."""
     return NormalDist().inv_cdf(p)
 
 

@@ -35,6 +35,7 @@ class RunNotes:
 
     def __init__(self) -> None:
         self._logs: dict[Path, dict[str, list[str]] | None] = {}
+        self._beside: dict[Path, list[dict[str, list[str]]]] = {}  # folder -> the logs of it and its parent
 
     def _log(self, folder: Path) -> dict[str, list[str]] | None:
         if folder not in self._logs:
@@ -45,8 +46,11 @@ class RunNotes:
     def of(self, folder: Path, episode_id: str) -> list[str] | None:
         """The agent's notes for the episode (maybe none), or None when no run log beside the trace (in `folder`, its
         resolved folder) records it."""
-        for place in (folder, folder.parent):
-            log = self._log(place)
-            if log is not None and episode_id in log:
+        logs = self._beside.get(folder)
+        if logs is None:  # once per folder: a run folder's thousands of traces share one or two
+            found = (self._log(place) for place in (folder, folder.parent))
+            logs = self._beside[folder] = [log for log in found if log is not None]
+        for log in logs:
+            if episode_id in log:
                 return log[episode_id]
         return None

@@ -178,13 +178,16 @@ class Seen:
 
 _RESULTS: dict[str, tuple[frozenset[Value], frozenset[str], tuple[str, ...]]] = {}
 _RESULTS_LIMIT = 4096  # distinct results kept; a run of many tasks starts over when full
+# Built once (`json.dumps` with an option builds an encoder per call); its text is `json.dumps(result,
+# ensure_ascii=False)`'s.
+_RESULT_ENCODER = json.JSONEncoder(ensure_ascii=False)
 
 
 def _result_reading(result: dict[str, Any] | list[Any]) -> tuple[frozenset[Value], frozenset[str], tuple[str, ...]]:
     """What a result shows (values, whole texts, prose), read once per distinct result: the episodes of a task read
     the same results again and again, and walking one leaf by leaf costs more than writing it as JSON, the key."""
     try:
-        key = json.dumps(result, ensure_ascii=False)
+        key = _RESULT_ENCODER.encode(result)
     except (TypeError, ValueError):  # not JSON (never from a trace): read it as it is
         key = None
     known = _RESULTS.get(key) if key is not None else None

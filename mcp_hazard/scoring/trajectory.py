@@ -106,10 +106,11 @@ def relaxed_sequence_matches(calls: list[dict[str, Any]], golden: GoldenCalls) -
     breaks the match."""
     if golden.arguments is None:
         return False
+    ok = [call for call in calls if call.get("outcome") == "ok"]
+    if any(call.get("tool") not in golden.steps for call in ok):
+        return False  # a successful call of a tool no golden step calls: an extra call, whatever its arguments
     trajectory: list[tuple[str, Any]] = []
-    for call in calls:
-        if call.get("outcome") != "ok":
-            continue
+    for call in ok:
         made = (call.get("tool"), original_arguments(call))
         if not any(made[0] == t and same_value(made[1], a) for t, a in trajectory):
             trajectory.append(made)  # type: ignore[arg-type]
