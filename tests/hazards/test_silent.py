@@ -263,17 +263,8 @@ def test_what_does_not_recover() -> None:
 
 @pytest.mark.e2e
 def test_verify_shows_the_naive_agent_fails_and_the_recovering_agent_succeeds(tmp_path: Path) -> None:
-    ran = run_main(
-        "verify",
-        str(SCENARIOS_DIR),
-        "--hazard",
-        "silent_wrong_value",
-        "--seeds",
-        "0-1",
-        "--out",
-        str(tmp_path),
-        cwd=REPO_ROOT,
-    )  # what verify says, not its process
+    ran = run_main("verify", str(SCENARIOS_DIR), "--hazard", "silent_wrong_value", "--seeds", "0-1", "--out",
+                   str(tmp_path), cwd=REPO_ROOT)  # fmt: skip
     assert ran.returncode == 0, ran.stdout + ran.stderr
     assert ran.stdout.strip() == "verify: 64 instances (128 episodes over memory): all solvable, all biting"
     scores = score_traces([str(tmp_path / "traces")]).scores
