@@ -102,20 +102,22 @@ class CliRun:
     stderr: str
 
 
-def run_main(*args: str, cwd: Path | None = None, env: dict[str, str] | None = None) -> CliRun:
+def run_main(*args: str, cwd: Path | None = None, env: dict[str, str] | None = None, together: bool = False) -> CliRun:
     """`mcp-hazard ARGS...` in this process, through `main()`, with its output captured: what a subprocess would
     show, without a Python start-up and the command's imports (0.4-0.8 s of CPU) for each command. For tests of what a
     command says and does; a test of the process boundary itself (signals, stdin, exit on a crash) starts the real
     program. stdin is the null device (fd 0 too: `serve` reads the pipe directly), so a command that should have
     refused and serves instead ends at once rather than waiting for a client. An argparse exit is returned as its
-    code, as the program would exit with it. `env` is set for the command's duration (`COLUMNS`, `NO_COLOR`...)."""
+    code, as the program would exit with it. `env` is set for the command's duration (`COLUMNS`, `NO_COLOR`...).
+    `together`: stderr goes to stdout, in the order written, as a terminal shows both (`stderr` is then empty)."""
     import io
     import logging
     from contextlib import chdir, redirect_stderr, redirect_stdout
 
     from mcp_hazard.cli import main
 
-    out, err = io.StringIO(), io.StringIO()
+    out = io.StringIO()
+    err = out if together else io.StringIO()
     saved_env = {key: os.environ.get(key) for key in env or {}}
     os.environ.update(env or {})
     saved_logging = logging.root.handlers[:], logging.root.level  # main() points logging at its captured stderr
@@ -145,7 +147,7 @@ def run_main(*args: str, cwd: Path | None = None, env: dict[str, str] | None = N
     if isinstance(code, str):  # SystemExit("message"): the interpreter prints it and exits 1
         err.write(code + "\n")
         code = 1
-    return CliRun(tuple(args), int(code or 0), out.getvalue(), err.getvalue())
+    return CliRun(tuple(args), int(code or 0), out.getvalue(), "" if together else err.getvalue())
 
 
 def hazard_command(*args: str) -> list[str]:

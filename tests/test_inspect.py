@@ -18,6 +18,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from conftest import run_main
 
 from mcp_hazard.load import load_scenario
 from mcp_hazard.scenario.golden_check import run_golden_path
@@ -82,10 +83,7 @@ def scripted_model() -> Any:
 def scored_by_mcp_hazard(run_folder: Path, tmp_path: Path) -> dict[str, dict[str, Any]]:
     """`mcp-hazard score RUN_FOLDER --per-episode rows.jsonl`, as a user would run it, rows by episode id."""
     rows = tmp_path / "rows.jsonl"
-    done = subprocess.run(
-        [sys.executable, "-m", "mcp_hazard", "score", str(run_folder), "--per-episode", str(rows)],
-        capture_output=True, text=True, timeout=120, stdin=subprocess.DEVNULL,
-    )  # fmt: skip
+    done = run_main("score", str(run_folder), "--per-episode", str(rows))  # through main(): the words, not the process
     assert done.returncode == 0, done.stderr
     return {row["episode_id"]: row for row in map(json.loads, rows.read_text().splitlines())}
 

@@ -1,6 +1,7 @@
 """`mcp-hazard run agentdojo:banking --agent llm` against the strict fake OpenAI-compatible endpoint, as a user runs it
-(the CLI in a subprocess, the suite served over HTTP): a model that makes AgentDojo's ground-truth calls and gives its
-ground-truth output passes AgentDojo's own check, and a model that answers without acting fails it."""
+(the CLI through `main()` in the test's process, the suite served over HTTP): a model that makes AgentDojo's
+ground-truth calls and gives its ground-truth output passes AgentDojo's own check, and a model that answers without
+acting fails it."""
 
 from __future__ import annotations
 
@@ -8,12 +9,11 @@ import json
 from pathlib import Path
 
 import pytest
-from conftest import WAIT_S
 
 from mcp_hazard.server.served_episode import SUBMIT_TOOL
 from tests.agents.fake_llm import FakeLlm, Turn, call, tool_calls
-from tests.agents.test_llm_cli import llm_env
-from tests.runner.support import no_traceback, run_cli
+from tests.agents.test_llm_cli import llm_cli
+from tests.runner.support import no_traceback
 
 from .support import agentdojo_verdict, events, suite
 
@@ -39,9 +39,9 @@ def test_the_llm_agent_on_a_suite_over_http(tmp_path: Path, act: bool) -> None:
     out = tmp_path / "out"
     task_args = [arg for t in TASKS for arg in ("--task", t)]
     with FakeLlm(scripts=scripts).in_thread() as fake:
-        ran = run_cli("run", "agentdojo:banking", *task_args, "--hazard", "declared", "--agent", "llm",
+        ran = llm_cli("run", "agentdojo:banking", *task_args, "--hazard", "declared", "--agent", "llm",
                       "--transport", "http", "--out", str(out), "--no-progress", "--timeout", "60",
-                      env=llm_env(fake.base_url), timeout=WAIT_S * 2)  # fmt: skip
+                      base_url=fake.base_url)  # fmt: skip
     assert fake.problems == [], ran.explain()
     assert ran.code == 0 and no_traceback(ran.stderr), ran.explain()
     rows = json.loads((out / "report.json").read_text(encoding="utf-8"))["per_episode"]

@@ -1,5 +1,6 @@
-"""`mcp-hazard run --agent llm` as a user runs it: the CLI in a subprocess, over real MCP transports (http, stdio),
-against the strict fake endpoint served from a thread of the test process, then `mcp-hazard score` on its traces.
+"""`mcp-hazard run --agent llm` as a user runs it: the CLI (through `main()` in the test's process: the process
+boundary is not what these test), over real MCP transports (http, stdio), against the strict fake endpoint served from
+a thread of the test process, then `mcp-hazard score` on its traces.
 
 Each run is one episode (travel/fare-class; `--hazard pagination` fits no tool of that task, so only the clean
 condition runs). The fake picks its script by the task prompt and its turn by the conversation, as a real server
@@ -9,17 +10,17 @@ sees it: it holds no per-run state.
 from __future__ import annotations
 
 import json
+import os
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 import pytest
-from conftest import WAIT_S
 
 from mcp_hazard.agents.llm import ALL_ENV, ENV_BASE_URL, ENV_MODEL, ENV_RETRIES
 from mcp_hazard.runner.transports import free_port
 from mcp_hazard.server.served_episode import SUBMIT_TOOL
-from tests.runner.support import TRAVEL, Ran, assert_trace_ended, cli_env, jsonl, main_cli, no_traceback, run_cli
+from tests.runner.support import TRAVEL, Ran, assert_trace_ended, jsonl, main_cli, no_traceback
 
 from .fake_llm import FakeLlm, Turn, call, flaky, http_reply, reply, tool_calls
 
@@ -27,7 +28,6 @@ pytestmark = pytest.mark.e2e
 
 PROMPT_KEY = "AU-426 sold in"  # in fare-class's prompt, and in no other task's
 EPISODE = "llm.travel.fare-class.clean.strict.s0"
-CLI_TIMEOUT_S = WAIT_S  # a hang guard, not a speed assertion
 FARE = call("get_fare", {"flight_id": "AU-426"})  # no id: the agent makes one
 SUBMIT = tool_calls(call(SUBMIT_TOOL, {"answer": "Standard"}))
 
@@ -59,21 +59,23 @@ class LlmRun:
         return dict(row)
 
 
-def llm_env(base_url: str, **extra: str) -> dict[str, str]:
-    env = cli_env(**{ENV_BASE_URL: base_url, ENV_MODEL: "fake-model", **extra})
-    for name in ALL_ENV:  # the developer's own settings must not leak in
-        if name not in (ENV_BASE_URL, ENV_MODEL, *extra):
-            env.pop(name, None)
-    return env
+def llm_cli(*args: str, base_url: str, **extra: str) -> Ran:
+    """`mcp-hazard ARGS` (main_cli) pointed at the endpoint `base_url` with the model "fake-model"; the developer's
+    own MCP_HAZARD_LLM_* settings are set aside for the command's duration (they must not leak in)."""
+    saved = {name: os.environ.pop(name) for name in ALL_ENV if name in os.environ}
+    try:
+        return main_cli(*args, **{ENV_BASE_URL: base_url, ENV_MODEL: "fake-model", **extra})
+    finally:
+        os.environ.update(saved)
 
 
 def run_llm(tmp_path: Path, script: list[Turn], transport: str, **extra: str) -> LlmRun:
     out = tmp_path / "out"
     with FakeLlm(scripts={PROMPT_KEY: script}).in_thread() as fake:
-        ran = run_cli(
+        ran = llm_cli(
             "run", str(TRAVEL), "--task", "fare-class", "--hazard", "declared", "--agent", "llm",  # none: clean only
             "--transport", transport, "--out", str(out), "--no-progress", "--timeout", "30",
-            env=llm_env(fake.base_url, **extra), timeout=CLI_TIMEOUT_S,
+            base_url=fake.base_url, **extra,
         )  # fmt: skip
     assert fake.problems == [], f"the agent sent a request a strict server refuses\n{ran.explain()}"
     assert no_traceback(ran.stderr), ran.explain()
@@ -148,9 +150,9 @@ def test_a_refusal_twice_is_submitted_and_judged(tmp_path: Path) -> None:
 
 def test_an_unreachable_endpoint_stops_the_run_in_one_line(tmp_path: Path) -> None:
     out = tmp_path / "out"
-    ran = run_cli(
+    ran = llm_cli(
         "run", str(TRAVEL), "--task", "fare-class", "--agent", "llm", "--out", str(out), "--no-progress",
-        env=llm_env(f"http://127.0.0.1:{free_port()}/v1"), timeout=CLI_TIMEOUT_S,
+        base_url=f"http://127.0.0.1:{free_port()}/v1",
     )  # fmt: skip
     assert ran.code == 2, ran.explain()
     assert ran.stdout == ""

@@ -34,7 +34,7 @@ from pathlib import Path
 
 import anyio
 import httpx
-from conftest import WAIT_S
+from conftest import WAIT_S, run_main
 from mcp import Client, StdioServerParameters
 
 from .shown import ROOT, Shown, shown_in
@@ -45,6 +45,11 @@ ERROR = re.compile(r"^mcp-hazard( [a-z-]+)*: error: |^\S+\.ya?ml:\d+:\d+: ")
 FINDING = re.compile(r": unsolvable: |\bproblem\(s\)|: not correct \(")
 SERVING = re.compile(r"(?:serving|proxying) .* on http://127\.0\.0\.1:(\d+)")
 ASSIGNMENT = re.compile(r"^(export )?[A-Za-z_][A-Za-z0-9_]*=\S*$")
+SHELL_WORK = re.compile(r"[\s|&;<>()$`\\\"'*?\[\]{}~#!]")  # expansions, quoting, globs, redirections, lists
+IN_PROCESS = re.compile(r"^mcp-hazard(?: [^\s|&;<>()$`\\\"'*?\[\]{}~#!]+| '[^'\n]*')*$")
+"""A command with nothing for bash to do but split words (single quotes at most) runs through `main()` in the
+test's process (`run_main`): the same program and output, without a Python start-up and its imports per command.
+Anything else (a pipe, a `$VAR`, a glob) runs in bash as the reader's shell would."""
 START_TIMEOUT_S = COMMAND_TIMEOUT_S = WAIT_S  # bounds on waits, never speed checks (docs/decisions.md)
 
 
@@ -65,9 +70,10 @@ def matches(shown: tuple[str, ...] | list[str], printed: str) -> bool:
     return pattern(shown).fullmatch(text) is not None
 
 
-def _children_cpu() -> float:
-    used = resource.getrusage(resource.RUSAGE_CHILDREN)
-    return used.ru_utime + used.ru_stime
+def _cpu() -> float:
+    """CPU seconds of this process and its children: a command runs in either."""
+    used = [resource.getrusage(who) for who in (resource.RUSAGE_SELF, resource.RUSAGE_CHILDREN)]
+    return sum(u.ru_utime + u.ru_stime for u in used)
 
 
 @dataclass
@@ -107,11 +113,11 @@ class Session:
 
     def run(self, shown: Shown) -> str:
         """Run one command as the doc shows it; returns what it printed (stdout and stderr in one stream)."""
-        started, cpu = time.monotonic(), _children_cpu()
+        started, cpu = time.monotonic(), _cpu()
         try:
             return self._run(shown)
         finally:  # shown by pytest -s, or on a failure
-            print(f"{time.monotonic() - started:6.1f} s {_children_cpu() - cpu:5.1f} cpu  {shown}"[:160])
+            print(f"{time.monotonic() - started:6.1f} s {_cpu() - cpu:5.1f} cpu  {shown}"[:160])
 
     def _run(self, shown: Shown) -> str:
         command = self.substitute(shown.command)
@@ -124,16 +130,14 @@ class Session:
             return ""
         if STDIO_SERVER.match(command) and not shown.output and self.code(shown) == 0:
             return self._connect(command, shown)
-        script = "\n".join([*self.prelude, command])
-        try:
-            done = subprocess.run(["bash", "-c", script], cwd=self.cwd, env=self.env, stdin=subprocess.DEVNULL,
-                                  stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True,
-                                  timeout=self.timeouts.get(shown.command, COMMAND_TIMEOUT_S))  # fmt: skip
-        except subprocess.TimeoutExpired as exc:
-            raise AssertionError(f"{shown}: still running after {exc.timeout}s") from None
-        printed = done.stdout
+        env = self._env_after_prelude() if IN_PROCESS.match(command) else None
+        if env is not None:
+            ran = run_main(*shlex.split(command)[1:], cwd=self.cwd, env=env, together=True)
+            returncode, printed = ran.returncode, ran.stdout
+        else:
+            returncode, printed = self._shell(shown, command)
         where = f"{shown}\n--- printed:\n{printed[-6000:]}"
-        assert done.returncode == self.code(shown), f"exit code {done.returncode}: {where}"
+        assert returncode == self.code(shown), f"exit code {returncode}: {where}"
         assert "Traceback" not in printed, where
         if shown.output:
             expected = [self.substitute(line) for line in shown.output]
@@ -142,6 +146,28 @@ class Session:
             answer = json.loads(printed)
             assert not (isinstance(answer, dict) and "error" in answer), where
         return printed
+
+    def _shell(self, shown: Shown, command: str) -> tuple[int, str]:
+        script = "\n".join([*self.prelude, command])
+        try:
+            done = subprocess.run(["bash", "-c", script], cwd=self.cwd, env=self.env, stdin=subprocess.DEVNULL,
+                                  stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True,
+                                  timeout=self.timeouts.get(shown.command, COMMAND_TIMEOUT_S))  # fmt: skip
+        except subprocess.TimeoutExpired as exc:
+            raise AssertionError(f"{shown}: still running after {exc.timeout}s") from None
+        return done.returncode, done.stdout
+
+    def _env_after_prelude(self) -> dict[str, str] | None:
+        """The environment bash would give the command after the session's assignments, or None where an
+        assignment needs the shell (a `$VAR`, quotes, `~`): that command then runs in bash."""
+        env = self.env
+        for line in self.prelude:
+            name, _, value = line.removeprefix("export ").partition("=")
+            if SHELL_WORK.search(value):
+                return None
+            if line.startswith("export ") or name in env:  # a shell variable alone never reaches the program
+                env[name] = value
+        return env
 
     def code(self, shown: Shown) -> int:
         """The exit code README's table gives what the doc shows: 2 for an error line (a file's problem included),

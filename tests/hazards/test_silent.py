@@ -3,13 +3,12 @@
 
 from __future__ import annotations
 
-import subprocess
-import sys
 from pathlib import Path
 from typing import Any
 
 import pytest
 import yaml
+from conftest import run_main
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
@@ -264,11 +263,8 @@ def test_what_does_not_recover() -> None:
 
 @pytest.mark.e2e
 def test_verify_shows_the_naive_agent_fails_and_the_recovering_agent_succeeds(tmp_path: Path) -> None:
-    ran = subprocess.run(
-        [sys.executable, "-m", "mcp_hazard", "verify", str(SCENARIOS_DIR), "--hazard", "silent_wrong_value",
-         "--seeds", "0-1", "--out", str(tmp_path)],
-        capture_output=True, text=True, cwd=REPO_ROOT, timeout=300,
-    )  # fmt: skip
+    ran = run_main("verify", str(SCENARIOS_DIR), "--hazard", "silent_wrong_value", "--seeds", "0-1", "--out",
+                   str(tmp_path), cwd=REPO_ROOT)  # fmt: skip
     assert ran.returncode == 0, ran.stdout + ran.stderr
     assert ran.stdout.strip() == "verify: 64 instances (128 episodes over memory): all solvable, all biting"
     scores = score_traces([str(tmp_path / "traces")]).scores

@@ -17,13 +17,14 @@ from typing import Any
 
 import anyio
 import pytest
+from conftest import WAIT_S
 from mcp import Client, StdioServerParameters
 
 from .support import REPO_ROOT, TRAVEL, assert_trace_ended, cli_env, jsonl, no_traceback, run_cli, run_log
 
 pytestmark = pytest.mark.e2e
 
-DEADLINE = 60.0  # any wait on a process: far above what each step takes on a loaded 2-core machine (2-8 s)
+DEADLINE = WAIT_S  # any wait on a process: far above what each step takes on a loaded 2-core machine (2-8 s)
 HAZARD = "latency:seconds=4"  # the latency episode's first call waits 4 s: the signal arrives in the middle
 ARGS = ["run", str(TRAVEL), "--task", "fare-class", "--agent", "naive", "--hazard", HAZARD, "--call-timeout", "20",
         "--no-progress"]  # fmt: skip

@@ -9,6 +9,7 @@ from pathlib import Path
 import pytest
 from conftest import CliRun, run_main
 
+from mcp_hazard.hazards import REGISTRY
 from mcp_hazard.load import load_scenario
 from mcp_hazard.scenario.serves import step_stand_ins
 
@@ -147,8 +148,7 @@ def test_a_serves_field_the_output_lacks_is_one_line(tmp_path: Path, old: str, n
         ("    answer: {value: 189, match: numeric}\n",
          "    answer: {value: 189, match: numeric}\n    hazards: [{kind: transient_eror}]\n",
          "s.yaml:27:22: tasks[0].hazards[0].kind: unknown kind 'transient_eror' (did you mean 'transient_error'?); "
-         "known kinds: conflict, invocation_error, latency, lost_response, output_drift, pagination, permanent_error, "
-         "rate_limit, silent_wrong_value, spec_drift, transient_error"),
+         f"known kinds: {', '.join(sorted(REGISTRY))}"),
         ("    behaviour:\n      kind: table\n      rows: [{when: {flight_id: AU-1}, result: {price_eur",
          "    behaviour:\n      kind: tabel\n      rows: [{when: {flight_id: AU-1}, result: {price_eur",
          "s.yaml:12:13: tools[0].behaviour.kind: unknown kind 'tabel' (did you mean 'table'?); expected 'table', "

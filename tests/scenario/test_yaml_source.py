@@ -191,10 +191,10 @@ def billion_laughs(levels: int = 9, width: int = 10) -> str:
 def test_billion_laughs_is_rejected_quickly_by_the_node_budget() -> None:
     text = billion_laughs()  # 10**9 values once expanded, under 1 KiB of text
     assert len(text) < 1024
-    started = time.perf_counter()
+    started = time.process_time()  # the work done, not the wall time a loaded machine stretches
     problem = only_problem(text)
-    elapsed = time.perf_counter() - started
-    assert elapsed < 3.0, f"alias bomb took {elapsed:.2f}s to reject"
+    elapsed = time.process_time() - started
+    assert elapsed < 3.0, f"alias bomb took {elapsed:.2f} s of CPU to reject"
     assert f"more than {MAX_NODES} values" in problem.message
     assert "alias" in problem.message
     assert problem.line is not None and problem.column is not None
@@ -244,9 +244,9 @@ def test_extremely_deep_nesting_gives_a_problem_not_a_recursion_error() -> None:
 def test_file_over_1_mib_is_rejected_before_parsing() -> None:
     assert MAX_FILE_BYTES == 1024 * 1024
     text = "a: '" + "x" * MAX_FILE_BYTES + "'\n"
-    started = time.perf_counter()
+    started = time.process_time()
     problem = only_problem(text)
-    assert time.perf_counter() - started < 1.0
+    assert time.process_time() - started < 1.0
     assert problem.line is None and problem.column is None and problem.path == ""
     assert f"the limit is {MAX_FILE_BYTES}" in problem.message
     assert str(len(text.encode())) in problem.message
@@ -373,9 +373,9 @@ def test_plain_scalars_keep_their_yaml_1_1_meaning(text: str, expected: object) 
     ],
 )
 def test_scalars_that_are_no_json_value_are_one_problem_at_their_place(text: str, column: int, words: str) -> None:
-    started = time.perf_counter()
+    started = time.process_time()
     problem = only_problem(text)
-    assert time.perf_counter() - started < 5  # a guard: PyYAML took seconds on base-60 numbers of this size
+    assert time.process_time() - started < 5  # a guard: PyYAML took seconds on base-60 numbers of this size
     assert (problem.line, problem.column) == (1, column)
     assert words in problem.message and "\n" not in problem.message
 
@@ -402,9 +402,9 @@ def test_the_value_limit_stops_the_first_pass_before_anything_is_composed() -> N
     """Values are counted on the parser's events: a file of many small values is refused at the first value past
     the limit, with its place, and never turned into a node graph."""
     text = "a: x\nb: [" + ",".join(["1"] * (MAX_NODES + 10)) + "]\n"
-    started = time.perf_counter()
+    started = time.process_time()
     problem = only_problem(text)
-    assert time.perf_counter() - started < 10  # a guard: about 0.1 s
+    assert time.process_time() - started < 10  # a guard: about 0.1 s
     assert problem.path == f"b[{MAX_NODES - 3}]" and problem.line == 2
     assert f"more than {MAX_NODES} values" in problem.message
 

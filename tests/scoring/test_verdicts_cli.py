@@ -12,7 +12,7 @@ from typing import Any
 
 import anyio
 import pytest
-from conftest import run_main
+from conftest import WAIT_S, run_main
 
 from mcp_hazard.condition import Condition
 from mcp_hazard.load import load_scenario
@@ -22,7 +22,7 @@ from mcp_hazard.server.episodes import EpisodeRegistry
 pytestmark = pytest.mark.anyio
 ROOT = Path(__file__).resolve().parents[2]
 TRAVEL = load_scenario(ROOT / "scenarios" / "travel.yaml")
-DEADLINE = 60.0  # one stdio server's start, a few calls and its end, on a busy 2-core machine
+DEADLINE = WAIT_S  # one stdio server's start, a few calls and its end, on a busy 2-core machine
 
 FARE_412 = [("get_fare", {"flight_id": "AU-412"}),
             ("convert_currency", {"amount": 189.0, "from_currency": "EUR", "to_currency": "USD"})]  # fmt: skip

@@ -16,11 +16,11 @@ from pathlib import Path
 from typing import Any
 
 import httpx
-from conftest import REPO_ROOT, TRAVEL
+from conftest import REPO_ROOT, TRAVEL, WAIT_S
 
 TOKEN = "control-token-for-attack-tests"
 OPERATOR = {"authorization": f"Bearer {TOKEN}"}
-START_TIMEOUT = 60.0
+START_TIMEOUT = WAIT_S
 SERVING = re.compile(r"serving .* on http://127\.0\.0\.1:(\d+)")
 GENERATED = re.compile(r"control token \(generated; [^)]*\): (\S+)")
 MODERN = "2026-07-28"
@@ -93,10 +93,10 @@ def serve(
     finally:
         process.terminate()
         try:
-            process.wait(timeout=30)
+            process.wait(timeout=WAIT_S)
         except subprocess.TimeoutExpired:
             process.kill()
-            process.wait(timeout=30)
+            process.wait(timeout=WAIT_S)
 
 
 def create(server: Served, http: httpx.Client, **fields: Any) -> dict[str, Any]:

@@ -16,6 +16,7 @@ from pathlib import Path
 import anyio
 import httpx
 import pytest
+from conftest import WAIT_S
 
 from tests.server.http_support import OPERATOR as INPROCESS_OPERATOR
 from tests.server.http_support import serving, travel_registry
@@ -36,7 +37,7 @@ from .http_support import (
 
 pytestmark = pytest.mark.e2e
 
-DEADLINE = 60.0
+DEADLINE = WAIT_S
 RSS_CEILING_MB = 400.0
 """Generous: the server idles near 80 MB; reading a 600 MB body took it to 1.3 GB."""
 NO_EPISODE_HERE = "no episode at this URL"

@@ -22,7 +22,7 @@ from pathlib import Path
 import anyio
 import httpx
 import pytest
-from conftest import REPO_ROOT, hazard_command, start_http_server
+from conftest import REPO_ROOT, WAIT_S, hazard_command, start_http_server
 from mcp import Client
 
 from mcp_hazard.scenario.yaml_source import MAX_FILE_BYTES, MAX_NODES, MAX_SCALAR_CHARS
@@ -31,7 +31,7 @@ from .support import high_water_kib
 
 pytestmark = pytest.mark.e2e
 
-DEADLINE = 60.0  # a guard against a hang on a busy machine, not a timing assertion: each run takes about a second
+DEADLINE = WAIT_S  # a guard against a hang on a busy machine, not a timing assertion: each run takes about a second
 RSS_CEILING_MIB = 400  # a guard: validate peaks near 60 MiB on these files, 230 MiB on a 2 MiB file before the limits
 PROBLEM = re.compile(r"^(?P<file>[^:\n]+):(?P<line>\d+):(?P<col>\d+): (?:(?P<path>[^\s:]+): )?(?P<msg>\S.*)$")
 NO_POSITION = re.compile(r"^(?P<file>[^:\n]+): (?P<msg>\S.*)$")

@@ -5,13 +5,12 @@ memory, and through `mcp-hazard run` over HTTP with the report's harness gain.""
 from __future__ import annotations
 
 import json
-import subprocess
-import sys
 from pathlib import Path
 from typing import Any
 
 import anyio
 import pytest
+from conftest import run_main
 
 from mcp_hazard.load import load_scenario
 from mcp_hazard.runner.transports import open_episode
@@ -98,12 +97,9 @@ def test_run_measures_what_the_harness_adds_over_http(tmp_path: Path) -> None:
     """The naive agent answers without cross-checking a conflict: strict lets the premature answer through, the
     guarded harness refuses it (no answer). The recovering agent cross-checks and is accepted both ways."""
     out = tmp_path / "run"
-    done = subprocess.run(
-        [sys.executable, "-m", "mcp_hazard", "run", str(TRAVEL), "--task", "fare-in-dollars", "--hazard", "conflict",
-         "--profile", "strict,guarded", "--agent", "naive", "--agent", "recovering", "--seeds", "0-1",
-         "--out", str(out), "--no-progress", "--verbose"],
-        cwd=REPO_ROOT, capture_output=True, text=True, stdin=subprocess.DEVNULL, timeout=300,
-    )  # fmt: skip
+    done = run_main("run", str(TRAVEL), "--task", "fare-in-dollars", "--hazard", "conflict", "--profile",
+                    "strict,guarded", "--agent", "naive", "--agent", "recovering", "--seeds", "0-1", "--out", str(out),
+                    "--no-progress", "--verbose", cwd=REPO_ROOT)  # fmt: skip
     assert done.returncode == 0, done.stderr
     assert "Harness gain per hazard family" in done.stdout
     report = json.loads((out / "report.json").read_text(encoding="utf-8"))
@@ -129,7 +125,6 @@ def test_a_guarded_trace_replays_identically(tmp_path: Path) -> None:
 
     anyio.run(main)
     (trace,) = tmp_path.glob("*.jsonl")
-    done = subprocess.run([sys.executable, "-m", "mcp_hazard", "replay", str(trace)], cwd=REPO_ROOT,
-                          capture_output=True, text=True, stdin=subprocess.DEVNULL, timeout=120)  # fmt: skip
+    done = run_main("replay", str(trace), cwd=REPO_ROOT)
     assert done.returncode == 0, done.stderr
     assert "identical to" in done.stdout

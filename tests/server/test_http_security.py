@@ -19,7 +19,7 @@ import anyio
 import httpx
 import httpx2
 import pytest
-from conftest import TEST_TOKEN, WAIT_S, HttpServer, start_http_server
+from conftest import TEST_TOKEN, WAIT_S, HttpServer, run_main, start_http_server
 from mcp import Client
 from mcp.client.streamable_http import streamable_http_client
 
@@ -327,13 +327,7 @@ async def test_no_token_opens_the_control_plane_with_a_warning_and_operator_deta
 def test_contradictory_or_empty_token_flags_are_one_line_and_exit_2(
     tmp_path: Path, flags: tuple[str, ...], needle: str
 ) -> None:
-    import subprocess
-    import sys
-
-    done = subprocess.run(
-        [sys.executable, "-m", "mcp_hazard", "serve", str(SCENARIOS_DIR), "--http", "127.0.0.1:0", *flags],
-        cwd=tmp_path, capture_output=True, text=True, timeout=DEADLINE, stdin=subprocess.DEVNULL,
-    )  # fmt: skip
+    done = run_main("serve", str(SCENARIOS_DIR), "--http", "127.0.0.1:0", *flags, cwd=tmp_path)  # refused: no server
     assert done.returncode == 2, done.stderr
     lines = done.stderr.splitlines()
     assert len(lines) == 1 and lines[0].startswith("mcp-hazard: error: ") and needle in lines[0], lines

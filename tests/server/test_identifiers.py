@@ -3,15 +3,13 @@ separator or 10 kB of text is refused with a one-line 400 wherever a name enters
 
 from __future__ import annotations
 
-import subprocess
-import sys
 from pathlib import Path
 from urllib.parse import quote
 
 import anyio
 import httpx
 import pytest
-from conftest import WAIT_S
+from conftest import WAIT_S, run_main
 from mcp import Client
 
 from mcp_hazard.server.episodes import valid_id
@@ -96,13 +94,7 @@ async def test_every_way_a_name_enters_refuses_bad_ones_and_the_server_keeps_ser
 @pytest.mark.parametrize("label", ["trailing-newline", "nul-free-slash", "cyrillic-a", "10kB"])
 def test_stdio_serve_refuses_a_bad_episode_id_in_one_line(tmp_path: Path, label: str) -> None:
     bad = {"nul-free-slash": "../x", **BAD_IDS}[label]
-    result = subprocess.run(
-        [sys.executable, "-m", "mcp_hazard", "serve", str(TRAVEL), "--trace-dir", str(tmp_path), "--episode-id", bad],
-        capture_output=True,
-        text=True,
-        stdin=subprocess.DEVNULL,
-        timeout=WAIT_S,
-    )
+    result = run_main("serve", str(TRAVEL), "--trace-dir", str(tmp_path), "--episode-id", bad)  # no process needed
     assert result.returncode != 0
     lines = result.stderr.strip().splitlines()
     assert len(lines) == 1 and "episode id" in lines[0] and "Traceback" not in result.stderr, result.stderr

@@ -4,14 +4,12 @@ restart, or from stdio) is refused with one line (HTTP 409), and the old file ke
 from __future__ import annotations
 
 import signal
-import subprocess
-import sys
 from pathlib import Path
 
 import anyio
 import httpx
 import pytest
-from conftest import WAIT_S, start_http_server
+from conftest import WAIT_S, run_main, start_http_server
 from mcp import Client
 
 from mcp_hazard.server.served_episode import SUBMIT_TOOL
@@ -82,11 +80,7 @@ def test_stdio_serve_refuses_an_id_whose_trace_exists(tmp_path: Path) -> None:
     old = tmp_path / "kept-2.jsonl"
     old.write_text('{"seq":0,"type":"episode_started"}\n', encoding="utf-8")
     before = old.read_bytes()
-    result = subprocess.run(
-        [sys.executable, "-m", "mcp_hazard", "serve", str(TRAVEL), "--trace-dir", str(tmp_path),
-         "--episode-id", "kept-2"],
-        capture_output=True, text=True, stdin=subprocess.DEVNULL, timeout=WAIT_S,
-    )  # fmt: skip
+    result = run_main("serve", str(TRAVEL), "--trace-dir", str(tmp_path), "--episode-id", "kept-2")  # refused at once
     assert result.returncode != 0
     lines = result.stderr.strip().splitlines()
     assert len(lines) == 1 and "kept-2" in lines[0] and "already has a trace" in lines[0], result.stderr
