@@ -110,7 +110,7 @@ CANNOT_RUN = {
     r"^mcp-hazard verify scenarios/ scenarios/suite/ --seeds 0-4": "verifies the full suite (many minutes on 2 "
     "cores): docs/suite.md records the result; tests/suite/test_suite.py verifies a seeded sample",
     r"^mcp-hazard run scenarios/ scenarios/suite/ --agent naive --agent recovering --agent golden --seeds 0-2":
-    "the reference agents over the full suite, three seeds (18,621 episodes, most of an hour on 2 busy cores): "
+    "the reference agents over the full suite, three seeds (21,015 episodes, most of an hour on 2 busy cores): "
     "docs/results.md records what it measured; its session runs the same command on one task",
 }  # fmt: skip
 
@@ -118,8 +118,9 @@ CANNOT_RUN = {
 CANNOT_RUN_SECTIONS = {
     ("docs/agents.md", "### A real small model on a laptop CPU"): "the llama.cpp recipe: builds llama-cpp-python "
     "from source, installs a model and serves it (its figures are measured by hand)",
-    ("docs/results.md", "### How the model was run"): "serves a model with llama.cpp and plays eight episodes of one "
-    "to ten minutes each; the run it made is committed in docs/results/smollm2 and the doc's next section scores it",
+    ("docs/results.md", "### How the model was run"): "serves a model with llama.cpp and plays 32 episodes of half a "
+    "minute to four minutes each; the run it made is committed in docs/results/smollm2 and the doc's next section "
+    "scores it",
 }
 
 # (doc, command) -> the doc whose session runs the same command, with the files it needs
