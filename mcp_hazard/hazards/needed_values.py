@@ -13,9 +13,9 @@ from typing import Any
 
 from mcp_hazard.hazards.siblings import fallback_arguments, fallbacks_for, golden_tools
 from mcp_hazard.scenario.behaviours import BehaviourFault, run_behaviour
-from mcp_hazard.scenario.expressions import ExpressionError, access_paths, template_expressions
 from mcp_hazard.scenario.golden_check import GoldenPathError, run_golden_path
 from mcp_hazard.scenario.models import Scenario, Task
+from mcp_hazard.scenario.serves import read_paths
 
 _cache: dict[tuple[int, str, str], list[str]] = {}
 
@@ -52,18 +52,9 @@ def _resolve(value: Any, path: list[Any]) -> Any:
 
 def needed_values(task: Task, step_index: int, result: Any) -> list[Any]:
     """Leaves of step `step_index`'s result that later arguments or the answer read (yes/no values included)."""
-    step_id = task.golden_path.steps[step_index].id
-    templates: list[Any] = [s.arguments for s in task.golden_path.steps[step_index + 1 :]]
-    templates.append(task.golden_path.answer)
     values: list[Any] = []
-    for template in templates:
-        for source in template_expressions(template):
-            try:
-                paths = access_paths(source, step_id)
-            except ExpressionError:
-                continue
-            for path in paths:
-                values.extend(_read_leaves(_resolve(result, path)))
+    for path in read_paths(task, step_index):
+        values.extend(_read_leaves(_resolve(result, path)))
     return values
 
 

@@ -19,9 +19,9 @@ from typing import Any
 from mcp_hazard.hazards.siblings import golden_tools
 from mcp_hazard.hazards.trusting import CallKey, bites, call_key, trusting_answer
 from mcp_hazard.scenario.arguments import argument_problem
-from mcp_hazard.scenario.expressions import ExpressionError, access_paths, template_expressions
 from mcp_hazard.scenario.golden_check import run_golden_path
 from mcp_hazard.scenario.models import Scenario, TableBehaviour, Task, ToolSpec
+from mcp_hazard.scenario.serves import read_paths
 from mcp_hazard.stable import draw
 
 Path = tuple[str | int, ...]
@@ -83,21 +83,13 @@ def same_value(a: Any, b: Any) -> bool:
 
 def _read_leaves(task: Task, index: int, result: Any, arguments: dict[str, Any]) -> list[tuple[Path, Any]]:
     """Leaves of step `index`'s result that later arguments or the answer read, minus those echoing an argument."""
-    step_id = task.golden_path.steps[index].id
-    templates: list[Any] = [s.arguments for s in task.golden_path.steps[index + 1 :]] + [task.golden_path.answer]
     echoes = [v for _p, v in _leaves(arguments, ())]
     found: list[tuple[Path, Any]] = []
-    for template in templates:
-        for source in template_expressions(template):
-            try:
-                paths = access_paths(source, step_id)
-            except ExpressionError:
-                continue
-            for path in paths:
-                ok, node = resolve(result, path)
-                for leaf in _leaves(node, tuple(path)) if ok else []:
-                    if leaf not in found and not any(same_value(leaf[1], echo) for echo in echoes):
-                        found.append(leaf)
+    for path in read_paths(task, index):
+        ok, node = resolve(result, path)
+        for leaf in _leaves(node, tuple(path)) if ok else []:
+            if leaf not in found and not any(same_value(leaf[1], echo) for echo in echoes):
+                found.append(leaf)
     return found
 
 

@@ -47,23 +47,29 @@ def facts_of(tool: ToolSpec) -> dict[str, tuple[FieldKey, ...]]:
     return {fact: ((),) for fact in serves}
 
 
-def step_reads(task: Task, index: int) -> list[FieldKey]:
-    """The fields later steps' arguments and the golden answer read from step `index`'s result, as paths of names
-    (a list index says which item, not which field, so it is left out); `()` when the whole result is read."""
+def read_paths(task: Task, index: int) -> Iterator[list[str | int]]:
+    """Each access path into step `index`'s result that a later step's arguments or the golden answer read, in the
+    order they are written (an expression that does not parse reads nothing)."""
     step_id = task.golden_path.steps[index].id
     templates: list[Any] = [s.arguments for s in task.golden_path.steps[index + 1 :]]
     templates.append(task.golden_path.answer)
-    reads: list[FieldKey] = []
     for template in templates:
         for source in template_expressions(template):
             try:
                 paths = access_paths(source, step_id)
             except ExpressionError:
                 continue
-            for path in paths:
-                key = tuple(str(part) for part in path if not isinstance(part, int))
-                if key not in reads:
-                    reads.append(key)
+            yield from paths
+
+
+def step_reads(task: Task, index: int) -> list[FieldKey]:
+    """The fields later steps' arguments and the golden answer read from step `index`'s result, as paths of names
+    (a list index says which item, not which field, so it is left out); `()` when the whole result is read."""
+    reads: list[FieldKey] = []
+    for path in read_paths(task, index):
+        key = tuple(str(part) for part in path if not isinstance(part, int))
+        if key not in reads:
+            reads.append(key)
     return reads
 
 
