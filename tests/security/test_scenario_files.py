@@ -367,9 +367,9 @@ def test_a_fifo_a_device_a_directory_or_a_socket_is_refused_without_blocking(tmp
     assert "a FIFO, not a regular file" in refused_once(served, fifo, position=False)["msg"]
     proxied = run_cli("proxy", str(fifo), "--upstream-cmd", "true", "--trace-dir", str(tmp_path / "traces"))
     assert "a FIFO, not a regular file" in refused_once(proxied, fifo, position=False)["msg"]
-    folder = tmp_path / "folder.yaml"  # a directory where `proxy` expects its file
+    folder = tmp_path / "folder.yaml"  # a directory where `proxy` expects its file (nothing to block on: in process)
     folder.mkdir()
-    proxied = run_cli("proxy", str(folder), "--upstream-cmd", "true", "--trace-dir", str(tmp_path / "traces"))
+    proxied = in_process("proxy", str(folder), "--upstream-cmd", "true", "--trace-dir", str(tmp_path / "traces"))
     assert "a directory, not a regular file" in refused_once(proxied, folder, position=False)["msg"]
     # a folder of scenarios is read without the FIFO in it: only regular files are scenario files
     good = tmp_path / "good"
