@@ -17,7 +17,7 @@ from typing import Any
 
 import httpx
 import pytest
-from conftest import REPO_ROOT, TEST_TOKEN, TRAVEL, free_port
+from conftest import REPO_ROOT, TEST_TOKEN, TRAVEL, free_port, run_main
 
 from .disk import Preexec, both, bound_by_modes, full_disk, read_only, read_only_works
 
@@ -159,15 +159,29 @@ def test_a_killed_run_leaves_no_stale_lock_and_the_rerun_resumes(tmp_path: Path)
 def test_run_on_a_full_disk_stops_in_one_line_and_the_same_command_resumes(tmp_path: Path, fills: str) -> None:
     """The disk fills mid-run: while a trace is written (its episode under way), or while the run log is appended
     to (a run log grown over earlier runs). The run stops at once in one line, exit 2, no line half-written; the
-    same command, with room again, finishes the matrix."""
+    same command, with room again, finishes the matrix. Only the run the disk stops is a process of its own (its file
+    size limit is the process's); the runs before and after go through `main()`."""
     out = tmp_path / "out"
     if fills == "trace":  # the first run keeps the scenario; the second's traces outgrow the limit
-        first = cli("run", str(TRAVEL), *SMALL, "--agent", "naive", "--hazard", "transient_error", "--out", str(out))
+        first = run_main(
+            "run",
+            str(TRAVEL),
+            *SMALL,
+            "--agent",
+            "naive",
+            "--hazard",
+            "transient_error",
+            "--out",
+            str(out),
+            cwd=REPO_ROOT,
+        )
         assert first.returncode == 0, first.stderr
         args = ["run", str(TRAVEL), *SMALL, "--agent", "recovering", "--hazard", "transient_error", "--out", str(out)]
         limit = 2_000
     else:  # a run log larger than any trace: the next lines appended to it are what the disk refuses
-        first = cli("run", str(TRAVEL), *SMALL, "--agent", "naive", "--seeds", "0-2", "--out", str(out))
+        first = run_main(
+            "run", str(TRAVEL), *SMALL, "--agent", "naive", "--seeds", "0-2", "--out", str(out), cwd=REPO_ROOT
+        )
         assert first.returncode == 0, first.stderr
         args = ["run", str(TRAVEL), *SMALL, "--agent", "naive", "--seeds", "0-3", "--out", str(out)]
         limit = (out / "run.jsonl").stat().st_size + 300
@@ -180,7 +194,7 @@ def test_run_on_a_full_disk_stops_in_one_line_and_the_same_command_resumes(tmp_p
     assert len(whole_lines(out / "run.jsonl")) >= lines_before
     for path in (out / "traces").glob("*.jsonl"):
         whole_lines(path)
-    resumed = cli(*args)
+    resumed = run_main(*args, cwd=REPO_ROOT)
     assert resumed.returncode == 0 and "Traceback" not in resumed.stderr, resumed.stderr
     cells = 2 + 2 if fills == "trace" else 4 * _conditions_of_fare_class()  # four seeds
     check_complete_folder(out, cells=cells)
