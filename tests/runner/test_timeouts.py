@@ -35,8 +35,9 @@ def test_an_episode_past_its_deadline_on_a_stalled_loop_is_a_timeout_not_a_crash
 
     monkeypatch.setattr(run_module, "log_result", stall_once)
     out = tmp_path / "run"
-    ran = run_main("run", str(TRAVEL), "--task", "fare-class", "--agent", "golden", "--hazard", "latency:seconds=0.2",
-                   "--transport", "memory", "--timeout", f"{TIMEOUT_S:g}", "--out", str(out), "--no-progress")  # fmt: skip
+    ran = run_main("run", str(TRAVEL), "--task", "fare-class", "--agent", "golden", "--hazard",
+                   "latency:seconds=0.2", "--transport", "memory", "--timeout", f"{TIMEOUT_S:g}", "--out", str(out),
+                   "--no-progress")  # fmt: skip
     assert not stalls, "the loop was never stalled: the test did not test anything"
     statuses = {line["episode_id"]: (line["status"], line["note"]) for line in run_log(out)}
     assert statuses[SLOW] == ("timeout", f"stopped after {TIMEOUT_S:g}s"), (statuses, ran.stderr)
