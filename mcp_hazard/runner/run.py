@@ -253,16 +253,20 @@ class Runner(Executor):
         outcome: AgentOutcome = "finished"
         detail = ""
         served: list[Episode] = []
+        scope = anyio.move_on_after(self.timeout_s)
         try:
-            with anyio.move_on_after(self.timeout_s) as scope:
+            with scope:
                 if cell.agent in self.agent_cmds:
                     outcome, detail = await self._external(cell)
                 else:
                     await self._internal(cell, report, served)
-            if scope.cancelled_caught:
-                outcome, detail = "timeout", f"stopped after {self.timeout_s:g}s"
         except Exception as exc:  # a crashing agent is an outcome of its episode, never the end of the run
             outcome, detail = outcome_of(exc)
+        # Past its deadline the episode was stopped, whatever surfaced: on a loaded loop the stop can reach the
+        # in-memory client's own task first, and the agent's next call then fails with "Connection closed" instead
+        # of being cancelled. That is this episode's timeout, not a crash (a failed model endpoint stays itself).
+        if scope.cancel_called and outcome != "endpoint_error":
+            outcome, detail = "timeout", f"stopped after {self.timeout_s:g}s"
         if served and served[0].trace.failure is not None:  # the episode's trace could not be written
             raise served[0].trace.failure
         if self.signal is not None:
