@@ -113,3 +113,16 @@ def parse_profiles(text: str) -> list[str]:
         raise UserError(f"--profile: expected strict, guided, guarded or a comma-separated list of them, got {text!r}"
                         f"{hint}")  # fmt: skip
     return profiles
+
+
+BUSY_CONCURRENCY = 16
+CAREFUL_CONCURRENCY = 4
+
+
+def default_concurrency(transport: str, agents: list[str], external: bool, proxied: bool) -> int:
+    """Episodes at once when `--concurrency` is not given. Built-in agents over memory or HTTP cost a few
+    milliseconds of CPU per episode and spend the rest waiting out latency and back-off, so 16 at once finish a
+    matrix several times sooner with the same results; a server process per episode (stdio), an agent program, a
+    model endpoint or a real server behind a proxy get 4, which none of them should find crowded."""
+    careful = transport == "stdio" or external or proxied or "llm" in agents
+    return CAREFUL_CONCURRENCY if careful else BUSY_CONCURRENCY

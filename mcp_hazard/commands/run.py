@@ -14,7 +14,14 @@ from typing import TYPE_CHECKING, Any
 
 from mcp_hazard.commands import EXIT_FINDING, run_async
 from mcp_hazard.commands.flag_values import cpus, parse_seeds, port, positive, positive_float
-from mcp_hazard.commands.options import allow_python, command_parser, hazard_options, parse_profiles, scenario_paths
+from mcp_hazard.commands.options import (
+    allow_python,
+    command_parser,
+    default_concurrency,
+    hazard_options,
+    parse_profiles,
+    scenario_paths,
+)
 from mcp_hazard.commands.run_folder import claimed, closing, keep_scenarios, locked
 from mcp_hazard.errors import UserError
 from mcp_hazard.suggest import did_you_mean
@@ -202,6 +209,8 @@ def _plan(
             )
     _check_port(args)
     commands = {agent_name(command): command for command in args.agent_cmd}
+    if args.concurrency is None:
+        args.concurrency = default_concurrency(args.transport, agents, bool(commands), _proxied(args))
     if args.transport == "memory" and commands:
         raise UserError("--agent-cmd needs --transport stdio or http: an external program cannot reach memory")
     for command in commands.values():
@@ -349,7 +358,9 @@ def _execution_options(run: argparse.ArgumentParser) -> None:
     run.add_argument("--port", type=port, default=None, metavar="N",
                      help="--transport http: the port of the run's server on 127.0.0.1 (default: any free one); a "
                           "busy port stops the run before it starts")  # fmt: skip
-    run.add_argument("--concurrency", type=positive, default=4, help="episodes at once (default 4)")
+    run.add_argument("--concurrency", type=positive, default=None, metavar="N",
+                     help="episodes at once (default 16 for built-in agents over memory or http; 4 with stdio, "
+                          "--agent-cmd, --agent llm or a proxy file)")  # fmt: skip
     run.add_argument("--executor", choices=["local", "ray"], default="local",
                      help="where episodes run: local (this process, default) or ray (one Ray task per episode; "
                           "needs the [ray] extra, see docs/scale-out.md)")  # fmt: skip

@@ -9,7 +9,13 @@ from typing import Any
 
 from mcp_hazard.commands import EXIT_FINDING
 from mcp_hazard.commands.flag_values import parse_seeds, positive
-from mcp_hazard.commands.options import allow_python, command_parser, hazard_options, scenario_paths
+from mcp_hazard.commands.options import (
+    allow_python,
+    command_parser,
+    default_concurrency,
+    hazard_options,
+    scenario_paths,
+)
 
 
 def verify(args: argparse.Namespace) -> int:
@@ -38,7 +44,8 @@ def verify(args: argparse.Namespace) -> int:
     cells = [cell for cell in planned if not (cell.interventions and cell.agent == "naive")] + obeying
     with tempfile.TemporaryDirectory(prefix="mcp-hazard-verify-") as scratch:
         out = Path(args.out or scratch)
-        runner = Runner(out, transport=args.transport, concurrency=args.concurrency, timeout_s=60,
+        concurrency = args.concurrency or default_concurrency(args.transport, [], external=False, proxied=False)
+        runner = Runner(out, transport=args.transport, concurrency=concurrency, timeout_s=60,
                         call_timeout_s=1.0, show_progress=False)  # fmt: skip
         anyio.run(runner.run, cells)
         scores = score_traces([str(out / "traces")], allow_python=args.allow_python).scores
@@ -77,7 +84,8 @@ def add_parser(commands: Any) -> argparse.ArgumentParser:
                         help="also prove every instance solvable under this intervention (repeatable; a+b composes; "
                              "'all' = each alone)")  # fmt: skip
     parser.add_argument("--transport", choices=["memory", "stdio", "http"], default="memory")
-    parser.add_argument("--concurrency", type=positive, default=4)
+    parser.add_argument("--concurrency", type=positive, default=None, metavar="N",
+                        help="episodes at once (default 16; 4 with --transport stdio)")  # fmt: skip
     parser.add_argument("--out", help="keep the traces here (default: a temporary folder)")
     allow_python(parser)
     parser.set_defaults(handler=verify)
