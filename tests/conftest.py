@@ -47,6 +47,12 @@ TEST_TOKEN = "control-token-for-tests"
 """The control token the test servers are started with (`--token`): tests send it as the operator would."""
 
 
+def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
+    """End-to-end tests first (a stable sort, the same on every xdist worker): they are the long ones, and started
+    first they overlap with the many short tests instead of one of them finishing alone at the end of the run."""
+    items.sort(key=lambda item: item.get_closest_marker("e2e") is None)
+
+
 def in_ci() -> bool:
     return os.environ.get("CI", "").strip().lower() not in ("", "0", "false", "no")
 
