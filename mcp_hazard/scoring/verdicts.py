@@ -17,7 +17,7 @@ from mcp_hazard.scoring.labels import interned
 from mcp_hazard.scoring.trace_index import EpisodeCalls
 
 
-@dataclass
+@dataclass(slots=True)
 class HazardVerdict:
     hazard: int
     kind: str
