@@ -7,7 +7,8 @@
    short episodes are padded to 8-15 events with real extra calls (successful calls of tools no hazard targets, slots
    renumbered) or re-listings; about 12.5 events per episode. A `random.Random` owned by the bench drives every
    choice, so the set is the same on every run. Files go to DIR/<agent>/<episode_id>.jsonl with a manifest; a DIR
-   that already holds the same set (same manifest, same file count) is reused.
+   that already holds the same set (same manifest, same file count, its scenario files still where its traces say)
+   is reused.
 """
 
 from __future__ import annotations
@@ -151,7 +152,19 @@ def existing_set(directory: Path, episodes: int) -> dict[str, Any] | None:
     if {k: manifest.get(k) for k in expected} != expected:
         return None
     count = sum(1 for _ in directory.rglob("*.jsonl"))
-    return manifest if count == episodes else None
+    return manifest if count == episodes and _scenarios_found(directory) else None
+
+
+def _scenarios_found(directory: Path) -> bool:
+    """Whether the set's traces can be scored from here: they name their scenario files by the absolute path in the
+    checkout that generated them, and a set made by a checkout that has since gone would score no episode."""
+    first = next(directory.rglob("*.jsonl"), None)
+    try:
+        with open(first or directory / MANIFEST, encoding="utf-8") as handle:
+            path = json.loads(handle.readline())["scenario"]["path"]
+    except (OSError, ValueError, KeyError, TypeError):
+        return False
+    return isinstance(path, str) and Path(path).is_file()
 
 
 def generate(directory: Path, episodes: int, templates: dict[tuple[str, str, str, str], Template]) -> dict[str, Any]:

@@ -146,6 +146,8 @@ def main(argv: list[str] | None = None) -> int:
     print(f"{'    of which aggregate (wall)':<44} {'':>9} {'':>10} {scored['aggregate_s']:>8.2f}")
     print()
     verdict = "met" if ratio <= 2.0 else "NOT met"
+    if scored["episodes"] != parsed["episodes"]:  # a trace not scored is work not done: the ratio means nothing
+        verdict = f"not measured, {scored['episodes']:,} of {parsed['episodes']:,} traces scored"
     wall = scored["wall_s"] / parsed["wall_s"]
     print(f"ratio (b)/(a) = {ratio:.2f} by CPU time (target <= 2.00: {verdict}); by wall time {wall:.2f}")
     print(f"scored {scored['episodes']:,} episodes, {scored['correct']:,} correct, {scored['warnings']:,} warnings")

@@ -38,26 +38,35 @@ def _scalars(value: Any) -> list[Any]:
     return [value]
 
 
-def _arity(scenario: Scenario, tool: str) -> tuple[int, int] | None:
-    """(required, known) argument counts of a tool of the scenario, None for a name it has not; once per scenario
-    object and tool name (a failed episode asks it of most of its calls)."""
-    key = (id(scenario), tool)
-    kept = _ARITIES.get(key)
+def _argument_values(arguments: Any) -> Any:
+    """`_scalars(arguments)`; flat arguments (the common case) without a call per value."""
+    if type(arguments) is dict:
+        values = arguments.values()
+        if not any(isinstance(v, dict | list) for v in values):
+            return values
+    return _scalars(arguments)
+
+
+def _arities(scenario: Scenario) -> dict[str, tuple[int, int]]:
+    """(required, known) argument counts of each tool of the scenario by name (the first tool of a name, as
+    `Scenario.tool` finds it), once per scenario object: a failed episode asks it of most of its calls."""
+    kept = _ARITIES.get(id(scenario))
     if kept is not None and kept[0] is scenario:
         return kept[1]
-    spec = scenario.tool(tool)
-    arity = None
-    if spec is not None:
-        props = spec.input_schema.get("properties")
-        required = spec.input_schema.get("required")
-        arity = (len(required) if isinstance(required, list) else 0, len(props) if isinstance(props, dict) else 0)
-    if len(_ARITIES) >= 4096:  # bounded: one entry per scenario and tool name (names a damaged trace makes up too)
+    found: dict[str, tuple[int, int]] = {}
+    for spec in scenario.tools:
+        if spec.name not in found:
+            props = spec.input_schema.get("properties")
+            required = spec.input_schema.get("required")
+            found[spec.name] = (len(required) if isinstance(required, list) else 0,
+                                len(props) if isinstance(props, dict) else 0)  # fmt: skip
+    if len(_ARITIES) >= 4096:  # bounded: one entry per scenario object scored
         _ARITIES.clear()
-    _ARITIES[key] = (scenario, arity)  # the entry keeps its scenario alive, so the id cannot be reused meanwhile
-    return arity
+    _ARITIES[id(scenario)] = (scenario, found)  # the entry keeps its scenario alive, so the id cannot be reused
+    return found
 
 
-_ARITIES: dict[tuple[int, str], tuple[Scenario, tuple[int, int] | None]] = {}
+_ARITIES: dict[int, tuple[Scenario, dict[str, tuple[int, int]]]] = {}
 
 
 def classify_calls(
@@ -65,31 +74,43 @@ def classify_calls(
 ) -> list[tuple[int, str]]:
     """(seq, class) for every classified call, in order (CLASSES)."""
     shown = listing(scenario, task)
+    arities = _arities(scenario)
+    # Each golden tool's golden arguments (empty when the golden path cannot run here): looked up once per call.
+    on_path: dict[Any, list[Any]] = {}
+    for index, step in enumerate(golden.steps):
+        on_path.setdefault(step, []).append(golden.arguments[index] if golden.arguments is not None else None)
     out: list[tuple[int, str]] = []
     for call in calls:
-        found = _classify(call, shown, scenario, golden)
+        found = _classify(call, shown, arities, on_path, golden.arguments is not None)
         if found is not None:
             out.append((call["seq"], found))
         show_call(shown, call)
     return out
 
 
-def _classify(call: dict[str, Any], shown: Seen, scenario: Scenario, golden: GoldenCalls) -> str | None:
+def _classify(
+    call: dict[str, Any], shown: Seen, arities: dict[str, tuple[int, int]], on_path: dict[Any, list[Any]], runs: bool
+) -> str | None:
+    """The class of one call (CLASSES), None for none. `on_path`: each golden tool's golden arguments; `runs`:
+    whether the golden path could run here (else no call is compared with it)."""
     outcome, tool = call.get("outcome"), call.get("tool")
     if outcome == "unknown_tool":
         return "non_existent_function"
     if outcome in _SKIPPED or call.get("hazards"):
         return None
     arguments = original_arguments(call)
-    on_path = [i for i, step in enumerate(golden.steps) if step == tool]
-    if outcome == "ok" and golden.arguments is not None and any(same_value(arguments, golden.arguments[i])
-                                                               for i in on_path):  # fmt: skip
+    try:
+        golden = on_path.get(tool, ())
+    except TypeError:  # an unhashable tool name in a damaged trace: no golden step has it
+        golden = ()
+    if outcome == "ok" and runs and any(same_value(arguments, expected) for expected in golden):
         return None  # the golden call itself
-    arity = _arity(scenario, str(tool))
+    arity = arities.get(str(tool))
     if isinstance(arguments, dict) and arity is not None and not arity[0] <= len(arguments) <= arity[1]:
         return "wrong_argument_count"
-    if not all(shown.holds(v) for v in _scalars(arguments)):
-        return "unknown_value"
-    if outcome == "ok" and (not on_path or golden.arguments is None):
+    for value in _argument_values(arguments):
+        if not shown.holds(value):
+            return "unknown_value"
+    if outcome == "ok" and (not golden or not runs):
         return None  # a detour, or nothing to compare with
     return "incorrect_value"

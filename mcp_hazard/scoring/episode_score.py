@@ -28,7 +28,7 @@ UNFINISHED = (
 )
 
 
-@dataclass
+@dataclass(slots=True)
 class EpisodeScore:
     trace: str
     episode_id: str

@@ -12,7 +12,7 @@ from mcp_hazard.scoring.labels import interned
 from mcp_hazard.scoring.trace_index import EpisodeCalls
 
 
-@dataclass
+@dataclass(slots=True)
 class CallFailure:
     seq: int | None  # None: the call never reached the server (a malformed call the agent recorded)
     tool: str

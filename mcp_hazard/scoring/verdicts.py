@@ -5,17 +5,19 @@ through the registry; docs/scoring.md states each rule in words with a worked ex
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
 from mcp_hazard.hazards.base import REGISTRY, Hazard, kinds_for
 from mcp_hazard.hazards.capabilities import recovered
 from mcp_hazard.hazards.recovery import Firing
+from mcp_hazard.scenario.models import Scenario
 from mcp_hazard.scoring.labels import interned
 from mcp_hazard.scoring.trace_index import EpisodeCalls
 
 
-@dataclass
+@dataclass(slots=True)
 class HazardVerdict:
     hazard: int
     kind: str
@@ -41,7 +43,23 @@ def kind_of(calls: EpisodeCalls, kind: Any) -> type[Hazard] | None:
     None for a kind no longer installed, or a damaged name."""
     if not isinstance(kind, str):
         return None
-    return kinds_for(calls.scenario).get(kind) or REGISTRY.get(kind)
+    return _kinds(calls.scenario).get(kind) or REGISTRY.get(kind)
+
+
+def _kinds(scenario: Scenario) -> Mapping[str, type[Hazard]]:
+    """`kinds_for(scenario)`, once per scenario object: it asks every installed kind of the scenario's facts
+    provider, and an episode asks it twice per firing."""
+    kept = _KINDS.get(id(scenario))
+    if kept is not None and kept[0] is scenario:
+        return kept[1]
+    found = kinds_for(scenario)
+    if len(_KINDS) >= 4096:  # bounded: one entry per scenario object scored
+        _KINDS.clear()
+    _KINDS[id(scenario)] = (scenario, found)  # the entry keeps its scenario alive, so the id cannot be reused
+    return found
+
+
+_KINDS: dict[int, tuple[Scenario, Mapping[str, type[Hazard]]]] = {}
 
 
 def hazard_verdict(calls: EpisodeCalls, fired: dict[str, Any], correct: bool) -> HazardVerdict:
