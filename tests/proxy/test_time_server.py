@@ -4,11 +4,10 @@ fires, is traced and is scored; the others are refused at load with why; a recor
 from __future__ import annotations
 
 import json
-import subprocess
 from pathlib import Path
 
 import pytest
-from conftest import REPO_ROOT, hazard_command, run_main
+from conftest import REPO_ROOT, run_main
 
 from mcp_hazard.trace.events import comparable
 
@@ -18,13 +17,6 @@ pytestmark = pytest.mark.e2e
 
 APPLICABLE = ["transient_error", "latency:seconds=3", "invocation_error", "spec_drift", "output_drift",
               "silent_wrong_value"]  # fmt: skip
-
-
-def _run(*args: str, timeout: float = 240) -> subprocess.CompletedProcess[str]:
-    return subprocess.run(
-        hazard_command(*args), cwd=REPO_ROOT, stdin=subprocess.DEVNULL, capture_output=True, text=True,
-        timeout=timeout,
-    )  # fmt: skip
 
 
 def _rows(out: Path) -> list[dict[str, object]]:
@@ -43,9 +35,9 @@ def live_run(tmp_path_factory: pytest.TempPathFactory, time_server: str) -> Path
 
     def make(folder: Path) -> None:
         hazards = [arg for kind in APPLICABLE for arg in ("--hazard", kind)]
-        done = _run("run", str(PROXIES / "time.yaml"), "--upstream-cmd", time_server, "--transport", "memory",
-                    "--record", str(folder / "time.cassette.jsonl"), "--out", str(folder / "run"), *RUN_FLAGS,
-                    *hazards)  # fmt: skip
+        done = run_main("run", str(PROXIES / "time.yaml"), "--upstream-cmd", time_server, "--transport", "memory",
+                        "--record", str(folder / "time.cassette.jsonl"), "--out", str(folder / "run"), *RUN_FLAGS,
+                        *hazards, cwd=REPO_ROOT)  # fmt: skip
         assert done.returncode == 0, done.stderr
 
     return made_once(tmp_path_factory, "time-live", make) / "run"
@@ -109,8 +101,9 @@ def test_a_recorded_run_replays_without_the_server_and_gives_the_same_traces(liv
     assert header["cassette"] == 1 and header["upstream"]["name"] == "mcp-time"
     # A part of the recorded matrix (clean and silent_wrong_value), replayed over another transport (a
     # `proxy --replay` subprocess per episode), with no server at all.
-    replayed = _run("run", str(PROXIES / "time.yaml"), "--replay", str(cassette), "--transport", "stdio",
-                    "--hazard", "silent_wrong_value", "--out", str(tmp_path / "replay"), *RUN_FLAGS)  # fmt: skip
+    replayed = run_main("run", str(PROXIES / "time.yaml"), "--replay", str(cassette), "--transport", "stdio",
+                        "--hazard", "silent_wrong_value", "--out", str(tmp_path / "replay"), *RUN_FLAGS,
+                        cwd=REPO_ROOT)  # fmt: skip
     assert replayed.returncode == 0, replayed.stderr
     again_paths = sorted((tmp_path / "replay" / "traces").glob("*.jsonl"))
     assert len(again_paths) == 4  # agents x task x (clean, silent_wrong_value)

@@ -13,7 +13,7 @@ from pathlib import Path
 
 import anyio
 import pytest
-from conftest import REPO_ROOT, hazard_command
+from conftest import REPO_ROOT, hazard_command, run_main
 from mcp import Client
 from mcp.client.stdio import stdio_client
 
@@ -49,8 +49,8 @@ def test_a_run_keeps_the_servers_stderr_in_the_run_folder_and_says_where(
     assert said in done.stdout.splitlines(), done.stdout
 
     # The same command again, with --verbose: every episode is done, so only the first start speaks; its lines are
-    # appended, counted as this run's, and printed.
-    again = _run(*command, "--verbose")
+    # appended, counted as this run's, and printed (by the run itself: in this process, with its output captured).
+    again = run_main("run", *command, "--verbose", cwd=REPO_ROOT)
     assert again.returncode == 0, again.stderr
     added = log.read_text(encoding="utf-8").splitlines()[len(lines) :]
     assert added and BANNER in added, added
