@@ -161,7 +161,7 @@ def write(tmp_path: Path, text: str, name: str = "hostile.yaml") -> Path:
 def test_a_file_ref_is_refused_and_the_file_never_reaches_any_output(tmp_path: Path, secret: Path) -> None:
     path = write(tmp_path, SCENARIO.replace("REF", secret.as_uri()))
     for args in (("validate", str(path)), ("serve", str(path), "--trace-dir", str(tmp_path / "traces"))):
-        match = refused_once(run_cli(*args), path)
+        match = refused_once(in_process(*args), path)  # all it writes, stdout and stderr, is what is searched
         assert (int(match["line"]), int(match["col"])) == (REF_LINE, REF_COLUMN)
         assert match["path"] == "tools[0].input_schema.properties.word.$ref"
         assert "only local refs" in match["msg"] and "TOP-SECRET" not in match[0]
@@ -180,7 +180,7 @@ def test_an_http_ref_is_refused_without_a_request(tmp_path: Path) -> None:
 
 def test_file_etc_passwd_is_one_line_not_a_traceback(tmp_path: Path) -> None:
     path = write(tmp_path, SCENARIO.replace("REF", "file:///etc/passwd"))
-    match = refused_once(run_cli("validate", str(path)), path)
+    match = refused_once(in_process("validate", str(path)), path)
     assert "only local refs" in match["msg"] and "root:" not in match[0]
 
 
