@@ -85,9 +85,11 @@ def test_a_run_through_the_proxy_scores_again_the_same_from_its_folder(live_run:
     ],
 )
 def test_kinds_that_cannot_act_on_its_tools_are_refused_with_why(
-    tmp_path: Path, time_server: str, hazard: str, why: str
+    tmp_path: Path, live_run: Path, hazard: str, why: str
 ) -> None:
-    done = run_main("proxy", str(PROXIES / "time.yaml"), "--upstream-cmd", time_server, "--hazard",
+    # Its tools as the live server listed them in the recorded run: replayed, no server started per refusal.
+    cassette = live_run.parent / "time.cassette.jsonl"
+    done = run_main("proxy", str(PROXIES / "time.yaml"), "--replay", str(cassette), "--hazard",
                     f"{hazard}:tools=convert_time", "--trace-dir", str(tmp_path))  # fmt: skip
     assert done.returncode != 0
     lines = done.stderr.strip().splitlines()
