@@ -27,6 +27,7 @@ from mcp.client.stdio import stdio_client
 from mcp.shared.exceptions import MCPError
 
 from tests.e2e.support import console_script
+from tests.proxy.support import made_once
 
 pytestmark = pytest.mark.e2e
 
@@ -123,68 +124,88 @@ more than asked, is the one its log line names), `not_utf8` (the bad byte's offs
 
 
 @dataclass
-class Attacked:
-    """Each attack of one session (`ONE_SESSION`), with the proxy's stderr written from its call to the good call
-    after it, and that session's trace."""
+class Met:
+    """What the client saw of one attack of a session and the good call after it, as plain data (JSON)."""
 
-    seen: dict[str, Seen]
+    error: str | None  # the error's message, if the call failed
+    code: int | None
+    text: str | None  # the result's first text, if it answered
+    seconds: float
+    after: str
+    peak_mib: float  # the proxy's peak memory so far: this attack and those before it
+    stderr: str  # what the proxy wrote to stderr from this call to the answer of the good call after it
+
+
+@dataclass
+class Attacked:
+    """Each attack of one session (`ONE_SESSION`), the tools listed, and that session's trace."""
+
+    met: dict[str, Met]
+    tools: dict[str, Any]  # name: input schema
     calls: dict[str, list[dict[str, Any]]]  # tool_called events: the attack's call and the good call after it
     events: list[dict[str, Any]]
 
 
-def _attack_in_turn(tmp_path: Path, sdk: bool) -> Attacked:
+def _attack_in_turn(folder: Path, sdk: bool) -> None:
     """`mcp-hazard proxy --upstream-cmd HOSTILE --empty-schema` over stdio: list, then each attack of ONE_SESSION
-    followed by `echo`, and the proxy's peak memory after each."""
-    args = ["proxy", "--upstream-cmd", upstream(tmp_path, "--empty-schema"), "--upstream-timeout",
-            str(UPSTREAM_TIMEOUT), "--trace-dir", str(tmp_path / "traces"), *(["--sdk"] if sdk else [])]  # fmt: skip
+    followed by `echo`, and the proxy's peak memory after each; what was seen is written to FOLDER/met.json."""
+    args = ["proxy", "--upstream-cmd", upstream(folder, "--empty-schema"), "--upstream-timeout",
+            str(UPSTREAM_TIMEOUT), "--trace-dir", str(folder / "traces"), *(["--sdk"] if sdk else [])]  # fmt: skip
     params = StdioServerParameters(command=console_script(), args=args, cwd=str(REPO_ROOT))
-    stderr_path = tmp_path / "proxy.stderr"
-    seen: dict[str, Seen] = {}
+    stderr_path = folder / "proxy.stderr"
+    met: dict[str, dict[str, Any]] = {}
+    tools: dict[str, Any] = {}
 
     async def run() -> None:
         with stderr_path.open("w", encoding="utf-8") as errlog, anyio.fail_after(GUARD_S):
             async with Client(stdio_client(params, errlog=errlog)) as client:
-                tools = {tool.name: tool for tool in (await client.list_tools()).tools}
+                tools.update({tool.name: tool.input_schema for tool in (await client.list_tools()).tools})
                 for tool in ONE_SESSION:
                     errlog.flush()
                     before = stderr_path.stat().st_size
                     started = time.monotonic()
-                    result, error = None, None
+                    seen: dict[str, Any] = {"error": None, "code": None, "text": None}
                     try:
                         result = await client.call_tool(tool, {"text": "hi"})
+                        seen["text"] = result.content[0].text  # type: ignore[union-attr]
                     except MCPError as exc:
-                        error = exc
-                    seconds = time.monotonic() - started
+                        seen.update(error=exc.error.message, code=exc.error.code)
+                    seen["seconds"] = time.monotonic() - started
                     after = await client.call_tool("echo", {"text": "after"})
-                    peak = peak_rss_mib(proxy_pid(tmp_path))
+                    seen["peak_mib"] = peak_rss_mib(proxy_pid(folder))
                     with stderr_path.open("rb") as written:
                         written.seek(before)
-                        said = written.read().decode("utf-8")
-                    text = after.content[0].text  # type: ignore[union-attr]
-                    seen[tool] = Seen(result, error, seconds, text, peak, tools, said)
+                        seen["stderr"] = written.read().decode("utf-8")
+                    seen["after"] = after.content[0].text  # type: ignore[union-attr]
+                    met[tool] = seen
 
     anyio.run(run)
-    events = trace_events(tmp_path)
-    called = [e for e in events if e["type"] == "tool_called"]
-    assert len(called) == 2 * len(ONE_SESSION), [(e["tool"], e["outcome"]) for e in called]
-    calls = {tool: called[2 * i : 2 * i + 2] for i, tool in enumerate(ONE_SESSION)}
-    return Attacked(seen, calls, events)
+    (folder / "met.json").write_text(json.dumps({"met": met, "tools": tools}), encoding="utf-8")
 
 
 @pytest.fixture(scope="module", params=["relay", "sdk"])
 def attacked(request: pytest.FixtureRequest, tmp_path_factory: pytest.TempPathFactory) -> Attacked:
-    """One session of every attack per path (the frame relay, the SDK path with `--sdk`)."""
-    return _attack_in_turn(tmp_path_factory.mktemp(f"attacked-{request.param}"), sdk=request.param == "sdk")
+    """One session of every attack per path (the frame relay, the SDK path with `--sdk`), made once per test
+    session whichever worker's tests ask first."""
+    sdk = request.param == "sdk"
+    folder = made_once(tmp_path_factory, f"attacked-{request.param}", lambda f: _attack_in_turn(f, sdk))
+    saved = json.loads((folder / "met.json").read_text(encoding="utf-8"))
+    events = trace_events(folder)
+    called = [e for e in events if e["type"] == "tool_called"]
+    assert len(called) == 2 * len(ONE_SESSION), [(e["tool"], e["outcome"]) for e in called]
+    calls = {tool: called[2 * i : 2 * i + 2] for i, tool in enumerate(ONE_SESSION)}
+    met = {tool: Met(**seen) for tool, seen in saved["met"].items()}
+    return Attacked(met, saved["tools"], calls, events)
 
 
 @pytest.mark.parametrize(("tool", "message", "logged"), REFUSED, ids=[case[0] for case in REFUSED])
 def test_a_hostile_answer_is_an_error_for_its_call_and_the_next_call_answers(
     attacked: Attacked, tool: str, message: str, logged: str | None
 ) -> None:
-    seen = attacked.seen[tool]
-    assert seen.error is not None and message in seen.error.error.message, seen.error
-    assert "\n" not in seen.error.error.message
-    assert seen.error.error.code == (-32001 if "did not answer" in message else -32603)
+    seen = attacked.met[tool]
+    assert seen.error is not None and message in seen.error, seen.error
+    assert "\n" not in seen.error
+    assert seen.code == (-32001 if "did not answer" in message else -32603)
     assert seen.seconds < 30, seen.seconds  # a timeout of 3 s; a refused line is answered as soon as it is read
     assert seen.after == "after"
     assert seen.peak_mib < RSS_GUARD_MIB, seen.peak_mib  # the peak of the session so far: this attack and before
@@ -198,8 +219,8 @@ def test_a_hostile_answer_is_an_error_for_its_call_and_the_next_call_answers(
 
 
 def test_a_lone_surrogate_in_a_result_is_replaced_and_the_call_traced(attacked: Attacked) -> None:
-    seen = attacked.seen["surrogate"]
-    assert seen.error is None and seen.result.content[0].text == "half \ufffd a pair"
+    seen = attacked.met["surrogate"]
+    assert seen.error is None and seen.text == "half \ufffd a pair"
     assert seen.after == "after"
     assert_clean(seen.stderr)
     assert len([line for line in seen.stderr.splitlines() if "lone surrogates" in line]) == 1, seen.stderr
@@ -209,8 +230,8 @@ def test_a_lone_surrogate_in_a_result_is_replaced_and_the_call_traced(attacked: 
 
 
 def test_a_flood_of_list_changed_is_read_once_per_burst_in_flat_memory(attacked: Attacked) -> None:
-    seen = attacked.seen["flood"]
-    assert seen.error is None and seen.result.content[0].text == "flooded"
+    seen = attacked.met["flood"]
+    assert seen.error is None and seen.text == "flooded"
     assert seen.seconds < 30, seen.seconds  # 20,000 notifications: about 0.4 s here; 4-36 s before
     assert seen.after == "after"
     assert seen.peak_mib < RSS_GUARD_MIB, seen.peak_mib
@@ -220,9 +241,9 @@ def test_a_flood_of_list_changed_is_read_once_per_burst_in_flat_memory(attacked:
 
 
 def test_a_tool_whose_input_schema_is_empty_is_served_as_an_object_schema(attacked: Attacked) -> None:
-    seen = attacked.seen["blank"]
-    assert seen.tools["blank"].input_schema == {"type": "object"}
-    assert seen.error is None and seen.result.content[0].text == "hi"
+    seen = attacked.met["blank"]
+    assert attacked.tools["blank"] == {"type": "object"}
+    assert seen.error is None and seen.text == "hi"
     assert seen.after == "after"
     assert_clean(seen.stderr)
 
