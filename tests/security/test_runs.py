@@ -17,7 +17,7 @@ from typing import Any
 
 import httpx
 import pytest
-from conftest import REPO_ROOT, TEST_TOKEN, TRAVEL, free_port, run_main
+from conftest import REPO_ROOT, TEST_TOKEN, TRAVEL, CliRun, free_port, run_main
 
 from .disk import Preexec, both, bound_by_modes, full_disk, read_only, read_only_works
 
@@ -38,7 +38,7 @@ def cli(*args: str, preexec: Preexec | None = None) -> subprocess.CompletedProce
         raise AssertionError(f"`mcp-hazard {' '.join(args)}` did not finish within {DEADLINE}s") from exc
 
 
-def one_error(done: subprocess.CompletedProcess[str], *words: str) -> str:
+def one_error(done: subprocess.CompletedProcess[str] | CliRun, *words: str) -> str:
     """The run's stderr is exactly one `mcp-hazard: error:` line, exit 2, holding `words`."""
     lines = done.stderr.strip().splitlines()
     assert done.returncode == 2, (done.returncode, done.stderr[-2000:])
@@ -110,7 +110,7 @@ def test_a_second_run_on_the_same_folder_exits_2_naming_the_first(tmp_path: Path
         wait_for(lambda: _holds_lock(out, first.pid) and _agent_waiting(out), "first run under way", first)
         before = sorted(str(p.relative_to(out)) for p in out.rglob("*"))
         began = time.monotonic()
-        second = cli("run", str(TRAVEL), *SMALL, "--out", str(out))
+        second = run_main("run", str(TRAVEL), *SMALL, "--out", str(out), cwd=REPO_ROOT)  # the first is the process
         line = one_error(second, str(out), "in use by another run", f"pid {first.pid}", "started", "mcp-hazard run")
         assert time.monotonic() - began < DEADLINE
         assert sorted(str(p.relative_to(out)) for p in out.rglob("*")) == before, "the second run wrote something"
