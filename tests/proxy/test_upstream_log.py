@@ -7,13 +7,12 @@ start) and the Python time server behind a shell that writes a line first."""
 from __future__ import annotations
 
 import shlex
-import subprocess
 import sys
 from pathlib import Path
 
 import anyio
 import pytest
-from conftest import REPO_ROOT, hazard_command, run_main
+from conftest import REPO_ROOT, run_main
 from mcp import Client
 from mcp.client.stdio import stdio_client
 
@@ -21,13 +20,7 @@ from .support import PROXIES, proxy_params
 
 pytestmark = pytest.mark.e2e
 
-DEADLINE = 300  # a whole run through npm servers: 10-40 s on a loaded 2-core machine
 BANNER = "Secure MCP Filesystem Server running on stdio"
-
-
-def _run(*args: str) -> subprocess.CompletedProcess[str]:
-    return subprocess.run(hazard_command("run", *args), cwd=REPO_ROOT, stdin=subprocess.DEVNULL, capture_output=True,
-                          text=True, timeout=DEADLINE)  # fmt: skip
 
 
 @pytest.mark.parametrize("transport", ["http", "stdio"])
@@ -63,14 +56,18 @@ def test_a_run_keeps_the_servers_stderr_in_the_run_folder_and_says_where(
     assert shown[heading + 1 : heading + 1 + len(added)] == added, again.stderr
 
 
-def test_a_server_that_fails_to_start_is_one_line_naming_its_log_and_last_words(tmp_path: Path) -> None:
+def test_a_server_that_fails_to_start_is_one_line_naming_its_log_and_last_words(
+    tmp_path: Path, capfd: pytest.CaptureFixture[str]
+) -> None:
+    """Through `main()`, with what the server would write to the inherited file descriptors captured too."""
     out = tmp_path / "run"
     script = "import sys; print('starting up', file=sys.stderr); print('fatal: no tz database', file=sys.stderr); " \
              "sys.exit(3)"  # fmt: skip
-    done = _run(str(PROXIES / "time.yaml"), "--upstream-cmd", shlex.join([sys.executable, "-c", script]),
-                "--agent", "naive", "--out", str(out), "--no-progress")  # fmt: skip
+    done = run_main("run", str(PROXIES / "time.yaml"), "--upstream-cmd", shlex.join([sys.executable, "-c", script]),
+                    "--agent", "naive", "--out", str(out), "--no-progress", cwd=REPO_ROOT)  # fmt: skip
+    leaked = capfd.readouterr()
     assert done.returncode == 2, done.stderr
-    assert done.stdout == ""
+    assert done.stdout == "" and leaked.out == "" and leaked.err == ""
     [line] = done.stderr.splitlines()
     assert line.startswith("mcp-hazard: error: cannot reach the upstream server ("), line
     assert line.endswith(f"; its stderr is in {out / 'upstream.log'}, last line: fatal: no tz database"), line
