@@ -101,14 +101,14 @@ def test_a_recorded_run_replays_without_the_server_and_gives_the_same_traces(liv
     cassette = live_run.parent / "time.cassette.jsonl"
     header = json.loads(cassette.read_text().splitlines()[0])
     assert header["cassette"] == 1 and header["upstream"]["name"] == "mcp-time"
-    # A part of the recorded matrix (clean and silent_wrong_value), replayed over another transport (a
-    # `proxy --replay` subprocess per episode), with no server at all.
+    # A part of the recorded matrix (the recovering agent, clean and silent_wrong_value), replayed over another
+    # transport (a `proxy --replay` subprocess per episode), with no server at all.
     replayed = run_main("run", str(PROXIES / "time.yaml"), "--replay", str(cassette), "--transport", "stdio",
-                        "--hazard", "silent_wrong_value", "--out", str(tmp_path / "replay"), *RUN_FLAGS,
-                        cwd=REPO_ROOT)  # fmt: skip
+                        "--agent", "recovering", "--hazard", "silent_wrong_value", "--out", str(tmp_path / "replay"),
+                        *RUN_FLAGS, cwd=REPO_ROOT)  # fmt: skip
     assert replayed.returncode == 0, replayed.stderr
     again_paths = sorted((tmp_path / "replay" / "traces").glob("*.jsonl"))
-    assert len(again_paths) == 4  # agents x task x (clean, silent_wrong_value)
+    assert len(again_paths) == 2  # clean, silent_wrong_value
     for again in again_paths:
         path = live_run / "traces" / again.name
         assert [comparable(e) for e in events(path)] == [comparable(e) for e in events(again)], path.name
