@@ -8,14 +8,13 @@ from __future__ import annotations
 import os
 import re
 import shlex
-import subprocess
 import sys
 from pathlib import Path
 
 import anyio
 import pytest
 import yaml
-from conftest import REPO_ROOT
+from conftest import REPO_ROOT, run_main
 from mcp import Client, StdioServerParameters
 
 from mcp_hazard.cli import build_parser, command_module
@@ -71,8 +70,7 @@ def test_every_proxy_command_shown_parses_and_says_the_flag_where_it_needs_it() 
 
 def test_the_refusal_shown_is_the_one_printed() -> None:
     (shown,) = REFUSAL.findall(DOC.read_text(encoding="utf-8"))
-    done = subprocess.run([console_script(), "proxy", "proxies/time.yaml"], cwd=REPO_ROOT, stdin=subprocess.DEVNULL,
-                          capture_output=True, text=True, timeout=60)  # fmt: skip
+    done = run_main("proxy", "proxies/time.yaml", cwd=REPO_ROOT)
     assert done.returncode == 2 and done.stderr.splitlines() == [shown]
 
 

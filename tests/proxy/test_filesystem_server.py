@@ -5,11 +5,10 @@ side effects is never retried."""
 from __future__ import annotations
 
 import json
-import subprocess
 from pathlib import Path
 
 import pytest
-from conftest import REPO_ROOT, hazard_command
+from conftest import REPO_ROOT, run_main
 
 from .support import PROXIES, events
 
@@ -22,16 +21,17 @@ KINDS = ["permanent_error", "conflict", "pagination", "silent_wrong_value", "inv
 def test_every_kind_that_applies_fires_and_is_recovered_on_the_filesystem_server(
     tmp_path: Path, npm_servers: dict[str, Path], fs_root: Path
 ) -> None:
-    out = tmp_path / "run"
+    """Each kind once, on a task it applies to: pagination on the listing task, the others on the reading task."""
     upstream = f"{npm_servers['filesystem']} {fs_root}"  # a temporary copy: the proxy file's paths are relative
-    hazards = [arg for kind in KINDS for arg in ("--hazard", kind)]
-    done = subprocess.run(
-        hazard_command("run", str(PROXIES / "filesystem.yaml"), "--upstream-cmd", upstream, "--transport", "memory",
-                       "--out", str(out), "--no-progress", *hazards),
-        cwd=REPO_ROOT, stdin=subprocess.DEVNULL, capture_output=True, text=True, timeout=300,
-    )  # fmt: skip
-    assert done.returncode == 0, done.stderr
-    rows = json.loads((out / "report.json").read_text(encoding="utf-8"))["per_episode"]
+    rows = []
+    for task, kinds in (("apples", [k for k in KINDS if k != "pagination"]), ("last-crate", ["pagination"])):
+        out = tmp_path / task
+        hazards = [arg for kind in kinds for arg in ("--hazard", kind)]
+        done = run_main("run", str(PROXIES / "filesystem.yaml"), "--upstream-cmd", upstream, "--transport",
+                        "memory", "--task", task, "--out", str(out), "--no-progress", *hazards,
+                        cwd=REPO_ROOT)  # fmt: skip
+        assert done.returncode == 0, done.stderr
+        rows += json.loads((out / "report.json").read_text(encoding="utf-8"))["per_episode"]
     seen: set[str] = set()
     for row in rows:
         kind = row["condition"]
@@ -45,10 +45,10 @@ def test_every_kind_that_applies_fires_and_is_recovered_on_the_filesystem_server
         else:
             assert not row["correct"], row
     assert seen == set(KINDS)
-    fallback = next((out / "traces").glob("recovering.filesystem.apples.permanent_error*.jsonl"))
+    fallback = next((tmp_path / "apples" / "traces").glob("recovering.filesystem.apples.permanent_error*.jsonl"))
     tools = [e["tool"] for e in events(fallback) if e["type"] == "tool_called"]
     assert tools[:2] == ["read_text_file", "read_file"]  # the declared fallback answered
-    paged = next((out / "traces").glob("recovering.filesystem.last-crate.pagination*.jsonl"))
+    paged = next((tmp_path / "last-crate" / "traces").glob("recovering.filesystem.last-crate.pagination*.jsonl"))
     pages = [e["arguments"].get("page", 1) for e in events(paged) if e["type"] == "tool_called"]  # type: ignore[union-attr]
     assert pages[:6] == [1, 2, 3, 4, 5, 6]  # every page read (the agent then re-reads what it uses)
 
@@ -57,11 +57,8 @@ def test_a_tool_with_side_effects_is_never_given_a_retry_hazard(
     tmp_path: Path, npm_servers: dict[str, Path], fs_root: Path
 ) -> None:
     upstream = f"{npm_servers['filesystem']} {fs_root}"
-    done = subprocess.run(
-        hazard_command("proxy", str(PROXIES / "filesystem.yaml"), "--upstream-cmd", upstream, "--hazard",
-                       "transient_error:tools=edit_file", "--trace-dir", str(tmp_path)),
-        cwd=REPO_ROOT, stdin=subprocess.DEVNULL, capture_output=True, text=True, timeout=120,
-    )  # fmt: skip
+    done = run_main("proxy", str(PROXIES / "filesystem.yaml"), "--upstream-cmd", upstream, "--hazard",
+                    "transient_error:tools=edit_file", "--trace-dir", str(tmp_path), cwd=REPO_ROOT)  # fmt: skip
     assert done.returncode != 0
     ours = [line for line in done.stderr.splitlines() if line.startswith("mcp-hazard")]  # the server prints its own
     assert len(ours) == 1 and "'edit_file' may have side effects" in ours[0] and "Traceback" not in done.stderr

@@ -6,11 +6,12 @@ from __future__ import annotations
 import json
 import subprocess
 import sys
+from collections.abc import Iterator
 from pathlib import Path
 
 import jsonschema
 import pytest
-from conftest import REPO_ROOT, WAIT_S, CliRun, hazard_command, run_main, start_http_server
+from conftest import REPO_ROOT, WAIT_S, CliRun, HttpServer, hazard_command, run_main, start_http_server
 
 from .support import PROXIES, events
 
@@ -50,26 +51,34 @@ def test_the_inspector_cli_lists_and_calls_through_a_stdio_proxy(
     assert outcomes == ["ok", "rejected"]
 
 
-@pytest.mark.parametrize("era", ["legacy", "modern"])
-def test_the_inspector_cli_calls_through_an_http_proxy(
-    tmp_path: Path, inspector_bin: Path, inspector_env: dict[str, str], time_server: str, era: str
-) -> None:
+@pytest.fixture(scope="module")
+def http_proxy(tmp_path_factory: pytest.TempPathFactory, time_server: str) -> Iterator[tuple[HttpServer, Path]]:
+    """One HTTP proxy before the time server for both eras: each era's Inspector call is an episode of its own."""
+    folder = tmp_path_factory.mktemp("inspector-http")
     served = ("proxy", str(PROXIES / "time.yaml"), "--upstream-cmd", time_server, "--hazard", "output_drift")
-    proxy = start_http_server(tmp_path / "traces", tmp_path, served=served)
+    proxy = start_http_server(folder / "traces", folder, served=served)
     try:
-        url = proxy.lazy_url(f"insp-{era}", "task=tokyo-time")  # created on first use: the token in the query
-        call = [
-            "--method", "tools/call", "--tool-name", "convert_time", "--tool-arg", "source_timezone=Etc/UTC",
-            "--tool-arg", "time=14:30", "--tool-arg", "target_timezone=Asia/Tokyo", "--protocol-era", era,
-        ]  # fmt: skip
-        done = _inspect(inspector_bin, inspector_env, [url], *call)
-        assert done.returncode == 0, done.stderr
-        result = json.loads(done.stdout)["result"]
-        assert "structuredContent" not in result  # output drift serves text only
-        assert "23:30" in result["content"][0]["text"]
+        yield proxy, folder / "traces"
     finally:
         proxy.stop()
-    trace = events(tmp_path / "traces" / f"insp-{era}.jsonl")
+
+
+@pytest.mark.parametrize("era", ["legacy", "modern"])
+def test_the_inspector_cli_calls_through_an_http_proxy(
+    http_proxy: tuple[HttpServer, Path], inspector_bin: Path, inspector_env: dict[str, str], era: str
+) -> None:
+    proxy, traces = http_proxy
+    url = proxy.lazy_url(f"insp-{era}", "task=tokyo-time")  # created on first use: the token in the query
+    call = [
+        "--method", "tools/call", "--tool-name", "convert_time", "--tool-arg", "source_timezone=Etc/UTC",
+        "--tool-arg", "time=14:30", "--tool-arg", "target_timezone=Asia/Tokyo", "--protocol-era", era,
+    ]  # fmt: skip
+    done = _inspect(inspector_bin, inspector_env, [url], *call)
+    assert done.returncode == 0, done.stderr
+    result = json.loads(done.stdout)["result"]
+    assert "structuredContent" not in result  # output drift serves text only
+    assert "23:30" in result["content"][0]["text"]
+    trace = events(traces / f"insp-{era}.jsonl")
     assert [e["kind"] for e in trace if e["type"] == "hazard_fired"] == ["output_drift"]
 
 

@@ -59,8 +59,8 @@ def kinds(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[None]:
 def _run(out: Path, time_server: str, *hazards: str) -> int:
     flags = [arg for kind in hazards for arg in ("--hazard", kind)]
     return main(["run", str(PROXIES / "time.yaml"), "--upstream-cmd", time_server, "--transport", "memory",
-                 "--agent", "naive", "--agent", "recovering", "--seeds", "0", "--no-progress", "--out", str(out),
-                 *flags])  # fmt: skip
+                 "--agent", "naive", "--agent", "recovering", "--task", "tokyo-time", "--seeds", "0", "--no-progress",
+                 "--out", str(out), *flags])  # fmt: skip
 
 
 @pytest.mark.usefixtures("kinds")

@@ -4,15 +4,14 @@ fires, is traced and is scored; the others are refused at load with why; a recor
 from __future__ import annotations
 
 import json
-import subprocess
 from pathlib import Path
 
 import pytest
-from conftest import REPO_ROOT, hazard_command
+from conftest import REPO_ROOT, run_main
 
 from mcp_hazard.trace.events import comparable
 
-from .support import PROXIES, events
+from .support import PROXIES, events, made_once
 
 pytestmark = pytest.mark.e2e
 
@@ -20,26 +19,33 @@ APPLICABLE = ["transient_error", "latency:seconds=3", "invocation_error", "spec_
               "silent_wrong_value"]  # fmt: skip
 
 
-def _run(*args: str, timeout: float = 240) -> subprocess.CompletedProcess[str]:
-    return subprocess.run(
-        hazard_command(*args), cwd=REPO_ROOT, stdin=subprocess.DEVNULL, capture_output=True, text=True,
-        timeout=timeout,
-    )  # fmt: skip
-
-
 def _rows(out: Path) -> list[dict[str, object]]:
     report = json.loads((out / "report.json").read_text(encoding="utf-8"))
     return list(report["per_episode"])
 
 
-def test_every_applicable_kind_fires_and_is_scored_on_the_time_server(tmp_path: Path, time_server: str) -> None:
-    out = tmp_path / "run"
-    hazards = [arg for kind in APPLICABLE for arg in ("--hazard", kind)]
-    done = _run("run", str(PROXIES / "time.yaml"), "--upstream-cmd", time_server, "--transport", "memory",
-                "--call-timeout", "1", "--concurrency", "8", "--out", str(out), "--no-progress", *hazards)  # fmt: skip
-    assert done.returncode == 0, done.stderr
-    rows = _rows(out)
-    assert len(rows) == 2 * 2 * (1 + len(APPLICABLE))  # agents x tasks x (clean + each kind)
+TASK = "tokyo-time"  # one task: a kind fires and is scored alike on either (both read convert_time)
+RUN_FLAGS = ("--task", TASK, "--call-timeout", "1", "--no-progress", "--concurrency", "8")
+
+
+@pytest.fixture(scope="module")
+def live_run(tmp_path_factory: pytest.TempPathFactory, time_server: str) -> Path:
+    """Every applicable kind (and clean) on the live time server over memory, the server's replies recorded in a
+    cassette: one run, made once per session, for the scoring tests and the replay test."""
+
+    def make(folder: Path) -> None:
+        hazards = [arg for kind in APPLICABLE for arg in ("--hazard", kind)]
+        done = run_main("run", str(PROXIES / "time.yaml"), "--upstream-cmd", time_server, "--transport", "memory",
+                        "--record", str(folder / "time.cassette.jsonl"), "--out", str(folder / "run"), *RUN_FLAGS,
+                        *hazards, cwd=REPO_ROOT)  # fmt: skip
+        assert done.returncode == 0, done.stderr
+
+    return made_once(tmp_path_factory, "time-live", make) / "run"
+
+
+def test_every_applicable_kind_fires_and_is_scored_on_the_time_server(live_run: Path) -> None:
+    rows = _rows(live_run)
+    assert len(rows) == 2 * 1 * (1 + len(APPLICABLE))  # agents x task x (clean + each kind)
     for row in rows:
         kind = str(row["condition"]).split(":")[0]
         fired = row["hazards_fired"]
@@ -51,7 +57,7 @@ def test_every_applicable_kind_fires_and_is_scored_on_the_time_server(tmp_path: 
             assert row["correct"] and kind in row["hazards_recovered"], row
         else:
             assert not row["correct"], row  # and it bites an agent that does not recover
-    traces = list((out / "traces").glob("*.jsonl"))
+    traces = list((live_run / "traces").glob("*.jsonl"))
     started = events(traces[0])[0]
     upstream = started["upstream"]
     assert isinstance(upstream, dict)
@@ -59,11 +65,14 @@ def test_every_applicable_kind_fires_and_is_scored_on_the_time_server(tmp_path: 
         "convert_time",
         "get_current_time",
     }
-    rescored = _run("score", str(out), "--per-episode", str(tmp_path / "again.jsonl"))
+
+
+def test_a_run_through_the_proxy_scores_again_the_same_from_its_folder(live_run: Path, tmp_path: Path) -> None:
+    rescored = run_main("score", str(live_run), "--per-episode", str(tmp_path / "again.jsonl"))
     assert rescored.returncode == 0, rescored.stderr
     again = [json.loads(line) for line in (tmp_path / "again.jsonl").read_text().splitlines()]
     assert sorted((r["episode_id"], r["correct"], r["hazards_recovered"]) for r in again) == sorted(
-        (r["episode_id"], r["correct"], r["hazards_recovered"]) for r in rows
+        (r["episode_id"], r["correct"], r["hazards_recovered"]) for r in _rows(live_run)
     )
 
 
@@ -76,39 +85,40 @@ def test_every_applicable_kind_fires_and_is_scored_on_the_time_server(tmp_path: 
     ],
 )
 def test_kinds_that_cannot_act_on_its_tools_are_refused_with_why(
-    tmp_path: Path, time_server: str, hazard: str, why: str
+    tmp_path: Path, live_run: Path, hazard: str, why: str
 ) -> None:
-    done = _run("proxy", str(PROXIES / "time.yaml"), "--upstream-cmd", time_server, "--hazard",
-                f"{hazard}:tools=convert_time", "--trace-dir", str(tmp_path), timeout=120)  # fmt: skip
+    # Its tools as the live server listed them in the recorded run: replayed, no server started per refusal.
+    cassette = live_run.parent / "time.cassette.jsonl"
+    done = run_main("proxy", str(PROXIES / "time.yaml"), "--replay", str(cassette), "--hazard",
+                    f"{hazard}:tools=convert_time", "--trace-dir", str(tmp_path))  # fmt: skip
     assert done.returncode != 0
     lines = done.stderr.strip().splitlines()
     assert len(lines) == 1 and why in lines[0] and "Traceback" not in done.stderr, done.stderr
     assert not list(tmp_path.glob("*.jsonl"))  # refused before any episode was written
 
 
-def test_a_recorded_run_replays_without_the_server_and_gives_the_same_traces(tmp_path: Path, time_server: str) -> None:
-    cassette = tmp_path / "time.cassette.jsonl"
-    common = ["--hazard", "silent_wrong_value", "--no-progress", "--concurrency", "8"]
-    recorded = _run("run", str(PROXIES / "time.yaml"), "--upstream-cmd", time_server, "--record", str(cassette),
-                    "--transport", "memory", "--out", str(tmp_path / "live"), *common)  # fmt: skip
-    assert recorded.returncode == 0, recorded.stderr
+def test_a_recorded_run_replays_without_the_server_and_gives_the_same_traces(live_run: Path, tmp_path: Path) -> None:
+    cassette = live_run.parent / "time.cassette.jsonl"
     header = json.loads(cassette.read_text().splitlines()[0])
     assert header["cassette"] == 1 and header["upstream"]["name"] == "mcp-time"
-    # Replayed over another transport (a `proxy --replay` subprocess per episode), with no server at all.
-    replayed = _run("run", str(PROXIES / "time.yaml"), "--replay", str(cassette), "--transport", "stdio",
-                    "--out", str(tmp_path / "replay"), *common)  # fmt: skip
+    # A part of the recorded matrix (the recovering agent, clean and silent_wrong_value), replayed over another
+    # transport (a `proxy --replay` subprocess per episode), with no server at all.
+    replayed = run_main("run", str(PROXIES / "time.yaml"), "--replay", str(cassette), "--transport", "stdio",
+                        "--agent", "recovering", "--hazard", "silent_wrong_value", "--out", str(tmp_path / "replay"),
+                        *RUN_FLAGS, cwd=REPO_ROOT)  # fmt: skip
     assert replayed.returncode == 0, replayed.stderr
-    live = sorted((tmp_path / "live" / "traces").glob("*.jsonl"))
-    assert len(live) == 8
-    for path in live:
-        again = tmp_path / "replay" / "traces" / path.name
+    again_paths = sorted((tmp_path / "replay" / "traces").glob("*.jsonl"))
+    assert len(again_paths) == 2  # clean, silent_wrong_value
+    for again in again_paths:
+        path = live_run / "traces" / again.name
         assert [comparable(e) for e in events(path)] == [comparable(e) for e in events(again)], path.name
         assert events(again)[0]["upstream"]["via"]["cassette"] == str(cassette)  # type: ignore[index]
-    assert _rows(tmp_path / "live") == _rows(tmp_path / "replay") or all(
-        {k: v for k, v in a.items() if k not in ("duration_s", "trace")} ==
-        {k: v for k, v in b.items() if k not in ("duration_s", "trace")}
-        for a, b in zip(_rows(tmp_path / "live"), _rows(tmp_path / "replay"), strict=True)
-    )  # fmt: skip
+    live_rows = {row["episode_id"]: row for row in _rows(live_run)}
+    for row in _rows(tmp_path / "replay"):
+        live = live_rows[row["episode_id"]]
+        assert {k: v for k, v in live.items() if k not in ("duration_s", "trace")} == {
+            k: v for k, v in row.items() if k not in ("duration_s", "trace")
+        }
 
 
 def test_a_request_the_cassette_lacks_is_a_named_error_traced_as_upstream_error(tmp_path: Path) -> None:

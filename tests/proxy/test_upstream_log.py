@@ -7,13 +7,12 @@ start) and the Python time server behind a shell that writes a line first."""
 from __future__ import annotations
 
 import shlex
-import subprocess
 import sys
 from pathlib import Path
 
 import anyio
 import pytest
-from conftest import REPO_ROOT, hazard_command
+from conftest import REPO_ROOT, run_main
 from mcp import Client
 from mcp.client.stdio import stdio_client
 
@@ -21,27 +20,24 @@ from .support import PROXIES, proxy_params
 
 pytestmark = pytest.mark.e2e
 
-DEADLINE = 300  # a whole run through npm servers: 10-40 s on a loaded 2-core machine
 BANNER = "Secure MCP Filesystem Server running on stdio"
-
-
-def _run(*args: str) -> subprocess.CompletedProcess[str]:
-    return subprocess.run(hazard_command("run", *args), cwd=REPO_ROOT, stdin=subprocess.DEVNULL, capture_output=True,
-                          text=True, timeout=DEADLINE)  # fmt: skip
 
 
 @pytest.mark.parametrize("transport", ["http", "stdio"])
 def test_a_run_keeps_the_servers_stderr_in_the_run_folder_and_says_where(
-    tmp_path: Path, npm_servers: dict[str, Path], fs_root: Path, transport: str
+    tmp_path: Path, npm_servers: dict[str, Path], fs_root: Path, transport: str, capfd: pytest.CaptureFixture[str]
 ) -> None:
+    """Both runs go through `main()`; what the servers would write to this process's own stderr or stdout (file
+    descriptors 1 and 2, which they inherit) is captured too, so a server line let through still shows."""
     out = tmp_path / "run"
     log = out / "upstream.log"
     command = [str(PROXIES / "filesystem.yaml"), "--upstream-cmd", f"{npm_servers['filesystem']} {fs_root}",
                "--task", "apples", "--agent", "naive", "--hazard", "transient_error", "--transport", transport,
                "--out", str(out), "--no-progress"]  # fmt: skip
-    done = _run(*command)
+    done = run_main("run", *command, cwd=REPO_ROOT)
     assert done.returncode == 0, done.stderr
-    assert BANNER not in done.stderr and BANNER not in done.stdout, done.stderr
+    leaked = capfd.readouterr()
+    assert BANNER not in done.stderr + leaked.err and BANNER not in done.stdout + leaked.out, done.stderr
     lines = log.read_text(encoding="utf-8").splitlines()
     # one start to read the tools, then one per episode (over stdio, each episode's proxy reads them again)
     assert lines.count(BANNER) >= 3, lines
@@ -49,8 +45,8 @@ def test_a_run_keeps_the_servers_stderr_in_the_run_folder_and_says_where(
     assert said in done.stdout.splitlines(), done.stdout
 
     # The same command again, with --verbose: every episode is done, so only the first start speaks; its lines are
-    # appended, counted as this run's, and printed.
-    again = _run(*command, "--verbose")
+    # appended, counted as this run's, and printed (by the run itself: in this process, with its output captured).
+    again = run_main("run", *command, "--verbose", cwd=REPO_ROOT)
     assert again.returncode == 0, again.stderr
     added = log.read_text(encoding="utf-8").splitlines()[len(lines) :]
     assert added and BANNER in added, added
@@ -60,14 +56,18 @@ def test_a_run_keeps_the_servers_stderr_in_the_run_folder_and_says_where(
     assert shown[heading + 1 : heading + 1 + len(added)] == added, again.stderr
 
 
-def test_a_server_that_fails_to_start_is_one_line_naming_its_log_and_last_words(tmp_path: Path) -> None:
+def test_a_server_that_fails_to_start_is_one_line_naming_its_log_and_last_words(
+    tmp_path: Path, capfd: pytest.CaptureFixture[str]
+) -> None:
+    """Through `main()`, with what the server would write to the inherited file descriptors captured too."""
     out = tmp_path / "run"
     script = "import sys; print('starting up', file=sys.stderr); print('fatal: no tz database', file=sys.stderr); " \
              "sys.exit(3)"  # fmt: skip
-    done = _run(str(PROXIES / "time.yaml"), "--upstream-cmd", shlex.join([sys.executable, "-c", script]),
-                "--agent", "naive", "--out", str(out), "--no-progress")  # fmt: skip
+    done = run_main("run", str(PROXIES / "time.yaml"), "--upstream-cmd", shlex.join([sys.executable, "-c", script]),
+                    "--agent", "naive", "--out", str(out), "--no-progress", cwd=REPO_ROOT)  # fmt: skip
+    leaked = capfd.readouterr()
     assert done.returncode == 2, done.stderr
-    assert done.stdout == ""
+    assert done.stdout == "" and leaked.out == "" and leaked.err == ""
     [line] = done.stderr.splitlines()
     assert line.startswith("mcp-hazard: error: cannot reach the upstream server ("), line
     assert line.endswith(f"; its stderr is in {out / 'upstream.log'}, last line: fatal: no tz database"), line

@@ -21,12 +21,13 @@ from typing import Any
 import anyio
 import httpx
 import pytest
-from conftest import REPO_ROOT, WAIT_S, start_http_server
+from conftest import REPO_ROOT, WAIT_S, run_main, start_http_server
 from mcp import Client, StdioServerParameters
 from mcp.client.stdio import stdio_client
 from mcp.shared.exceptions import MCPError
 
 from tests.e2e.support import console_script
+from tests.proxy.support import made_once
 
 pytestmark = pytest.mark.e2e
 
@@ -106,67 +107,143 @@ def attack(tmp_path: Path, tool: str, *, sdk: bool = False, flags: tuple[str, ..
 
 REFUSED = [
     # (tool, what the error says, what the proxy's stderr says)
-    ("hang", "the upstream server did not answer tools/call within 3 s (--upstream-timeout)", None),
     ("wrong_id", "did not answer tools/call within 3 s", "answered a request no one waits for id=100"),
-    ("truncated", "the upstream server's answer was refused: a line that is not JSON (Unterminated string",
-     "a line that is not JSON"),
     ("not_utf8", "refused: a line that is not UTF-8 (byte 68)", "a line that is not UTF-8 (byte 68)"),
     ("huge", "refused: a line of 52,428,873 bytes, over the limit of 4,194,304", "a line of 52,428,873 bytes"),
+    ("hang", "the upstream server did not answer tools/call within 3 s (--upstream-timeout)", None),
+    ("truncated", "the upstream server's answer was refused: a line that is not JSON (Unterminated string",
+     "a line that is not JSON"),
     ("deep", "refused: a line that is nested deeper than 64 levels", "nested deeper than 64 levels"),
     ("deep_list", "refused: a line that is nested deeper than 64 levels", "nested deeper than 64 levels"),
 ]  # fmt: skip
+ONE_SESSION = [case[0] for case in REFUSED] + ["surrogate", "flood", "blank"]
+"""The attacks one proxy process meets in turn, each followed by a good call: what it does after one attack is what
+it does before the next, so one session per path proves each as well as a process per attack did, for less CPU.
+The attacks whose words hold the request's id go first, while it has one digit: `wrong_id` (the id it answers, 1000
+more than asked, is the one its log line names), `not_utf8` (the bad byte's offset) and `huge` (the line's length)."""
 
 
-@pytest.mark.parametrize("path", ["relay", "sdk"])
+@dataclass
+class Met:
+    """What the client saw of one attack of a session and the good call after it, as plain data (JSON)."""
+
+    error: str | None  # the error's message, if the call failed
+    code: int | None
+    text: str | None  # the result's first text, if it answered
+    seconds: float
+    after: str
+    peak_mib: float  # the proxy's peak memory so far: this attack and those before it
+    stderr: str  # what the proxy wrote to stderr from this call to the answer of the good call after it
+
+
+@dataclass
+class Attacked:
+    """Each attack of one session (`ONE_SESSION`), the tools listed, and that session's trace."""
+
+    met: dict[str, Met]
+    tools: dict[str, Any]  # name: input schema
+    calls: dict[str, list[dict[str, Any]]]  # tool_called events: the attack's call and the good call after it
+    events: list[dict[str, Any]]
+
+
+def _attack_in_turn(folder: Path, sdk: bool) -> None:
+    """`mcp-hazard proxy --upstream-cmd HOSTILE --empty-schema` over stdio: list, then each attack of ONE_SESSION
+    followed by `echo`, and the proxy's peak memory after each; what was seen is written to FOLDER/met.json."""
+    args = ["proxy", "--upstream-cmd", upstream(folder, "--empty-schema"), "--upstream-timeout",
+            str(UPSTREAM_TIMEOUT), "--trace-dir", str(folder / "traces"), *(["--sdk"] if sdk else [])]  # fmt: skip
+    params = StdioServerParameters(command=console_script(), args=args, cwd=str(REPO_ROOT))
+    stderr_path = folder / "proxy.stderr"
+    met: dict[str, dict[str, Any]] = {}
+    tools: dict[str, Any] = {}
+
+    async def run() -> None:
+        with stderr_path.open("w", encoding="utf-8") as errlog, anyio.fail_after(GUARD_S):
+            async with Client(stdio_client(params, errlog=errlog)) as client:
+                tools.update({tool.name: tool.input_schema for tool in (await client.list_tools()).tools})
+                for tool in ONE_SESSION:
+                    errlog.flush()
+                    before = stderr_path.stat().st_size
+                    started = time.monotonic()
+                    seen: dict[str, Any] = {"error": None, "code": None, "text": None}
+                    try:
+                        result = await client.call_tool(tool, {"text": "hi"})
+                        seen["text"] = result.content[0].text  # type: ignore[union-attr]
+                    except MCPError as exc:
+                        seen.update(error=exc.error.message, code=exc.error.code)
+                    seen["seconds"] = time.monotonic() - started
+                    after = await client.call_tool("echo", {"text": "after"})
+                    seen["peak_mib"] = peak_rss_mib(proxy_pid(folder))
+                    with stderr_path.open("rb") as written:
+                        written.seek(before)
+                        seen["stderr"] = written.read().decode("utf-8")
+                    seen["after"] = after.content[0].text  # type: ignore[union-attr]
+                    met[tool] = seen
+
+    anyio.run(run)
+    (folder / "met.json").write_text(json.dumps({"met": met, "tools": tools}), encoding="utf-8")
+
+
+@pytest.fixture(scope="module", params=["relay", "sdk"])
+def attacked(request: pytest.FixtureRequest, tmp_path_factory: pytest.TempPathFactory) -> Attacked:
+    """One session of every attack per path (the frame relay, the SDK path with `--sdk`), made once per test
+    session whichever worker's tests ask first."""
+    sdk = request.param == "sdk"
+    folder = made_once(tmp_path_factory, f"attacked-{request.param}", lambda f: _attack_in_turn(f, sdk))
+    saved = json.loads((folder / "met.json").read_text(encoding="utf-8"))
+    events = trace_events(folder)
+    called = [e for e in events if e["type"] == "tool_called"]
+    assert len(called) == 2 * len(ONE_SESSION), [(e["tool"], e["outcome"]) for e in called]
+    calls = {tool: called[2 * i : 2 * i + 2] for i, tool in enumerate(ONE_SESSION)}
+    met = {tool: Met(**seen) for tool, seen in saved["met"].items()}
+    return Attacked(met, saved["tools"], calls, events)
+
+
 @pytest.mark.parametrize(("tool", "message", "logged"), REFUSED, ids=[case[0] for case in REFUSED])
 def test_a_hostile_answer_is_an_error_for_its_call_and_the_next_call_answers(
-    tmp_path: Path, path: str, tool: str, message: str, logged: str | None
+    attacked: Attacked, tool: str, message: str, logged: str | None
 ) -> None:
-    seen = attack(tmp_path, tool, sdk=path == "sdk")
-    assert seen.error is not None and message in seen.error.error.message, seen.error
-    assert "\n" not in seen.error.error.message
-    assert seen.error.error.code == (-32001 if "did not answer" in message else -32603)
+    seen = attacked.met[tool]
+    assert seen.error is not None and message in seen.error, seen.error
+    assert "\n" not in seen.error
+    assert seen.code == (-32001 if "did not answer" in message else -32603)
     assert seen.seconds < 30, seen.seconds  # a timeout of 3 s; a refused line is answered as soon as it is read
     assert seen.after == "after"
-    assert seen.peak_mib < RSS_GUARD_MIB, seen.peak_mib
+    assert seen.peak_mib < RSS_GUARD_MIB, seen.peak_mib  # the peak of the session so far: this attack and before
     assert_clean(seen.stderr)
     if logged is not None:
         lines = [line for line in seen.stderr.splitlines() if logged in line]
         assert len(lines) == 1, seen.stderr
-    called = [e for e in trace_events(tmp_path) if e["type"] == "tool_called"]
+    called = attacked.calls[tool]
     assert [(e["tool"], e["outcome"]) for e in called] == [(tool, "upstream_error"), ("echo", "ok")]
     assert message in called[0]["error"]
 
 
-@pytest.mark.parametrize("path", ["relay", "sdk"])
-def test_a_lone_surrogate_in_a_result_is_replaced_and_the_call_traced(tmp_path: Path, path: str) -> None:
-    seen = attack(tmp_path, "surrogate", sdk=path == "sdk")
-    assert seen.error is None and seen.result.content[0].text == "half \ufffd a pair"
+def test_a_lone_surrogate_in_a_result_is_replaced_and_the_call_traced(attacked: Attacked) -> None:
+    seen = attacked.met["surrogate"]
+    assert seen.error is None and seen.text == "half \ufffd a pair"
     assert seen.after == "after"
     assert_clean(seen.stderr)
     assert len([line for line in seen.stderr.splitlines() if "lone surrogates" in line]) == 1, seen.stderr
-    called = [e for e in trace_events(tmp_path) if e["type"] == "tool_called"]
+    called = attacked.calls["surrogate"]
     assert [(e["tool"], e["outcome"]) for e in called] == [("surrogate", "ok"), ("echo", "ok")]
     assert called[0]["result"] == "half \ufffd a pair"
 
 
-@pytest.mark.parametrize("path", ["relay", "sdk"])
-def test_a_flood_of_list_changed_is_read_once_per_burst_in_flat_memory(tmp_path: Path, path: str) -> None:
-    seen = attack(tmp_path, "flood", sdk=path == "sdk")
-    assert seen.error is None and seen.result.content[0].text == "flooded"
+def test_a_flood_of_list_changed_is_read_once_per_burst_in_flat_memory(attacked: Attacked) -> None:
+    seen = attacked.met["flood"]
+    assert seen.error is None and seen.text == "flooded"
     assert seen.seconds < 30, seen.seconds  # 20,000 notifications: about 0.4 s here; 4-36 s before
     assert seen.after == "after"
     assert seen.peak_mib < RSS_GUARD_MIB, seen.peak_mib
     assert_clean(seen.stderr)
-    changed = [e for e in trace_events(tmp_path) if e["type"] == "list_changed"]
+    changed = [e for e in attacked.events if e["type"] == "list_changed"]  # no other attack changes the list
     assert 1 <= len(changed) <= 20, len(changed)  # one re-reading per burst, not 20,000
 
 
-@pytest.mark.parametrize("path", ["relay", "sdk"])
-def test_a_tool_whose_input_schema_is_empty_is_served_as_an_object_schema(tmp_path: Path, path: str) -> None:
-    seen = attack(tmp_path, "blank", sdk=path == "sdk", flags=("--empty-schema",))
-    assert seen.tools["blank"].input_schema == {"type": "object"}
-    assert seen.error is None and seen.result.content[0].text == "hi"
+def test_a_tool_whose_input_schema_is_empty_is_served_as_an_object_schema(attacked: Attacked) -> None:
+    seen = attacked.met["blank"]
+    assert attacked.tools["blank"] == {"type": "object"}
+    assert seen.error is None and seen.text == "hi"
     assert seen.after == "after"
     assert_clean(seen.stderr)
 
@@ -178,10 +255,7 @@ def test_a_line_that_is_not_utf8_before_the_handshake_is_named(tmp_path: Path) -
     assert len(named) == 2, seen.stderr  # one per server process: the short first connection, the one served
     assert_clean(seen.stderr)
     started = time.monotonic()
-    done = subprocess.run(
-        [console_script(), "proxy", "--upstream-cmd", upstream(tmp_path, "--garbage-and-exit")],
-        cwd=REPO_ROOT, stdin=subprocess.DEVNULL, capture_output=True, text=True, timeout=GUARD_S,
-    )  # fmt: skip
+    done = run_main("proxy", "--upstream-cmd", upstream(tmp_path, "--garbage-and-exit"), cwd=REPO_ROOT)
     assert done.returncode == 2 and time.monotonic() - started < 30
     error = done.stderr.splitlines()[-1]
     assert error.startswith("mcp-hazard: error: cannot reach the upstream server (")
@@ -342,8 +416,7 @@ def test_a_damaged_cassette_line_is_one_line_naming_it(tmp_path: Path, name: str
     cassette = tmp_path / f"{name}.jsonl"
     cassette.write_bytes(HEADER.encode() + b"\n" + line + b"\n")
     started = time.monotonic()
-    done = subprocess.run([console_script(), "proxy", "--replay", str(cassette)], cwd=REPO_ROOT,
-                          stdin=subprocess.DEVNULL, capture_output=True, text=True, timeout=GUARD_S)  # fmt: skip
+    done = run_main("proxy", "--replay", str(cassette), cwd=REPO_ROOT)  # what it says, before serving anything
     assert done.returncode == 2 and time.monotonic() - started < 30
     assert done.stderr.splitlines() == [f"mcp-hazard: error: {cassette}{said}"], done.stderr
 

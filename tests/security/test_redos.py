@@ -4,14 +4,12 @@ server; patterns RE2 cannot compile are refused by `mcp-hazard validate` with a 
 from __future__ import annotations
 
 import re
-import subprocess
-import sys
 from pathlib import Path
 from typing import Any
 
 import anyio
 import pytest
-from conftest import REPO_ROOT, start_http_server
+from conftest import REPO_ROOT, run_main, start_http_server
 from mcp import Client
 from mcp.shared.exceptions import MCPError
 
@@ -98,17 +96,16 @@ CANNOT_COMPILE = [
 @pytest.mark.e2e
 @pytest.mark.parametrize(("property_line", "where"), CANNOT_COMPILE)
 def test_validate_refuses_patterns_re2_cannot_compile_with_file_line_column(
-    tmp_path: Path, property_line: str, where: str
+    tmp_path: Path, property_line: str, where: str, capfd: pytest.CaptureFixture[str]
 ) -> None:
+    """Through `main()` in this process; what RE2's C++ code would log goes to file descriptor 2, captured too."""
     text = HOSTILE_SCENARIO.replace("        rx: {type: string, format: regex}", f"        {property_line}")
     assert property_line in text
     path = tmp_path / "bad.yaml"
     path.write_text(text, encoding="utf-8")
-    done = subprocess.run(
-        [sys.executable, "-m", "mcp_hazard", "validate", str(path)],
-        cwd=REPO_ROOT, capture_output=True, text=True, timeout=120,
-    )  # fmt: skip
-    output = done.stdout + done.stderr
+    done = run_main("validate", str(path), cwd=REPO_ROOT)
+    native = capfd.readouterr()
+    output = done.stdout + done.stderr + native.out + native.err
     assert done.returncode != 0, output
     assert "Traceback" not in output and "re2.cc" not in output, output
     lines = [line for line in output.splitlines() if "RE2 cannot compile" in line]

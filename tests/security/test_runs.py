@@ -17,7 +17,7 @@ from typing import Any
 
 import httpx
 import pytest
-from conftest import REPO_ROOT, TEST_TOKEN, TRAVEL, free_port, run_main
+from conftest import REPO_ROOT, TEST_TOKEN, TRAVEL, CliRun, free_port, run_main
 
 from .disk import Preexec, both, bound_by_modes, full_disk, read_only, read_only_works
 
@@ -38,7 +38,7 @@ def cli(*args: str, preexec: Preexec | None = None) -> subprocess.CompletedProce
         raise AssertionError(f"`mcp-hazard {' '.join(args)}` did not finish within {DEADLINE}s") from exc
 
 
-def one_error(done: subprocess.CompletedProcess[str], *words: str) -> str:
+def one_error(done: subprocess.CompletedProcess[str] | CliRun, *words: str) -> str:
     """The run's stderr is exactly one `mcp-hazard: error:` line, exit 2, holding `words`."""
     lines = done.stderr.strip().splitlines()
     assert done.returncode == 2, (done.returncode, done.stderr[-2000:])
@@ -110,7 +110,7 @@ def test_a_second_run_on_the_same_folder_exits_2_naming_the_first(tmp_path: Path
         wait_for(lambda: _holds_lock(out, first.pid) and _agent_waiting(out), "first run under way", first)
         before = sorted(str(p.relative_to(out)) for p in out.rglob("*"))
         began = time.monotonic()
-        second = cli("run", str(TRAVEL), *SMALL, "--out", str(out))
+        second = run_main("run", str(TRAVEL), *SMALL, "--out", str(out), cwd=REPO_ROOT)  # the first is the process
         line = one_error(second, str(out), "in use by another run", f"pid {first.pid}", "started", "mcp-hazard run")
         assert time.monotonic() - began < DEADLINE
         assert sorted(str(p.relative_to(out)) for p in out.rglob("*")) == before, "the second run wrote something"
@@ -124,7 +124,7 @@ def test_a_second_run_on_the_same_folder_exits_2_naming_the_first(tmp_path: Path
             first.wait(DEADLINE)
     assert "Traceback" not in (tmp_path / "first.stderr").read_text()
     check_complete_folder(out, cells=2)
-    scored = cli("score", str(out), "--format", "json")
+    scored = run_main("score", str(out), "--format", "json", cwd=REPO_ROOT)
     assert scored.returncode == 0, scored.stderr
     assert json.loads(scored.stdout)["episodes"] == 2
     assert len(whole_lines(out / "run.jsonl")) == 2
@@ -140,13 +140,9 @@ def test_a_killed_run_leaves_no_stale_lock_and_the_rerun_resumes(tmp_path: Path)
     finally:
         gate.touch()  # also lets the killed run's agent (its own process group) leave
     assert json.loads((out / "run.lock").read_text())["pid"] == first.pid  # the file stays; the OS lock is gone
-    again = subprocess.run(
-        [sys.executable, "-m", "mcp_hazard", "run", str(TRAVEL), *SMALL, "--hazard", "transient_error",
-         "--agent-cmd", f"python {AGENTS / 'gate_agent.py'}", "--out", str(out)],
-        cwd=REPO_ROOT, env={**os.environ, "RUNS_TEST_GATE": str(gate),
-                            "PATH": f"{Path(sys.executable).parent}:{os.environ['PATH']}"},
-        stdin=subprocess.DEVNULL, capture_output=True, text=True, timeout=DEADLINE,
-    )  # fmt: skip
+    env = {"RUNS_TEST_GATE": str(gate), "PATH": f"{Path(sys.executable).parent}:{os.environ['PATH']}"}
+    again = run_main("run", str(TRAVEL), *SMALL, "--hazard", "transient_error", "--agent-cmd",
+                     f"python {AGENTS / 'gate_agent.py'}", "--out", str(out), cwd=REPO_ROOT, env=env)  # fmt: skip
     assert again.returncode == 0, again.stderr
     assert "Traceback" not in again.stderr
     check_complete_folder(out, cells=2)
@@ -451,7 +447,7 @@ def test_a_killed_stdio_server_is_a_server_side_outcome_and_rerun(tmp_path: Path
     assert report["overall"]["n"] == 1  # in no rate: neither a pass nor the agent's failure
     assert report["agent_outcomes"]["recovering"]["server_crashed"] == 1
     assert "agent_crashed" not in report["failures"]["episodes"]
-    again = cli(*args)
+    again = run_main(*args, cwd=REPO_ROOT)
     assert again.returncode == 0 and "Traceback" not in again.stderr, again.stderr
     assert "2 episodes: 1 run, 1 already done" in again.stdout
     assert whole_lines(trace)[-1]["outcome"] == "finished"

@@ -26,6 +26,7 @@ from conftest import REPO_ROOT, WAIT_S, hazard_command, run_main, start_http_ser
 from mcp import Client
 
 from mcp_hazard.scenario.yaml_source import MAX_FILE_BYTES, MAX_NODES, MAX_SCALAR_CHARS
+from tests.proxy.support import made_once
 
 from .support import high_water_kib
 
@@ -161,7 +162,7 @@ def write(tmp_path: Path, text: str, name: str = "hostile.yaml") -> Path:
 def test_a_file_ref_is_refused_and_the_file_never_reaches_any_output(tmp_path: Path, secret: Path) -> None:
     path = write(tmp_path, SCENARIO.replace("REF", secret.as_uri()))
     for args in (("validate", str(path)), ("serve", str(path), "--trace-dir", str(tmp_path / "traces"))):
-        match = refused_once(run_cli(*args), path)
+        match = refused_once(in_process(*args), path)  # all it writes, stdout and stderr, is what is searched
         assert (int(match["line"]), int(match["col"])) == (REF_LINE, REF_COLUMN)
         assert match["path"] == "tools[0].input_schema.properties.word.$ref"
         assert "only local refs" in match["msg"] and "TOP-SECRET" not in match[0]
@@ -180,7 +181,7 @@ def test_an_http_ref_is_refused_without_a_request(tmp_path: Path) -> None:
 
 def test_file_etc_passwd_is_one_line_not_a_traceback(tmp_path: Path) -> None:
     path = write(tmp_path, SCENARIO.replace("REF", "file:///etc/passwd"))
-    match = refused_once(run_cli("validate", str(path)), path)
+    match = refused_once(in_process("validate", str(path)), path)
     assert "only local refs" in match["msg"] and "root:" not in match[0]
 
 
@@ -188,7 +189,7 @@ def test_a_defs_loop_is_refused_at_load(tmp_path: Path) -> None:
     text = SCENARIO.replace("REF", "#/$defs/word").replace("word: {type: string}", "word: {$ref: '#/$defs/word'}")
     path = write(tmp_path, text)
     for args in (("validate", str(path)), ("serve", str(path), "--trace-dir", str(tmp_path / "traces"))):
-        match = refused_once(run_cli(*args), path)
+        match = refused_once(in_process(*args), path)  # a loop followed would end in RecursionError, not a hang
         assert match["path"] == "tools[0].input_schema.$defs.word.$ref" and "cycle" in match["msg"]
 
 
@@ -292,27 +293,61 @@ async def test_an_upstream_schema_with_remote_refs_never_makes_the_proxy_fetch(t
 HEAD = "format: 1\nid: "
 
 
-@pytest.mark.parametrize(
-    ("text", "line", "column", "words"),
-    [
-        pytest.param(HEAD + "1:" * 300_000 + "1\n", 2, 5, f"the limit is {MAX_SCALAR_CHARS}", id="base60-300k-parts"),
-        pytest.param(HEAD + "1:30\n", 2, 5, "base-60", id="base60-int"),
-        pytest.param(HEAD + "1:" * 30_000 + "1.5\n", 2, 5, "base-60", id="base60-float-overflow"),
-        pytest.param(HEAD + "!!int abc\n", 2, 5, "not an integer", id="int-tag-abc"),
-        pytest.param(HEAD + "!!float abc\n", 2, 5, "not a number", id="float-tag-abc"),
-        pytest.param(HEAD + "!!bool abc\n", 2, 5, "not a boolean", id="bool-tag-abc"),
-        pytest.param(HEAD + "9" * 5000 + "\n", 2, 5, "integers", id="5000-digits"),
-        pytest.param(HEAD + "0x" + "f" * 5000 + "\n", 2, 5, "integers", id="5000-hex-digits"),
-        pytest.param(HEAD + "9007199254740993\n", 2, 5, "integers", id="past-json-safe-range"),
-        pytest.param(HEAD + "a\x00b\n", 2, 6, "U+0000", id="nul-byte"),
-        pytest.param("format: 1\n!!int abc: x\n", 2, 1, "not an integer", id="int-tag-key"),
-    ],
-)
+YAML_VALUES = [
+    pytest.param(HEAD + "1:" * 300_000 + "1\n", 2, 5, f"the limit is {MAX_SCALAR_CHARS}", True, id="base60-300k-parts"),
+    pytest.param(HEAD + "1:30\n", 2, 5, "base-60", False, id="base60-int"),
+    pytest.param(HEAD + "1:" * 30_000 + "1.5\n", 2, 5, "base-60", True, id="base60-float-overflow"),
+    pytest.param(HEAD + "!!int abc\n", 2, 5, "not an integer", False, id="int-tag-abc"),
+    pytest.param(HEAD + "!!float abc\n", 2, 5, "not a number", False, id="float-tag-abc"),
+    pytest.param(HEAD + "!!bool abc\n", 2, 5, "not a boolean", False, id="bool-tag-abc"),
+    pytest.param(HEAD + "9" * 5000 + "\n", 2, 5, "integers", True, id="5000-digits"),
+    pytest.param(HEAD + "0x" + "f" * 5000 + "\n", 2, 5, "integers", True, id="5000-hex-digits"),
+    pytest.param(HEAD + "9007199254740993\n", 2, 5, "integers", False, id="past-json-safe-range"),
+    pytest.param(HEAD + "a\x00b\n", 2, 6, "U+0000", False, id="nul-byte"),
+    pytest.param("format: 1\n!!int abc: x\n", 2, 1, "not an integer", False, id="int-tag-key"),
+]
+"""(text, line, column, words, stalled): `stalled` for a value that once stalled the loader."""
+
+
+def _validate_stalled(folder: Path) -> None:
+    """One `validate` process, killed at the deadline, for every value that once stalled the loader."""
+    paths = []
+    for case in YAML_VALUES:
+        if case.values[4]:
+            path = write(folder, case.values[0], f"{case.id}.yaml")
+            paths.append(str(path))
+    code, output, seconds, rss = run_cli("validate", *paths)
+    (folder / "validated.json").write_text(json.dumps([code, output, seconds, rss]), encoding="utf-8")
+
+
+@pytest.fixture(scope="module")
+def stalled_validated(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, tuple[int, str, float, float]]:
+    folder = made_once(tmp_path_factory, "stalled-values", _validate_stalled)
+    code, output, seconds, rss = json.loads((folder / "validated.json").read_text(encoding="utf-8"))
+    return folder, (code, output, seconds, rss)
+
+
+@pytest.mark.parametrize(("text", "line", "column", "words", "stalled"), YAML_VALUES)
 def test_yaml_values_that_crashed_or_stalled_the_loader_are_one_line(
-    tmp_path: Path, text: str, line: int, column: int, words: str
+    tmp_path: Path,
+    request: pytest.FixtureRequest,
+    text: str,
+    line: int,
+    column: int,
+    words: str,
+    stalled: bool,
 ) -> None:
-    path = write(tmp_path, text)
-    match = refused_once(run_cli("validate", str(path)), path)
+    """`stalled`: the values that once stalled the loader are read by one process of their own (one line each),
+    killed at the deadline; the others (which crashed it) go through `main()` in this process."""
+    if stalled:
+        folder, (code, output, seconds, rss) = request.getfixturevalue("stalled_validated")
+        path = folder / f"{request.node.callspec.id}.yaml"
+        assert code == 2 and len(output.strip().splitlines()) == sum(case.values[4] for case in YAML_VALUES), output
+        mine = "\n".join(line for line in output.splitlines() if line.startswith(f"{path}:"))
+        match = refused_once((code, mine, seconds, rss), path)
+    else:
+        path = write(tmp_path, text)
+        match = refused_once(in_process("validate", str(path)), path)
     assert (int(match["line"]), int(match["col"])) == (line, column), match[0]
     assert words in match["msg"], match[0]
 

@@ -14,7 +14,7 @@ from pathlib import Path
 
 import anyio
 import pytest
-from conftest import REPO_ROOT
+from conftest import REPO_ROOT, CliRun, run_main
 from mcp import Client, StdioServerParameters
 from mcp.shared.exceptions import MCPError
 
@@ -47,6 +47,12 @@ def cli(*args: str, cwd: Path = REPO_ROOT) -> subprocess.CompletedProcess[str]:
                           text=True, timeout=GUARD_S)  # fmt: skip
 
 
+def in_process(*args: str) -> CliRun:
+    """`cli` through `main()` in this process, for a command whose subject is what it says and starts, not the process:
+    stdin is the null device, so a stdio proxy or a run that should have refused ends at once rather than hanging."""
+    return run_main(*args, cwd=REPO_ROOT)
+
+
 @pytest.mark.parametrize(
     "how", [["proxy"], ["proxy", "--http", "127.0.0.1:0"], ["run", "--transport", "memory", "--agent", "naive"]]
 )
@@ -54,7 +60,9 @@ def test_a_proxy_files_command_runs_only_with_the_flag(tmp_path: Path, how: list
     path, command = stranger_file(tmp_path)
     out = tmp_path / "matrix"
     started = time.monotonic()
-    done = cli(how[0], str(path), *how[1:], *(["--out", str(out)] if how[0] == "run" else []))
+    # Over HTTP, a proxy that failed to refuse would serve until killed: that one is a process of its own.
+    runner = cli if "--http" in how else in_process
+    done = runner(how[0], str(path), *how[1:], *(["--out", str(out)] if how[0] == "run" else []))
     assert done.returncode == 2, done.stderr
     assert time.monotonic() - started < 30
     (line,) = done.stderr.splitlines()
@@ -93,13 +101,13 @@ def test_run_hands_the_flag_to_each_stdio_episode_and_a_replay_needs_none(tmp_pa
     path, _command = stranger_file(tmp_path)
     cassette = tmp_path / "stranger.cassette.jsonl"
     common = ["--agent", "recovering", "--seeds", "0", "--hazard", "transient_error", "--no-progress"]
-    recorded = cli("run", str(path), "--allow-upstream-command", "--upstream-timeout", "30", "--transport", "stdio",
-                   "--record", str(cassette), "--out", str(tmp_path / "live"), *common)  # fmt: skip
+    recorded = in_process("run", str(path), "--allow-upstream-command", "--upstream-timeout", "30", "--transport",
+                          "stdio", "--record", str(cassette), "--out", str(tmp_path / "live"), *common)  # fmt: skip
     assert recorded.returncode == 0, recorded.stderr
     assert "Traceback" not in recorded.stderr
     (tmp_path / "started").unlink()
-    replayed = cli("run", str(path), "--replay", str(cassette), "--transport", "memory", "--out",
-                   str(tmp_path / "replayed"), *common)  # fmt: skip
+    replayed = in_process("run", str(path), "--replay", str(cassette), "--transport", "memory", "--out",
+                          str(tmp_path / "replayed"), *common)  # fmt: skip
     assert replayed.returncode == 0, replayed.stderr
     assert not (tmp_path / "started").exists(), "a replay ran the file's command"
     for folder in ("live", "replayed"):
@@ -140,8 +148,8 @@ def test_the_files_timeout_applies_and_the_command_lines_wins(tmp_path: Path) ->
 def test_a_bad_timeout_is_one_line(tmp_path: Path, change: tuple[str, str], said: str) -> None:
     path, _command = stranger_file(tmp_path)
     path.write_text(path.read_text().replace(*change), encoding="utf-8")
-    done = cli("proxy", str(path), "--allow-upstream-command")
+    done = in_process("proxy", str(path), "--allow-upstream-command")
     assert done.returncode == 2 and len(done.stderr.splitlines()) == 1 and said in done.stderr, done.stderr
-    flag = cli("proxy", str(path), "--upstream-timeout", "0")
+    flag = in_process("proxy", str(path), "--upstream-timeout", "0")
     assert flag.returncode == 2 and "must be between 0 and 86400 seconds, got 0" in flag.stderr, flag.stderr
     assert not (tmp_path / "started").exists()
