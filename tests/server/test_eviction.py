@@ -138,14 +138,14 @@ async def test_listing_is_paginated_in_creation_order(tmp_path: Path) -> None:
         assert "\n" not in response.json()["error"]
 
 
-BATCH = 30  # episodes between two sweeps (a minute of fake time)
+BATCH = 25  # episodes between two sweeps (a minute of fake time)
 EPISODES = 4 * BATCH
 
 
-async def test_a_hundred_and_twenty_episodes_keep_the_registry_bounded(tmp_path: Path) -> None:
-    """The short soak (bench/soak.py runs 10,000): create, list tools, call, answer, leave; every 30 episodes a
-    minute of (fake) time passes, four times over. The registry and the session map never hold more than the last 30
-    episodes plus nothing else, and after the TTL both are empty while all 120 traces are on disk, each ended once."""
+async def test_a_hundred_episodes_keep_the_registry_bounded(tmp_path: Path) -> None:
+    """The short soak (bench/soak.py runs 10,000): create, list tools, call, answer, leave; every 25 episodes a
+    minute of (fake) time passes, four times over. The registry and the session map never hold more than the last 25
+    episodes plus nothing else, and after the TTL both are empty while all 100 traces are on disk, each ended once."""
     clock = StepClock()
     registry = travel_registry(tmp_path, ttl=TTL, clock=clock)
     held: list[int] = []

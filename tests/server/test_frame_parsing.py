@@ -49,7 +49,7 @@ def _same(one: Any, two: Any) -> bool:
     return type(one) is type(two) and one == two
 
 
-@settings(max_examples=600, deadline=None)
+@settings(max_examples=400, deadline=None)
 @with_edges
 @given(TEXTS)
 def test_the_short_way_reads_what_json_reads(raw: bytes) -> None:
