@@ -153,35 +153,32 @@ def test_inspector_calls_get_fare_over_stdio(
 def test_inspector_exits_5_on_an_iserror_result(
     inspector_bin: Path,
     inspector_env: dict[str, str],
-    tmp_path: Path,
+    http_server: HttpServer,
     arguments: list[str],
     needle: str,
     outcome: str,
 ) -> None:
+    """The inspector's exit code follows the result, whatever the transport: an episode of the shared HTTP server
+    (no server process of its own; the stdio tests above prove that transport)."""
+    created = _create(http_server, "fare-in-dollars", 3)
     run = inspect(
-        inspector_bin,
-        inspector_env,
-        stdio_target(tmp_path, "bad"),
-        "--method",
-        "tools/call",
-        "--tool-name",
-        "get_fare",
+        inspector_bin, inspector_env, [created["mcp_url"]], "--method", "tools/call", "--tool-name", "get_fare",
         *arguments,
-    )
+    )  # fmt: skip
     assert run.code == EXIT_TOOL_ERROR, (run.code, run.stdout, run.stderr)
     assert run.result["isError"] is True
     assert needle in run.result["content"][0]["text"]
     assert run.error["code"] == "tool_is_error"
-    [call] = calls(wait_for_trace_end(tmp_path / "bad.jsonl"))
+    [call] = calls(json_lines(Path(created["trace"])))
     assert call["outcome"] == outcome
 
 
 def test_inspector_exits_1_on_a_json_rpc_error(
-    inspector_bin: Path, inspector_env: dict[str, str], tmp_path: Path
+    inspector_bin: Path, inspector_env: dict[str, str], http_server: HttpServer
 ) -> None:
-    run = inspect(
-        inspector_bin, inspector_env, stdio_target(tmp_path, "rpc"), "--method", "prompts/get", "--prompt-name", "nope"
-    )
+    created = _create(http_server, "fare-in-dollars", 3)
+    url = created["mcp_url"]
+    run = inspect(inspector_bin, inspector_env, [url], "--method", "prompts/get", "--prompt-name", "nope")
     assert run.code == EXIT_RPC_ERROR, (run.code, run.stdout, run.stderr)
     assert "nope" in run.error["message"]
 

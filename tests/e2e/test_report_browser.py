@@ -1,8 +1,8 @@
-"""The HTML report in a real browser (Debian's Chromium driven by Playwright), as a user meets it: made by the
-installed `mcp-hazard run`, opened from disk, offline. It loads without console errors, its heatmaps are coloured
-cells, a heatmap cell lists the episodes behind it, and an episode opens its verdict, the expected answer, the agent's
-notes, hazards and timeline; a value cut in the timeline opens whole on a click, and a four-digit `ms` stays on
-one line.
+"""The HTML report in a real browser (Debian's Chromium driven by Playwright), as a user meets it: made by
+`mcp-hazard run` (through main() in this process: the report is the subject), opened from disk, offline. It loads
+without console errors, its heatmaps are coloured cells, a heatmap cell lists the episodes behind it, and an episode
+opens its verdict, the expected answer, the agent's notes, hazards and timeline; a value cut in the timeline opens
+whole on a click, and a four-digit `ms` stays on one line.
 
 Needs the `chromium` binary and Playwright for Python (both installed by .ci/run); without them it skips, saying
 which is missing.
@@ -12,14 +12,15 @@ from __future__ import annotations
 
 import json
 import re
-import subprocess
 from pathlib import Path
 from typing import Any
 
 import pytest
+from conftest import run_main
 
 from bench.browser import chromium, missing, open_report
-from tests.e2e.support import ROOT, console_script
+from tests.e2e.support import ROOT
+from tests.runner.support import once_per_session
 from tests.scoring.test_report_support import embedded_episodes, png_facts
 
 pytestmark = pytest.mark.e2e
@@ -33,12 +34,15 @@ def run(tmp_path_factory: pytest.TempPathFactory) -> Path:
     why = missing()
     if why is not None:
         pytest.skip(f"no browser to drive: {why}")
-    out = tmp_path_factory.mktemp("browser") / "run"
-    done = subprocess.run([console_script(), *RUN, "--out", str(out)], cwd=ROOT, capture_output=True, text=True,
-                          timeout=300, stdin=subprocess.DEVNULL)  # fmt: skip
-    assert done.returncode == 0, done.stderr
-    assert f"Full report: {out / 'report.html'}" in done.stdout
-    return out
+
+    def build(folder: Path) -> Path:
+        out = folder / "run"
+        done = run_main(*RUN, "--out", str(out), cwd=ROOT)
+        assert done.returncode == 0, done.stderr
+        assert f"Full report: {out / 'report.html'}" in done.stdout
+        return out
+
+    return once_per_session(tmp_path_factory, "browser-run", build)  # three tests read it, from either worker
 
 
 def report_of(run: Path) -> dict[str, Any]:
@@ -149,10 +153,9 @@ def slow_run(tmp_path_factory: pytest.TempPathFactory) -> Path:
     if missing() is not None:
         pytest.skip(f"no browser to drive: {missing()}")
     out = tmp_path_factory.mktemp("slow") / "run"
-    command = [console_script(), "run", "scenarios/travel.yaml", "--task", "cheapest-trip", "--agent", "recovering",
-               "--hazard", "latency:seconds=1.1", "--transport", "memory", "--call-timeout", "5", "--no-progress",
-               "--out", str(out)]  # fmt: skip
-    done = subprocess.run(command, cwd=ROOT, capture_output=True, text=True, timeout=120, stdin=subprocess.DEVNULL)
+    done = run_main("run", "scenarios/travel.yaml", "--task", "cheapest-trip", "--agent", "recovering", "--hazard",
+                    "latency:seconds=1.1", "--transport", "memory", "--call-timeout", "5", "--no-progress",
+                    "--out", str(out), cwd=ROOT)  # fmt: skip
     assert done.returncode == 0, done.stderr
     return out
 

@@ -14,7 +14,7 @@ from typing import Any
 import anyio
 import pytest
 from anyio.streams.buffered import BufferedByteReceiveStream
-from conftest import WAIT_S
+from conftest import WAIT_S, CliRun, run_main
 from mcp import Client, StdioServerParameters
 
 from mcp_hazard.agents.golden import run_golden_agent
@@ -277,7 +277,11 @@ BAD_FILES = {
 }
 
 
-def _serve(*args: str, cwd: Path) -> subprocess.CompletedProcess[str]:
+def _serve(*args: str, cwd: Path, real: bool = False) -> subprocess.CompletedProcess[str] | CliRun:
+    """`serve ARGS` refused before it serves: in this process (what it says is the subject), or as the real program
+    (`real`, once per kind of refusal: nothing reaches the process's stdout, and it exits)."""
+    if not real:
+        return run_main("serve", *args, cwd=cwd)
     return subprocess.run(
         [sys.executable, "-m", "mcp_hazard", "serve", *args],
         cwd=cwd,
@@ -288,7 +292,7 @@ def _serve(*args: str, cwd: Path) -> subprocess.CompletedProcess[str]:
     )
 
 
-def _assert_one_line_error(done: subprocess.CompletedProcess[str], *needles: str) -> None:
+def _assert_one_line_error(done: subprocess.CompletedProcess[str] | CliRun, *needles: str) -> None:
     assert done.returncode != 0
     assert done.stdout == "", "nothing may reach stdout (it belongs to the protocol)"
     lines = done.stderr.strip().splitlines()
@@ -302,7 +306,7 @@ def _assert_one_line_error(done: subprocess.CompletedProcess[str], *needles: str
 def test_scenario_file_with_a_problem_exits_non_zero_with_one_line(kind: str, tmp_path: Path) -> None:
     file = tmp_path / f"{kind}.yaml"
     file.write_text(BAD_FILES[kind], encoding="utf-8")
-    done = _serve(str(file), "--trace-dir", str(tmp_path / "traces"), cwd=tmp_path)
+    done = _serve(str(file), "--trace-dir", str(tmp_path / "traces"), cwd=tmp_path, real=kind == "invalid-yaml")
     _assert_one_line_error(done, file.name)
     assert not (tmp_path / "traces").exists() or not list((tmp_path / "traces").glob("*.jsonl"))
 
@@ -310,7 +314,8 @@ def test_scenario_file_with_a_problem_exits_non_zero_with_one_line(kind: str, tm
 def test_scenario_file_with_a_problem_stops_the_http_server_too(tmp_path: Path) -> None:
     file = tmp_path / "unknown-key.yaml"
     file.write_text(BAD_FILES["unknown-key"], encoding="utf-8")
-    done = _serve(str(file), "--http", f"127.0.0.1:{free_port()}", "--trace-dir", str(tmp_path / "t"), cwd=tmp_path)
+    http = ["--http", f"127.0.0.1:{free_port()}"]
+    done = _serve(str(file), *http, "--trace-dir", str(tmp_path / "t"), cwd=tmp_path, real=True)
     _assert_one_line_error(done, "unknown-key.yaml", "surprise")
 
 
@@ -325,5 +330,5 @@ def test_scenario_file_with_a_problem_stops_the_http_server_too(tmp_path: Path) 
     ],
 )
 def test_bad_serve_arguments_exit_non_zero_with_one_line(args: list[str], needle: str, tmp_path: Path) -> None:
-    done = _serve(*args, "--trace-dir", str(tmp_path / "traces"), cwd=tmp_path)
+    done = _serve(*args, "--trace-dir", str(tmp_path / "traces"), cwd=tmp_path, real=needle == "missing.yaml")
     _assert_one_line_error(done, needle)

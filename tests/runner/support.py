@@ -3,15 +3,20 @@ check processes."""
 
 from __future__ import annotations
 
+import fcntl
 import json
 import os
+import pickle
+import shutil
 import subprocess
 import sys
 import time
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import Any, TypeVar
 
+import pytest
 import yaml
 from conftest import WAIT_S, run_main
 
@@ -22,6 +27,7 @@ AGENTS_DIR = Path(__file__).resolve().parent / "agents"
 VENV_BIN = Path(sys.executable).parent
 
 CLI_TIMEOUT = 150.0
+T = TypeVar("T")
 
 
 @dataclass
@@ -152,3 +158,31 @@ def ci(bounds: list[float]) -> str:
 
 def no_traceback(text: str) -> bool:
     return "Traceback" not in text and "Exception Group" not in text
+
+
+def once_per_session(factory: pytest.TempPathFactory, name: str, build: Callable[[Path], T]) -> T:
+    """`build(folder)` once for the whole test session, its result shared by every xdist worker. A module-scoped
+    fixture runs once per worker that gets one of its tests, and pytest-xdist spreads a module's tests over both
+    workers: an expensive run (a matrix, a run killed on purpose) would run twice, for the same assertions. The first
+    worker to ask builds under a lock in the session's shared temporary folder; the others wait for the lock and
+    read the pickled result (so `build` returns plain data: paths, strings, numbers). A build that raised leaves
+    nothing behind, and the next worker builds again, to fail with its own error."""
+    worker = os.environ.get("PYTEST_XDIST_WORKER")
+    root = factory.getbasetemp().parent if worker else factory.getbasetemp()  # the parent: one per xdist session
+    folder = root / f"once-{name}"
+    folder.mkdir(exist_ok=True)
+    result = folder / "result.pickle"
+    with (folder / "lock").open("w") as lock:
+        fcntl.flock(lock, fcntl.LOCK_EX)  # no deadline needed: the holder's own waits are bounded
+        try:
+            if result.exists():
+                return pickle.loads(result.read_bytes())  # type: ignore[no-any-return]
+            work = folder / "work"
+            if work.exists():  # a build that failed on another worker: start clean
+                shutil.rmtree(work)
+            work.mkdir()
+            value = build(work)
+            result.write_bytes(pickle.dumps(value))
+            return value
+        finally:
+            fcntl.flock(lock, fcntl.LOCK_UN)

@@ -12,7 +12,7 @@ import pytest
 
 from mcp_hazard.runner.run import bounded_notes, trace_complete
 
-from .support import agent_cmd, no_traceback, run_cli, run_log
+from .support import agent_cmd, main_cli, no_traceback, run_cli, run_log
 
 pytestmark = pytest.mark.e2e
 
@@ -25,23 +25,27 @@ def one_line(stderr: str) -> str:
 
 
 def test_an_agent_program_that_does_not_exist_is_refused_before_anything_runs(tmp_path: Path) -> None:
+    """Refused while the command line is read: through main() in this process, as every refusal of a flag."""
     out = tmp_path / "out"
-    ran = run_cli("run", "scenarios/travel.yaml", "--agent-cmd", "no-such-agent-program --fast", "--out", str(out))
+    ran = main_cli("run", "scenarios/travel.yaml", "--agent-cmd", "no-such-agent-program --fast", "--out", str(out))
     assert ran.code == 2, ran.explain()
     line = one_line(ran.stderr)
     assert line == "mcp-hazard: error: --agent-cmd 'no-such-agent-program --fast': program 'no-such-agent-program' " \
                    "not found on PATH", line  # fmt: skip
     assert not (out / "traces").exists() or not any((out / "traces").iterdir())
     missing = tmp_path / "nope.py"
-    ran = run_cli("run", "scenarios/travel.yaml", "--agent-cmd", f"{missing} x", "--out", str(out))
+    ran = main_cli("run", "scenarios/travel.yaml", "--agent-cmd", f"{missing} x", "--out", str(out))
     assert ran.code == 2 and one_line(ran.stderr).endswith(f": {missing} does not exist"), ran.explain()
 
 
 @pytest.mark.parametrize("transport", ["http", "stdio"])
 def test_an_agent_that_exits_before_connecting_stops_the_run_after_one_episode(transport: str, tmp_path: Path) -> None:
     out = tmp_path / "out"
-    ran = run_cli("run", "scenarios/", "--agent", "recovering", "--agent-cmd", agent_cmd("never_connects_agent.py"),
-                  "--transport", transport, "--out", str(out), "--no-progress")  # fmt: skip
+    args = ["run", "scenarios/", "--agent", "recovering", "--agent-cmd", agent_cmd("never_connects_agent.py"),
+            "--transport", transport, "--out", str(out), "--no-progress"]  # fmt: skip
+    # Over HTTP in this process (the agent is a real process either way); over stdio as the real program, whose
+    # stdio servers would inherit its stderr.
+    ran = run_cli(*args) if transport == "stdio" else main_cli(*args)
     assert ran.code == 2, ran.explain()
     line = one_line(ran.stderr)
     assert line.startswith(
@@ -57,9 +61,9 @@ def test_an_agent_that_exits_before_connecting_stops_the_run_after_one_episode(t
 
 def test_scenario_and_task_filters_narrow_the_matrix(tmp_path: Path) -> None:
     out = tmp_path / "out"
-    ran = run_cli("run", "scenarios/", "--scenario", "travel", "--scenario", "retail", "--task", "fare-class",
-                  "--task", "retail/chain-stock-total", "--agent", "recovering", "--hazard", "transient_error",
-                  "--transport", "memory", "--out", str(out), "--no-progress")  # fmt: skip
+    ran = main_cli("run", "scenarios/", "--scenario", "travel", "--scenario", "retail", "--task", "fare-class",
+                   "--task", "retail/chain-stock-total", "--agent", "recovering", "--hazard", "transient_error",
+                   "--transport", "memory", "--out", str(out), "--no-progress")  # fmt: skip
     assert ran.code == 0, ran.explain()
     ids = sorted(record["episode_id"] for record in run_log(out))
     assert ids == [
@@ -79,15 +83,15 @@ def test_scenario_and_task_filters_narrow_the_matrix(tmp_path: Path) -> None:
     ],
 )
 def test_a_filter_that_matches_nothing_is_one_line(flags: list[str], message: str, tmp_path: Path) -> None:
-    ran = run_cli("run", "scenarios/", *flags, "--transport", "memory", "--out", str(tmp_path / "out"))
+    ran = main_cli("run", "scenarios/", *flags, "--transport", "memory", "--out", str(tmp_path / "out"))
     assert ran.code == 2, ran.explain()
     assert one_line(ran.stderr).startswith(f"mcp-hazard: error: {message}"), ran.explain()
 
 
 def test_the_run_folder_keeps_the_exact_scenario_files_it_ran(tmp_path: Path) -> None:
     out = tmp_path / "out"
-    ran = run_cli("run", "scenarios/travel.yaml", "--task", "fare-class", "--agent", "golden", "--hazard",
-                  "transient_error", "--transport", "memory", "--out", str(out), "--no-progress")  # fmt: skip
+    ran = main_cli("run", "scenarios/travel.yaml", "--task", "fare-class", "--agent", "golden", "--hazard",
+                   "transient_error", "--transport", "memory", "--out", str(out), "--no-progress")  # fmt: skip
     assert ran.code == 0, ran.explain()
     trace = next((out / "traces").glob("*.jsonl"))
     recorded = json.loads(trace.read_text(encoding="utf-8").splitlines()[0])["scenario"]

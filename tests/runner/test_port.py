@@ -1,6 +1,7 @@
 """`run --port N`: the run's HTTP server listens on 127.0.0.1:N, the port a firewalled or shared machine allows, and
 every agent is handed a URL on it. A busy port is one line and exit 2 before anything runs (no run folder is made);
-`--port` with a transport that has no HTTP server is refused in one line."""
+`--port` with a transport that has no HTTP server is refused in one line. Every run here goes through main() in this
+process: the agents are real processes, and what the run binds and says is the subject, not its own process."""
 
 from __future__ import annotations
 
@@ -10,7 +11,7 @@ from pathlib import Path
 
 import pytest
 
-from .support import AGENTS_DIR, TRAVEL, assert_trace_ended, no_traceback, run_cli, run_log
+from .support import AGENTS_DIR, TRAVEL, assert_trace_ended, main_cli, no_traceback, run_log
 
 pytestmark = pytest.mark.e2e
 
@@ -30,14 +31,14 @@ def test_a_run_serves_its_episodes_on_the_port_given(tmp_path: Path) -> None:
     for attempt in range(ATTEMPTS):
         port = _free_port()
         out = tmp_path / f"out-{attempt}"
-        ran = run_cli("run", str(TRAVEL), "--task", "fare-class", "--agent-cmd", agent, "--hazard", "transient_error",
-                      "--port", str(port), "--out", str(out), "--no-progress")  # fmt: skip
+        ran = main_cli("run", str(TRAVEL), "--task", "fare-class", "--agent-cmd", agent, "--hazard", "declared",
+                       "--port", str(port), "--out", str(out), "--no-progress")  # fmt: skip
         if "the port is already in use" not in ran.stderr:
             break
     assert ran.code == 0, ran.explain()
     assert no_traceback(ran.stderr), ran.explain()
     records = run_log(out)
-    assert len(records) == 2 and {r["status"] for r in records} == {"done"}, records
+    assert len(records) == 1 and {r["status"] for r in records} == {"done"}, records  # one episode: one condition
     for record in records:
         assert_trace_ended(out / "traces" / f"{record['episode_id']}.jsonl", outcome="finished")
         said = (out / "agent-logs" / f"{record['episode_id']}.log").read_text(encoding="utf-8")
@@ -51,7 +52,7 @@ def test_a_busy_port_stops_the_run_in_one_line_before_it_starts(tmp_path: Path) 
         busy.bind(("127.0.0.1", 0))
         busy.listen()
         port = busy.getsockname()[1]
-        ran = run_cli("run", str(TRAVEL), "--agent", "naive", "--port", str(port), "--out", str(out), "--no-progress")
+        ran = main_cli("run", str(TRAVEL), "--agent", "naive", "--port", str(port), "--out", str(out), "--no-progress")
     assert ran.code == 2, ran.explain()
     assert ran.stdout == "", ran.explain()
     assert ran.stderr.splitlines() == [
@@ -73,7 +74,7 @@ def test_a_busy_port_stops_the_run_in_one_line_before_it_starts(tmp_path: Path) 
     ids=["stdio", "memory", "too-big", "not-a-number"],
 )  # fmt: skip
 def test_a_port_that_cannot_be_used_is_one_line(tmp_path: Path, args: list[str], said: str) -> None:
-    ran = run_cli("run", str(TRAVEL), "--agent", "naive", *args, "--out", str(tmp_path / "out"), "--no-progress")
+    ran = main_cli("run", str(TRAVEL), "--agent", "naive", *args, "--out", str(tmp_path / "out"), "--no-progress")
     assert ran.code == 2, ran.explain()
     [line] = ran.stderr.splitlines()
     assert line.startswith("mcp-hazard: error: ") and said in line, line

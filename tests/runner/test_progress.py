@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from .support import agent_cmd, cli_env, no_traceback, run_cli, subset_scenario
+from .support import agent_cmd, main_cli, no_traceback, subset_scenario
 
 pytestmark = pytest.mark.e2e
 
@@ -29,12 +29,12 @@ def test_the_bar_counts_the_first_contact_of_an_agent_program_and_episodes_done_
     out = tmp_path / "out"
     args = ["run", str(scenario), "--agent", "recovering", "--agent-cmd", agent_cmd("noop_agent.py"),
             "--hazard", "transient_error", "--transport", "http", "--out", str(out)]  # fmt: skip
-    first = run_cli(*args, env=cli_env(COLUMNS="160"))
+    first = main_cli(*args, COLUMNS="160")
     assert first.code == 0 and no_traceback(first.stderr), first.explain()
     counted = COUNT.search(first.stdout)
     assert counted is not None and counted.groups() == ("4", "4", "0"), first.explain()
     assert _bar(first.stderr) == (4, 4), first.explain()  # 2 agents x (clean, transient_error); was 3/3
-    again = run_cli(*args, env=cli_env(COLUMNS="160"))
+    again = main_cli(*args, COLUMNS="160")
     assert again.code == 0, again.explain()
     counted = COUNT.search(again.stdout)
     assert counted is not None and counted.groups() == ("4", "0", "4"), again.explain()

@@ -27,7 +27,17 @@ from mcp_hazard.runner.run import Runner
 from mcp_hazard.scoring.collect import score_traces
 from mcp_hazard.trace import comparable
 
-from .support import AGENTS_DIR, REPO_ROOT, TRAVEL, assert_trace_ended, cli_env, no_traceback, run_cli, run_log
+from .support import (
+    AGENTS_DIR,
+    REPO_ROOT,
+    TRAVEL,
+    assert_trace_ended,
+    cli_env,
+    main_cli,
+    no_traceback,
+    run_cli,
+    run_log,
+)
 
 pytestmark = [
     pytest.mark.e2e,
@@ -65,7 +75,8 @@ def report_of(out: Path) -> dict[str, Any]:
 
 
 def test_ray_gives_the_local_traces_and_report(tmp_path: Path, ray_address: str) -> None:
-    local = run_cli("run", *MATRIX, "--out", str(tmp_path / "local"))
+    # The local run in this process; the Ray run as the real program, a driver of its own (this process is one).
+    local = main_cli("run", *MATRIX, "--out", str(tmp_path / "local"))
     assert local.code == 0, local.explain()
     ray = run_cli("run", *MATRIX, "--out", str(tmp_path / "ray"), "--executor", "ray", "--ray-address", ray_address)
     assert ray.code == 0, ray.explain()
@@ -159,7 +170,8 @@ def test_a_killed_driver_resumes_with_only_the_unfinished_episodes(tmp_path: Pat
 def test_ray_options_are_checked_before_anything_runs(
     tmp_path: Path, ray_address: str, capsys: pytest.CaptureFixture[str]
 ) -> None:
-    # Through the real command once (a new process, one line on stderr), the other cases through its entry point.
+    # Through the real command once (a fresh process: this one is already a Ray driver, whose connection `run` would
+    # use), the other cases through its entry point.
     ran = run_cli("run", *MATRIX, "--out", str(tmp_path / "out"), "--executor", "ray", "--ray-address", "127.0.0.1:1")
     assert ran.code == 2 and ran.stderr.strip().splitlines() == [
         "mcp-hazard: error: --ray-address 127.0.0.1:1: nothing answers there (Connection refused)"

@@ -18,7 +18,7 @@ from mcp_hazard.hazards.instances import parse_hazard_option
 from mcp_hazard.load import load_scenarios
 from mcp_hazard.runner.matrix import plan
 
-from .support import REPO_ROOT, SCENARIOS_DIR, assert_trace_ended, cli_env, no_traceback, run_cli
+from .support import REPO_ROOT, SCENARIOS_DIR, assert_trace_ended, cli_env, main_cli, no_traceback
 
 pytestmark = pytest.mark.e2e
 
@@ -115,7 +115,7 @@ def test_a_killed_run_resumes_where_it_stopped(tmp_path: Path) -> None:
 
     # `score` of the killed run: each trace cut short is interrupted (ours: in no rate, warned about), never the
     # agent's no_answer.
-    scored = run_cli("score", str(out), "--format", "json", timeout=60)
+    scored = main_cli("score", str(out), "--format", "json")  # in this process: what it says is the subject
     assert scored.code == 0, scored.explain()
     report = json.loads(scored.stdout)
     started = {eid for eid, events in left.items() if events and events[0]["type"] == "episode_started"}
@@ -124,9 +124,10 @@ def test_a_killed_run_resumes_where_it_stopped(tmp_path: Path) -> None:
     for episode_id in started & cut:
         assert any(f"{episode_id}.jsonl: interrupted" in w for w in report["warnings"]), report["warnings"]
 
-    # 3. The same command again: it completes, skipping what finished and redoing what was cut.
+    # 3. The same command again (in this process: nothing kills it): it completes, skipping what finished and redoing
+    # what was cut.
     began = time.monotonic()
-    ran = run_cli("run", *ARGS, "--out", str(out), timeout=WAIT_S)
+    ran = main_cli("run", *ARGS, "--out", str(out))
     assert ran.code == 0, ran.explain()
     assert no_traceback(ran.stderr), ran.explain()
     second_log = log_records((out / "run.jsonl").read_text(encoding="utf-8")[len(first_log_text) :], "second run")

@@ -32,7 +32,9 @@ from .support import (
     assert_trace_ended,
     ci,
     cli_env,
+    main_cli,
     no_traceback,
+    once_per_session,
     pct,
     run_cli,
     run_log,
@@ -54,6 +56,10 @@ class RunFolder:
     out: Path
     seconds: float
     pid_dir: Path
+    cells: int = 0
+    """How many episodes the matrix has, where it differs by transport."""
+    crashing: bool = False
+    """Whether the crashing agent ran next to the others."""
 
     @property
     def transport(self) -> str:
@@ -76,12 +82,19 @@ class RunFolder:
         return {eid: status for eid, status in self.statuses().items() if eid.startswith(f"{agent}.")}
 
 
-def cli_run(folder: Path, *args: str, timeout: float = 150.0) -> RunFolder:
+def cli_run(folder: Path, *args: str) -> RunFolder:
+    """`mcp-hazard run ARGS`. Over HTTP through `main()` in this process: the runner still starts every agent program
+    as a real process, and kills it, so a Python start-up for the runner itself would prove nothing more (the runner's
+    own process boundary, signals and kills, is test_stopping.py's and test_resume.py's subject). Over stdio as the
+    real program: a stdio server inherits the runner's stderr, which must then be a real file."""
     out = folder / "out"
     pid_dir = folder / "pids"
     began = time.monotonic()
-    ran = run_cli("run", *args, "--out", str(out), "--no-progress", timeout=timeout,
-                  env=cli_env(RUNNER_TEST_PID_DIR=str(pid_dir)))  # fmt: skip
+    argv = ("run", *args, "--out", str(out), "--no-progress")
+    if args[args.index("--transport") + 1] == "stdio":
+        ran = run_cli(*argv, env=cli_env(RUNNER_TEST_PID_DIR=str(pid_dir)))
+    else:
+        ran = main_cli(*argv, RUNNER_TEST_PID_DIR=str(pid_dir))
     return RunFolder(ran, out, time.monotonic() - began, pid_dir)
 
 
@@ -99,19 +112,27 @@ def agent_row(table: str, agent: str, entry: dict[str, Any]) -> bool:
 
 # -- built-in agents over stdio and HTTP --------------------------------------------------------------------------
 
-MATRIX = ["--agent", "naive", "--agent", "recovering", "--hazard", "transient_error", "--seeds", "0-1",
-          "--concurrency", "3"]  # fmt: skip
+MATRIX = ["--agent", "naive", "--agent", "recovering", "--hazard", "transient_error", "--concurrency", "3"]
 
 
 @pytest.fixture(scope="module", params=["stdio", "http"])
 def builtin_run(request: pytest.FixtureRequest, tmp_path_factory: pytest.TempPathFactory) -> RunFolder:
-    folder = tmp_path_factory.mktemp(f"builtin-{request.param}")
-    return cli_run(folder, "scenarios/travel.yaml", *MATRIX, "--transport", request.param)
+    """Over HTTP the whole travel scenario with two seeds (one server process for every episode); over stdio, where
+    each episode starts its own server process, one task and one seed: still more episodes than `--concurrency 3`."""
+    transport = str(request.param)
 
+    def build(folder: Path) -> RunFolder:
+        if transport == "http":
+            tasks = len(yaml.safe_load(TRAVEL.read_text(encoding="utf-8"))["tasks"])
+            scenario, seeds, cells = "scenarios/travel.yaml", "0-1", tasks * 2 * 2 * 2
+        else:
+            scenario, seeds, cells = str(subset_scenario(folder, ["fare-class"])), "0", 1 * 2 * 1 * 2
+        # cells: tasks x (clean, transient_error) x seeds x (naive, recovering)
+        ran = cli_run(folder, scenario, *MATRIX, "--seeds", seeds, "--transport", transport)
+        ran.cells = cells
+        return ran
 
-def expected_cells() -> int:
-    tasks = len(yaml.safe_load(TRAVEL.read_text(encoding="utf-8"))["tasks"])
-    return tasks * 2 * 2 * 2  # tasks x (clean, transient_error) x seeds 0-1 x (naive, recovering)
+    return once_per_session(tmp_path_factory, f"run-cli-builtin-{transport}", build)
 
 
 def test_run_exits_zero_and_logs_every_episode_as_done(builtin_run: RunFolder) -> None:
@@ -120,9 +141,9 @@ def test_run_exits_zero_and_logs_every_episode_as_done(builtin_run: RunFolder) -
     assert no_traceback(ran.stderr), ran.explain()
     log = builtin_run.log
     ids = [record["episode_id"] for record in log]
-    assert len(ids) == expected_cells() and len(set(ids)) == len(ids), Counter(ids).most_common(3)
+    assert len(ids) == builtin_run.cells and len(set(ids)) == len(ids), Counter(ids).most_common(3)
     assert {record["status"] for record in log} == {"done"}, log
-    total = expected_cells()
+    total = builtin_run.cells
     assert f"{total} episodes: {total} run, 0 already done, 0 timed out, 0 crashed" in ran.stdout
 
 
@@ -143,7 +164,7 @@ def test_reports_are_written_and_the_scorecard_shows_their_figures(builtin_run: 
     assert "<html" in (out / "report.html").read_text(encoding="utf-8").lower()
     markdown = (out / "report.md").read_text(encoding="utf-8")
     assert markdown.lstrip().startswith("#") and "naive" in markdown and "recovering" in markdown
-    total = expected_cells()
+    total = builtin_run.cells
     assert report["episodes"] == total
     assert f"mcp-hazard scorecard: {total} episodes, 2 agents; each agent's success" in stdout, stdout
     agents = report["groups"]["agent"]
@@ -170,12 +191,11 @@ def fare_class(tmp_path_factory: pytest.TempPathFactory) -> Path:
 def misbehaving_run(fare_class: Path, tmp_path_factory: pytest.TempPathFactory) -> RunFolder:
     """HTTP, --timeout 10: the recovering agent, an agent that hangs, an agent that crashes; clean and transient.
     (10 s, not less: six agents start at once on two cores, and the crashing one must get to its crash in time.)"""
-    folder = tmp_path_factory.mktemp("misbehaving")
-    return cli_run(
+    return once_per_session(tmp_path_factory, "run-cli-misbehaving", lambda folder: cli_run(
         folder, str(fare_class), "--agent", "recovering", "--agent-cmd", agent_cmd("hang_agent.py"),
         "--agent-cmd", agent_cmd("crash_agent.py"), "--hazard", "transient_error", "--transport", "http",
         "--timeout", "10", "--concurrency", "6",
-    )  # fmt: skip
+    ))  # fmt: skip
 
 
 def test_a_hanging_agent_times_out_and_is_killed_with_its_children(misbehaving_run: RunFolder) -> None:
@@ -234,26 +254,37 @@ def test_hanging_and_crashing_agents_are_scored_as_timeout_and_agent_crashed(mis
 
 @pytest.fixture(scope="module", params=["stdio", "http"])
 def real_run(request: pytest.FixtureRequest, fare_class: Path, tmp_path_factory: pytest.TempPathFactory) -> RunFolder:
-    """A real SDK-based external agent next to the recovering agent and a crashing agent."""
+    """A real SDK-based external agent next to the recovering agent. Over HTTP clean and under transient errors (the
+    agent's own retries; a crashing agent next to them over HTTP is `misbehaving_run`'s); over stdio, where every
+    episode starts an agent and a server process, the one `declared` condition, with a crashing agent that launches
+    its own server too (an agent that launches its server, then succeeds or crashes, is the subject)."""
     folder = tmp_path_factory.mktemp(f"real-{request.param}")
-    return cli_run(
-        folder, str(fare_class), "--agent", "recovering", "--agent-cmd", agent_cmd("real_agent.py"),
-        "--agent-cmd", agent_cmd("crash_agent.py"), "--hazard", "transient_error", "--transport", request.param,
-        "--timeout", "60",
+    if request.param == "http":
+        hazard, conditions, crash = "transient_error", 2, []
+    else:
+        hazard, conditions, crash = "declared", 1, ["--agent-cmd", agent_cmd("crash_agent.py")]
+    ran = cli_run(
+        folder, str(fare_class), "--agent", "recovering", "--agent-cmd", agent_cmd("real_agent.py"), *crash,
+        "--hazard", hazard, "--transport", request.param, "--timeout", "60",
     )  # fmt: skip
+    ran.cells = conditions * (3 if crash else 2)
+    ran.crashing = bool(crash)
+    return ran
 
 
 def test_a_real_external_agent_solves_fare_class(real_run: RunFolder) -> None:
     ran = real_run.ran
     assert ran.code == 0, ran.explain()
     statuses = real_run.statuses()
-    assert len(statuses) == 6
+    assert len(statuses) == real_run.cells
+    each = real_run.cells // (3 if real_run.crashing else 2)  # episodes per agent
     assert set(real_run.of_agent(REAL).values()) == {"done"}, real_run.log
     assert set(real_run.of_agent("recovering").values()) == {"done"}, real_run.log
-    assert set(real_run.of_agent(CRASH).values()) == {"crashed"}, real_run.log
+    if real_run.crashing:
+        assert set(real_run.of_agent(CRASH).values()) == {"crashed"}, real_run.log
     agents = real_run.report()["groups"]["agent"]
-    assert (agents[REAL]["n"], agents[REAL]["successes"]) == (2, 2), agents
-    assert (agents["recovering"]["n"], agents["recovering"]["successes"]) == (2, 2), agents
+    assert (agents[REAL]["n"], agents[REAL]["successes"]) == (each, each), agents
+    assert (agents["recovering"]["n"], agents["recovering"]["successes"]) == (each, each), agents
     assert agent_row(ran.stdout, REAL, agents[REAL]), ran.stdout
     scenario = load_scenario(str(real_run.ran.args[1]))
     transport = real_run.transport

@@ -20,7 +20,17 @@ import pytest
 from conftest import WAIT_S
 from mcp import Client, StdioServerParameters
 
-from .support import REPO_ROOT, TRAVEL, assert_trace_ended, cli_env, jsonl, no_traceback, run_cli, run_log
+from .support import (
+    REPO_ROOT,
+    TRAVEL,
+    assert_trace_ended,
+    cli_env,
+    jsonl,
+    main_cli,
+    no_traceback,
+    run_cli,
+    run_log,
+)
 
 pytestmark = pytest.mark.e2e
 
@@ -45,7 +55,8 @@ def _wait_for_firing(process: subprocess.Popen[bytes], out: Path) -> None:
 
 
 def _score(out: Path) -> tuple[dict[str, Any], str]:
-    scored = run_cli("score", str(out), "--format", "json", timeout=DEADLINE)
+    """`score` in this process: what it says of a stopped run is the subject, not its process."""
+    scored = main_cli("score", str(out), "--format", "json")
     assert scored.code == 0, scored.explain()
     return json.loads(scored.stdout), scored.stderr
 
@@ -105,11 +116,12 @@ def test_a_stopped_run_leaves_interrupted_episodes_that_score_apart_and_run_agai
     shown = [w for w in report["warnings"] if "interrupted" in w]
     assert len(shown) == 1 and str(out / "traces" / f"{SLOW}.jsonl") in shown[0], report["warnings"]
     assert shown[0] in warnings
-    overall = run_cli("score", str(out), "--format", "markdown", timeout=DEADLINE)
+    overall = main_cli("score", str(out), "--format", "markdown")
     assert "| interrupted | 1 (the run was stopped before they ended: in no rate" in overall.stdout, overall.explain()
 
     # The same command again: the interrupted episode runs from the start and ends finished; the other is kept.
-    again = run_cli(*command, timeout=DEADLINE * 2)
+    # Over HTTP in this process (nothing stops it); a stdio server inherits the runner's stderr: a real program then.
+    again = run_cli(*command, timeout=DEADLINE * 2) if transport == "stdio" else main_cli(*command)
     assert again.code == 0, again.explain()
     assert "2 episodes: 1 run, 1 already done" in again.stdout, again.explain()
     assert [(r["episode_id"], r["status"]) for r in run_log(out)[1:]] in (

@@ -138,17 +138,21 @@ async def test_listing_is_paginated_in_creation_order(tmp_path: Path) -> None:
         assert "\n" not in response.json()["error"]
 
 
-async def test_three_hundred_episodes_keep_the_registry_bounded(tmp_path: Path) -> None:
-    """The short soak (bench/soak.py runs 10,000): create, list tools, call, answer, leave; every 50 episodes a
-    minute of (fake) time passes. The registry and the session map never hold more than the last 50 episodes plus
-    nothing else, and after the TTL both are empty while all 300 traces are on disk, each ended once."""
+BATCH = 25  # episodes between two sweeps (a minute of fake time)
+EPISODES = 4 * BATCH
+
+
+async def test_a_hundred_episodes_keep_the_registry_bounded(tmp_path: Path) -> None:
+    """The short soak (bench/soak.py runs 10,000): create, list tools, call, answer, leave; every 25 episodes a
+    minute of (fake) time passes, four times over. The registry and the session map never hold more than the last 25
+    episodes plus nothing else, and after the TTL both are empty while all 100 traces are on disk, each ended once."""
     clock = StepClock()
     registry = travel_registry(tmp_path, ttl=TTL, clock=clock)
     held: list[int] = []
     sessions: list[int] = []
     with anyio.fail_after(DEADLINE * 3):
         async with serving(registry) as base, httpx.AsyncClient(timeout=WAIT_S, headers=OPERATOR) as http:
-            for n in range(300):
+            for n in range(EPISODES):
                 created = await _create(http, base, seed=n % 7)
                 async with Client(created["mcp_url"], mode="legacy" if n % 2 else "2026-07-28") as client:
                     await client.list_tools()
@@ -156,17 +160,17 @@ async def test_three_hundred_episodes_keep_the_registry_bounded(tmp_path: Path) 
                     await client.call_tool(SUBMIT_TOOL, {"answer": "Standard"})
                 held.append(len(registry.episodes))
                 sessions.append(len(registry.sessions))
-                if n % 50 == 49:
+                if n % BATCH == BATCH - 1:
                     clock.advance(61)
                     await _listed(http, base)
             clock.advance(61)
             assert await _listed(http, base) == set()
-    assert max(held) <= 50, max(held)
+    assert max(held) <= BATCH, max(held)
     assert max(sessions) <= 1, "the SDK client closes its session; the map forgets it at once"
     assert registry.episodes == {} and registry.sessions == {} and registry.last_seen == {} and registry.order == {}
-    assert registry.created == 300 and registry.released == 300
+    assert registry.created == EPISODES and registry.released == EPISODES
     traces = sorted(tmp_path.glob("*.jsonl"))
-    assert len(traces) == 300
+    assert len(traces) == EPISODES
     for trace in traces:
         ends = [e["reason"] for e in _events(trace) if e["type"] == "episode_ended"]
         assert ends == ["answered"], trace
