@@ -32,6 +32,10 @@ pytestmark = pytest.mark.e2e
 DOC = "docs/agents.md"
 HOME = "/home/you/mcp-hazard"
 OLLAMA = "http://127.0.0.1:11434/v1"  # the model endpoint of the frameworks' run
+READERS_PYTEST = "-p no:hypothesispytest -p no:langsmith_plugin -p no:xdist -p no:xdist.looponfail"
+"""The reader's `python -m pytest` loads the plugins `pip install mcp-hazard` brings (ours, AnyIO's); the pytest
+plugins of this checkout's test extras (Hypothesis, LangSmith via AgentDojo, xdist) are left out, as the reader
+has none of them: they doubled each run's start-up and are not what the doc shows."""
 
 
 def test_verify_in_the_agents_doc(tmp_path: Path) -> None:
@@ -97,7 +101,8 @@ async def _answer_fare_class(params: StdioServerParameters | str) -> None:
 
 def test_your_own_agent_a_desktop_assistant_and_pytest(tmp_path: Path) -> None:
     """`--agent-cmd` with the doc's myagent.py (and with a program that does not exist), the desktop configurations
-    and URL, and the pytest plugin with the doc's test file. `$TOKEN` is set as README's HTTP section sets it."""
+    and URL, and the pytest plugin with the doc's test file (with the pytest plugins a reader has: READERS_PYTEST).
+    `$TOKEN` is set as README's HTTP section sets it."""
     (tmp_path / ".venv").symlink_to(Path(sys.prefix))
     files = {
         "myagent.py": block_text(DOC, '"""A minimal external agent'),
@@ -109,8 +114,9 @@ def test_your_own_agent_a_desktop_assistant_and_pytest(tmp_path: Path) -> None:
         (tmp_path / name).write_text(text, encoding="utf-8")
     with (
         FakeLlm(scripts={PROMPT_KEY: SCRIPT}).in_thread() as fake,  # in place of the Ollama the frameworks' run names
-        session(tmp_path, paths={HOME: str(tmp_path), OLLAMA: fake.base_url}, prelude=["export TOKEN=s3cret"]) as shell,
-    ):
+        session(tmp_path, paths={HOME: str(tmp_path), OLLAMA: fake.base_url}, prelude=["export TOKEN=s3cret"],
+                extra_env={"PYTEST_ADDOPTS": READERS_PYTEST}) as shell,
+    ):  # fmt: skip
         play(shell, to_run(DOC, "test_your_own_agent_a_desktop_assistant_and_pytest"),
              before={f"mcp-hazard score {HOME}/runs/desktop": lambda: _desktop_episode(shell)})  # fmt: skip
         # the episode URL the doc gives an assistant that takes only a URL, against the doc's server

@@ -17,7 +17,7 @@ from tests.conftest import TRAVEL
 pytest_plugins = ["pytester"]
 
 # The inner runs leave out plugins that are not under test (and slow to start) and the cache.
-INNER = ("-p", "no:cacheprovider", "-p", "no:hypothesispytest")
+INNER = ("-p", "no:cacheprovider", "-p", "no:hypothesispytest", "-p", "no:langsmith_plugin")
 
 RETRYING_AGENT = '''
 import pytest

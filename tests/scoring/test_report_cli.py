@@ -1,5 +1,5 @@
-"""`mcp-hazard score` as a user runs it: the installed console script, real traces, every report format, damaged
-input."""
+"""`mcp-hazard score` as a user runs it: real traces, every report format, damaged input, through `main()` (what it
+prints and writes is the subject), and as a real process for the modules it imports."""
 
 from __future__ import annotations
 
@@ -11,9 +11,7 @@ import sys
 from pathlib import Path
 
 import pytest
-from conftest import WAIT_S, CliRun, run_main
-
-from tests.e2e.support import console_script
+from conftest import CliRun, run_main
 
 from .test_report_support import SCENARIOS, embedded_episodes, markdown_rows, read_html, report_of, write_traces
 
@@ -30,14 +28,6 @@ def episodes(traces: Path) -> int:
     return len(list(traces.glob("*.jsonl")))
 
 
-def console(*args: str) -> subprocess.CompletedProcess[str]:
-    """`mcp-hazard score ARGS` through the installed console script, as a user runs it."""
-    return subprocess.run(
-        [console_script(), "score", *args],
-        cwd=REPO, stdin=subprocess.DEVNULL, capture_output=True, text=True, timeout=WAIT_S,
-    )  # fmt: skip
-
-
 def score(*args: str) -> CliRun:
     """`mcp-hazard score ARGS` through `main()` in this process: for what it prints and writes."""
     return run_main("score", *args, cwd=REPO)
@@ -45,7 +35,7 @@ def score(*args: str) -> CliRun:
 
 def test_html_report_is_written_to_a_file(traces: Path, tmp_path: Path) -> None:
     out = tmp_path / "r.html"
-    done = console(str(traces), "--format", "html", "--out", str(out))
+    done = score(str(traces), "--format", "html", "--out", str(out))
     assert done.returncode == 0, done.stderr
     assert out.is_file()
     assert f"wrote html report of {episodes(traces)} episodes to {out}" in done.stderr

@@ -1,4 +1,4 @@
-"""What a person reads in the reports of a real run, made and scored through the installed CLI: `mcp-hazard run` of
+"""What a person reads in the reports of a real run, made and scored through the CLI (`main()`): `mcp-hazard run` of
 two agents (naive, which fails under hazards, and recovering, which never does) on two tasks, then `mcp-hazard score
 --out report.html/.md/.json --per-episode episodes.csv`.
 
@@ -13,14 +13,14 @@ import csv
 import json
 import re
 import shutil
-import subprocess
 from pathlib import Path
 from typing import Any
 
 import pytest
 import yaml
+from conftest import CliRun, run_main
 
-from tests.e2e.support import ROOT, TRAVEL, console_script
+from tests.e2e.support import ROOT, TRAVEL
 
 from .test_report_support import embedded_episodes, markdown_rows, read_html
 
@@ -30,9 +30,9 @@ AGENTS = ("naive", "recovering")
 EPISODES = len(AGENTS) * len(TASKS) * (1 + len(HAZARDS))
 
 
-def cli(*args: str, cwd: Path = ROOT) -> subprocess.CompletedProcess[str]:
-    done = subprocess.run([console_script(), *args], cwd=cwd, stdin=subprocess.DEVNULL, capture_output=True,
-                          text=True, timeout=120)  # fmt: skip
+def cli(*args: str, cwd: Path = ROOT) -> CliRun:
+    """`mcp-hazard ARGS` through `main()` in this process: what the reports say is the subject, not the process."""
+    done = run_main(*args, cwd=cwd)
     assert done.returncode == 0, done.stderr
     assert "Traceback" not in done.stderr
     return done

@@ -12,7 +12,6 @@ from __future__ import annotations
 import csv
 import json
 import shutil
-import subprocess
 import sys
 from pathlib import Path
 from typing import Any
@@ -22,21 +21,12 @@ from conftest import CliRun, run_main
 
 from mcp_hazard.scoring.aggregate import EPISODE_COLUMNS
 from mcp_hazard.scoring.report import render
-from tests.e2e.support import console_script
 
 from .test_report_support import SCENARIOS, embedded_episodes, markdown_rows, read_html, table_rows
 
 CRASH_AGENT = Path(__file__).resolve().parents[1] / "runner" / "agents" / "crash_agent.py"
 HAZARDS = ("transient_error", "transient_error:slots=9", "latency:slots=9")
 EPISODES = 3 * (1 + len(HAZARDS))  # agents x conditions
-
-
-def cli(*args: str, cwd: Path, timeout: float = 150.0) -> subprocess.CompletedProcess[str]:
-    """The installed console script, as a user runs it (the run that makes the folder)."""
-    return subprocess.run(
-        [console_script(), *args],
-        cwd=cwd, stdin=subprocess.DEVNULL, capture_output=True, text=True, timeout=timeout,
-    )  # fmt: skip
 
 
 def score(*args: str, cwd: Path) -> CliRun:
@@ -53,7 +43,7 @@ def run(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Any]:
     src.mkdir()
     shutil.copy(SCENARIOS / "travel.yaml", src / "travel.yaml")
     hazards = [arg for hazard in HAZARDS for arg in ("--hazard", hazard)]
-    done = cli(
+    done = run_main(  # in this process: the folder it leaves is the subject, not the program that made it
         "run", "travel.yaml", "--task", "fare-class", "--agent", "naive", "--agent", "recovering",
         "--agent-cmd", f"{sys.executable} {CRASH_AGENT}", *hazards, "--transport", "http", "--out", "../run",
         "--no-progress", "--timeout", "20", cwd=src,
