@@ -40,7 +40,7 @@ def _pydantic_json(value: Any) -> Any:
     return value
 
 
-@settings(max_examples=3000, deadline=None)
+@settings(max_examples=1000, deadline=None)
 @given(VALUES)
 def test_compact_is_json_or_nothing(value: Any) -> None:
     text = compact(value)
@@ -49,7 +49,7 @@ def test_compact_is_json_or_nothing(value: Any) -> None:
         assert text == expected.encode("utf-8")
 
 
-@settings(max_examples=3000, deadline=None)
+@settings(max_examples=1000, deadline=None)
 @given(VALUES)
 def test_indented_is_exactly_json(value: Any) -> None:
     try:

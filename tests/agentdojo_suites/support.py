@@ -31,6 +31,15 @@ def events(path: Path) -> list[dict[str, Any]]:
     return [json.loads(line) for line in path.read_text(encoding="utf-8").splitlines() if line.strip()]
 
 
+@lru_cache(maxsize=16)
+def _default_environment(version: str, name: str, texts: tuple[tuple[str, str], ...]) -> Any:
+    """AgentDojo's default environment of a suite with these injections, as `load_and_inject_default_environment`
+    builds it (parsing the suite's YAML: 0.06 s for workspace); each verdict works on a deep copy of its own."""
+    from agentdojo.task_suite.load_suites import get_suite
+
+    return get_suite(version, name).load_and_inject_default_environment(dict(texts))
+
+
 def agentdojo_verdict(trace: list[dict[str, Any]]) -> tuple[bool | None, bool | None]:
     """(utility, security) as AgentDojo's own code gives them for what the trace shows the episode did: its
     environment rebuilt from AgentDojo's suite (with the recorded injections), the executed calls run again by
@@ -45,9 +54,8 @@ def agentdojo_verdict(trace: list[dict[str, Any]]) -> tuple[bool | None, bool | 
     user_task = task_suite.user_tasks[started["task"]]
     checked = next(e for e in trace if e["type"] == "state_checked")
     injection = checked.get("injection") or {}
-    environment = user_task.init_environment(
-        task_suite.load_and_inject_default_environment(injection.get("texts") or {})
-    )
+    texts = tuple(sorted((injection.get("texts") or {}).items()))
+    environment = user_task.init_environment(_default_environment(version, name, texts).model_copy(deep=True))
     pre = environment.model_copy(deep=True)
     runtime = FunctionsRuntime(task_suite.tools)
     made = []

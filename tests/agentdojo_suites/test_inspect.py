@@ -21,7 +21,7 @@ pytestmark = [
 ]  # fmt: skip
 
 __all__ = ["offline_tokens"]  # the fixture, used by name
-TASKS = ("user_task_0", "user_task_3")
+TASKS = ("user_task_3",)  # one task: each sample starts a server that imports AgentDojo
 
 
 def ground_truth_model() -> Any:
@@ -59,10 +59,12 @@ def test_inspect_eval_on_a_suite(tmp_path: Path, offline_tokens: dict[str, str])
     model = get_model("mockllm/model", custom_outputs=ground_truth_model())
     (log,) = inspect_eval(task, model=model, log_dir=str(tmp_path / "logs"), display="none")
     assert log.status == "success", log.error
-    assert log.samples is not None and len(log.samples) == 4  # 2 tasks x (clean, transient_error)
+    assert log.samples is not None and len(log.samples) == 2  # clean, transient_error
     ours = scored_by_inspect(log)
     (run_folder,) = (tmp_path / "traces").iterdir()
     assert_same_verdicts(ours, scored_by_mcp_hazard(run_folder, tmp_path))
+    fired = sorted(sorted(set(row["hazards_fired"])) for row in ours.values())
+    assert fired == [[], ["transient_error"]], fired  # and the model's retries got past it
     for row in ours.values():
         assert row["correct"] and row["answer_rule"] == "agentdojo utility", row
         assert agentdojo_verdict(events(Path(row["trace"])))[0] is True

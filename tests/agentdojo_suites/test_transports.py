@@ -1,6 +1,7 @@
 """AgentDojo suites served over real transports: `serve agentdojo:SUITE --http` (many episodes, the control token,
 `POST /episodes` naming the suite), `serve agentdojo:SUITE` over stdio as a desktop assistant starts it, and bad
-input (an unknown suite, version or task, AgentDojo missing): one line, exit 2."""
+input (an unknown suite, version or task, AgentDojo missing): one line, exit 2 (through `main()` where the process
+is not the subject)."""
 
 from __future__ import annotations
 
@@ -13,7 +14,7 @@ from pathlib import Path
 import anyio
 import httpx
 import pytest
-from conftest import WAIT_S, hazard_command, start_http_server
+from conftest import WAIT_S, hazard_command, run_main, start_http_server
 from e2e.support import wait_for_trace_end
 from mcp import Client, StdioServerParameters
 from mcp.client.streamable_http import streamable_http_client
@@ -134,8 +135,7 @@ def test_bad_input_is_one_line_and_exit_2(args: list[str], says: str, tmp_path: 
         if args[0] == "run"
         else []
     )
-    done = subprocess.run(hazard_command(*args, *extra), capture_output=True, text=True, timeout=WAIT_S,
-                          stdin=subprocess.DEVNULL)  # fmt: skip
+    done = run_main(*args, *extra)  # through main(): the words and the code, not the process
     assert done.returncode == 2
     lines = done.stderr.strip().splitlines()
     assert len(lines) == 1 and lines[0].startswith("mcp-hazard: error: ") and says in lines[0], done.stderr

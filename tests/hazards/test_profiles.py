@@ -11,6 +11,7 @@ the golden path's answer template.
 
 from __future__ import annotations
 
+import functools
 import json
 import re
 from pathlib import Path
@@ -124,10 +125,16 @@ async def test_strict_and_guided_differ_only_in_hints(kind: str, travel: LoadedS
 # -- leaks ------------------------------------------------------------------------------------------------------------
 
 
+@functools.cache
+def _loaded(file: Path) -> LoadedScenario:
+    """Each shipped file read once per test process: its ~40 parameters (task x kind) only read the model."""
+    return load_scenario(file)
+
+
 def _scenario_tasks() -> list[Any]:
     params: list[Any] = []
     for file in scenario_files([SCENARIOS_DIR]):
-        loaded = load_scenario(file)
+        loaded = _loaded(file)
         params.extend(pytest.param(file, task.id, id=f"{loaded.id}/{task.id}") for task in loaded.model.tasks)
     return params
 
@@ -203,7 +210,7 @@ async def _call_like_an_agent(
 @pytest.mark.parametrize("hazard", LEAK_CONDITIONS)
 @pytest.mark.parametrize(("file", "task_id"), _scenario_tasks())
 async def test_nothing_served_leaks_the_answer(file: Path, task_id: str, hazard: str, tmp_path: Path) -> None:
-    scenario = load_scenario(file)
+    scenario = _loaded(file)
     task = scenario.model.task(task_id)
     assert task is not None
     if hazard != "all" and not applicable_tools(REGISTRY[hazard], scenario.model, task):

@@ -14,8 +14,6 @@ the real server in this process), scored from the trace exactly as `mcp-hazard s
 
 from __future__ import annotations
 
-import subprocess
-import sys
 from pathlib import Path
 from typing import Any
 
@@ -33,7 +31,7 @@ from mcp_hazard.scenario.models import Task
 from mcp_hazard.scoring.episode_score import EpisodeScore, score_episode
 from mcp_hazard.trace.reader import Trace, read_trace
 
-from .support import KINDS, RENAMING, REPO_ROOT, episode, shipped
+from .support import KINDS, RENAMING, episode, main_cli, shipped
 
 pytestmark = pytest.mark.anyio
 
@@ -47,12 +45,9 @@ MINIMUM_SHIPPED_SUCCESS = 1.0
 
 @pytest.fixture(scope="module")
 def generated(tmp_path_factory: pytest.TempPathFactory) -> list[LoadedScenario]:
-    """A small suite written by the generator's own command line."""
+    """A small suite written by the generator's own command line (through `main()`: the files, not the process)."""
     out = tmp_path_factory.mktemp("generated")
-    done = subprocess.run(
-        [sys.executable, "-m", "mcp_hazard", *GENERATE, "--out", str(out)], cwd=REPO_ROOT, stdin=subprocess.DEVNULL,
-        capture_output=True, text=True, timeout=120,
-    )  # fmt: skip
+    done = main_cli(*GENERATE, "--out", str(out))
     assert done.returncode == 0, done.stderr
     scenarios = load_scenarios([out])
     assert len(scenarios) == 3 and all(len(s.model.tasks) == 1 for s in scenarios)

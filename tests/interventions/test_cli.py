@@ -6,6 +6,9 @@ rest through `main()` in this process; MCP traffic goes over real transports."""
 from __future__ import annotations
 
 import json
+import os
+import subprocess
+import sys
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -13,7 +16,7 @@ import anyio
 import httpx
 import pytest
 import yaml
-from conftest import WAIT_S
+from conftest import REPO_ROOT, WAIT_S
 from mcp import Client
 
 from mcp_hazard.agents import make_agent
@@ -45,13 +48,37 @@ def one_line_error(stderr: str, *needles: str) -> str:
 # -- perturb ------------------------------------------------------------------------------------------------------
 
 
-@pytest.mark.parametrize("kind", KINDS)
-def test_perturb_prints_the_listing_an_episode_serves(kind: str) -> None:
-    """Each run is its own process with its own hash seed: equal listings also prove determinism across processes."""
-    done = run_cli("perturb", str(TRAVEL), "--intervention", kind, "--seed", "4",
-                   env={"PYTHONHASHSEED": str(KINDS.index(kind) + 1)})  # fmt: skip
+PERTURB_ALL = """\
+import contextlib, io, json, sys
+from mcp_hazard.cli import main
+printed = {}
+for kind in sys.argv[1:]:
+    out = io.StringIO()
+    with contextlib.redirect_stdout(out):
+        code = main(["perturb", "scenarios/travel.yaml", "--intervention", kind, "--seed", "4"])
+    printed[kind] = [code, out.getvalue()]
+json.dump(printed, sys.stdout)
+"""
+
+
+@pytest.fixture(scope="module")
+def perturbed() -> dict[str, list[Any]]:
+    """`mcp-hazard perturb --intervention KIND --seed 4` for every kind, in one other process with a hash seed of its
+    own (one Python start-up, not one per kind): the kind -> [exit code, stdout]."""
+    done = subprocess.run([sys.executable, "-c", PERTURB_ALL, *KINDS], cwd=REPO_ROOT, capture_output=True, text=True,
+                          env={**os.environ, "PYTHONHASHSEED": "7", "NO_COLOR": "1"}, stdin=subprocess.DEVNULL,
+                          timeout=WAIT_S)  # fmt: skip
     assert done.returncode == 0, done.stderr
-    document = yaml.safe_load(done.stdout)
+    printed: dict[str, list[Any]] = json.loads(done.stdout)
+    return printed
+
+
+@pytest.mark.parametrize("kind", KINDS)
+def test_perturb_prints_the_listing_an_episode_serves(kind: str, perturbed: dict[str, list[Any]]) -> None:
+    """Printed by another process with its own hash seed: equal listings also prove determinism across processes."""
+    code, stdout = perturbed[kind]
+    assert code == 0, stdout
+    document = yaml.safe_load(stdout)
     travel = scenario("travel")
     expected = episode(travel, [kind], seed=4)
     assert document["scenario"] == "travel" and document["task"] == travel.model.tasks[0].id

@@ -69,7 +69,7 @@ def _schemas(inner: st.SearchStrategy[Any]) -> st.SearchStrategy[Any]:
 SCHEMAS = st.recursive(st.one_of(st.booleans(), st.just({})), _schemas, max_leaves=6)
 
 
-@settings(max_examples=3000, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@settings(max_examples=1000, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(schema=SCHEMAS, instance=VALUES)
 def test_the_compiled_check_agrees_with_jsonschema(schema: Any, instance: Any) -> None:
     check = compile_check(schema, FORMAT_CHECKER)

@@ -81,7 +81,7 @@ def model_line(event_type: type[BaseModel], seq: int, ts: str, fields: dict[str,
 
 @pytest.mark.parametrize(("event_type", "strategy"), EVENTS, ids=[model.__name__ for model, _ in EVENTS])
 def test_every_event_line_is_the_models_line(event_type: type[BaseModel], strategy: Any) -> None:
-    @settings(max_examples=400, deadline=None)
+    @settings(max_examples=200, deadline=None)
     @given(fields=strategy, seq=st.integers(0, 10**6))
     def check(fields: dict[str, Any], seq: int) -> None:
         try:
@@ -141,7 +141,7 @@ def test_events_kept_in_memory_are_what_a_reader_would_get() -> None:
     assert event["arguments"] == {"a": [1, 2]} and event["result"] is None and "inner_arguments" not in event
 
 
-@settings(max_examples=600, deadline=None)
+@settings(max_examples=300, deadline=None)
 @given(fields=EVENTS[0][1])
 def test_tool_called_writes_the_models_line(fields: dict[str, Any]) -> None:
     """The call event's own path (every field in order, the file open) writes what the model writes."""
