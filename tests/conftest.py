@@ -40,7 +40,7 @@ WAIT_S = 120.0
 a client to connect (the MCP Inspector's `--connect-timeout` too), a trace to be written. It guards against a hang
 and is never a speed check: a test that measures time asserts its own figure. 120 s holds on a busy 2-core machine
 shared with other test runs, where a proxy in front of a Python server took over 15 s to connect
-(docs/decisions.md, "Bounds on waits in tests")."""
+(docs/decisions.md, "Tests and docs")."""
 SERVER_START_TIMEOUT = WAIT_S
 SERVER_STOP_TIMEOUT = WAIT_S
 TEST_TOKEN = "control-token-for-tests"
