@@ -494,7 +494,7 @@ async def test_latency_trips_the_client_timeout_then_a_retry_succeeds(
     outcomes = [(c["slot"], c["outcome"], c["hazards"]) for c in of_type(events, "tool_called")]
     assert outcomes == [(1, "cancelled", [0]), (2, "ok", [])]
     cancelled = of_type(events, "tool_called")[0]
-    assert cancelled["duration_ms"] < 2500 and cancelled["error"] == "cancelled by the client"
+    assert cancelled["duration_ms"] < 3000 and cancelled["error"] == "cancelled by the client"
 
 
 async def test_latency_without_a_client_timeout_just_delays(travel: LoadedScenario, tmp_path: Path) -> None:

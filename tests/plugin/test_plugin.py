@@ -6,9 +6,12 @@ from __future__ import annotations
 import json
 import shutil
 
+# Imported here so that the inline runs below reuse them (pytester forgets modules first imported inside a run).
+# httpcore above all: httpx imports it on first use and maps its exceptions by class, so a second copy imported after
+# a run would raise errors that httpx no longer recognises in every later test of this worker.
+import httpcore  # noqa: F401
 import pytest
 
-# Imported here so that the inline runs below reuse them (pytester forgets modules first imported inside a run).
 import mcp_hazard.runner.transports
 import mcp_hazard.scoring.episode_score
 import mcp_hazard.server.episodes  # noqa: F401

@@ -126,7 +126,6 @@ def test_a_killed_run_resumes_where_it_stopped(tmp_path: Path) -> None:
 
     # 3. The same command again (in this process: nothing kills it): it completes, skipping what finished and redoing
     # what was cut.
-    began = time.monotonic()
     ran = main_cli("run", *ARGS, "--out", str(out))
     assert ran.code == 0, ran.explain()
     assert no_traceback(ran.stderr), ran.explain()
@@ -139,7 +138,6 @@ def test_a_killed_run_resumes_where_it_stopped(tmp_path: Path) -> None:
     assert {r["status"] for r in second_log} == {"skipped", "done"}
     assert all(r["note"] for r in second_log if r["status"] == "skipped")
     assert f"{len(ids)} episodes: {len(redone)} run, {len(skipped)} already done, 0 timed out, 0 crashed" in ran.stdout
-    assert time.monotonic() - began < 120
 
     # 4. Every cell has exactly one finished trace, and the report covers all of them.
     files = sorted(traces.glob("*.jsonl"))

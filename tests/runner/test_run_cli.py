@@ -210,7 +210,6 @@ def test_a_hanging_agent_times_out_and_is_killed_with_its_children(misbehaving_r
     pids = [pid for episode_id in hung for pid in pids_of(misbehaving_run, episode_id)]
     assert len(pids) == 4  # each agent and its `sleep` child
     assert wait_gone(pids) == [], "processes of a timed-out agent are still running"
-    assert misbehaving_run.seconds < 90, "the run waited far longer than --timeout 10"
 
 
 def test_a_crashing_agent_is_recorded_as_crashed(misbehaving_run: RunFolder) -> None:

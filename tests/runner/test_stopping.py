@@ -77,13 +77,11 @@ def test_a_stopped_run_leaves_interrupted_episodes_that_score_apart_and_run_agai
                                    start_new_session=True)  # fmt: skip
     try:
         _wait_for_firing(process, out)
-        began = time.monotonic()
         if group:  # what a terminal's Ctrl-C does: every process of the foreground group, stdio servers included
             os.killpg(process.pid, sig)
         else:
             process.send_signal(sig)
         code = process.wait(timeout=DEADLINE)
-        stopped_in = time.monotonic() - began
     finally:
         if process.poll() is None:
             os.killpg(process.pid, signal.SIGKILL)
@@ -94,7 +92,6 @@ def test_a_stopped_run_leaves_interrupted_episodes_that_score_apart_and_run_agai
     last = stderr_text.strip().splitlines()[-1]
     assert last.startswith(f"mcp-hazard: stopped by {sig.name}: "), stderr_text
     assert "1 of 2 episodes done" in last and "run the same command again" in last, last
-    assert stopped_in < 20, f"the run took {stopped_in:.1f}s to stop; the hazard's delay is 4s"
     assert not (out / "report.json").exists(), "a stopped run writes no report: `score` reports a half-run matrix"
 
     # What the stopped run left: the clean episode done and logged; the slow one cut short, without agent_ended.

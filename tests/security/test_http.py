@@ -70,7 +70,6 @@ def _stranger_attempts(base: str, mine: str, other_id: str) -> list[tuple[str, s
 def test_an_agent_holding_its_mcp_url_reaches_its_own_episode_and_nothing_else(tmp_path: Path) -> None:
     """Listing every mcp_url, answering into another episode, making a hazard-free copy of its own task: each is
     refused in one line; a refusal on another's MCP endpoint reads the same whether that episode exists or not."""
-    started = time.monotonic()
     with serve(tmp_path, given_token=False) as server, httpx.Client(timeout=30) as http:  # no flag: the default
         mine = create(server, http, hazards=["transient_error:times=2"], episode_id="mine")
         other = create(server, http, episode_id="other")
@@ -96,7 +95,6 @@ def test_an_agent_holding_its_mcp_url_reaches_its_own_episode_and_nothing_else(t
         still_answers(http, mine)
         shown = http.get(f"{server.base}/episodes/other", headers=server.operator).json()
         assert (shown["answered"], shown["ended"]) == (False, False), "no answer reached the other episode"
-    assert time.monotonic() - started < DEADLINE
     no_traceback(server)
 
 
@@ -131,9 +129,7 @@ def test_oversized_bodies_are_refused_without_being_read(tmp_path: Path) -> None
         for path, (extra, status) in targets.items():
             head = (f"POST {path} HTTP/1.1\r\nHost: 127.0.0.1:{server.port}\r\nContent-Type: application/json\r\n"
                     f"{extra}").encode()  # fmt: skip
-            started = time.monotonic()
             declared = raw(server.port, head + b"Content-Length: 600000000\r\n\r\n")
-            assert time.monotonic() - started < 10, "refused on the header, without waiting for the body"
             got, body = status_and_json(declared)
             assert got == status, declared
             assert b"connection: close" in declared.lower()

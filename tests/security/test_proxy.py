@@ -72,7 +72,6 @@ class Seen:
 
     result: Any
     error: MCPError | None
-    seconds: float
     after: str
     peak_mib: float
     tools: dict[str, Any]
@@ -90,17 +89,15 @@ def attack(tmp_path: Path, tool: str, *, sdk: bool = False, flags: tuple[str, ..
         with stderr_path.open("w", encoding="utf-8") as errlog, anyio.fail_after(GUARD_S):
             async with Client(stdio_client(params, errlog=errlog)) as client:
                 tools = {tool.name: tool for tool in (await client.list_tools()).tools}
-                started = time.monotonic()
                 result, error = None, None
                 try:
                     result = await client.call_tool(tool, {"text": "hi"})
                 except MCPError as exc:
                     error = exc
-                seconds = time.monotonic() - started
                 after = await client.call_tool("echo", {"text": "after"})
                 peak = peak_rss_mib(proxy_pid(tmp_path))
         text = after.content[0].text  # type: ignore[union-attr]
-        return Seen(result, error, seconds, text, peak, tools, stderr_path.read_text(encoding="utf-8"))
+        return Seen(result, error, text, peak, tools, stderr_path.read_text(encoding="utf-8"))
 
     return anyio.run(run)
 
@@ -130,7 +127,6 @@ class Met:
     error: str | None  # the error's message, if the call failed
     code: int | None
     text: str | None  # the result's first text, if it answered
-    seconds: float
     after: str
     peak_mib: float  # the proxy's peak memory so far: this attack and those before it
     stderr: str  # what the proxy wrote to stderr from this call to the answer of the good call after it
@@ -163,14 +159,12 @@ def _attack_in_turn(folder: Path, sdk: bool) -> None:
                 for tool in ONE_SESSION:
                     errlog.flush()
                     before = stderr_path.stat().st_size
-                    started = time.monotonic()
                     seen: dict[str, Any] = {"error": None, "code": None, "text": None}
                     try:
                         result = await client.call_tool(tool, {"text": "hi"})
                         seen["text"] = result.content[0].text  # type: ignore[union-attr]
                     except MCPError as exc:
                         seen.update(error=exc.error.message, code=exc.error.code)
-                    seen["seconds"] = time.monotonic() - started
                     after = await client.call_tool("echo", {"text": "after"})
                     seen["peak_mib"] = peak_rss_mib(proxy_pid(folder))
                     with stderr_path.open("rb") as written:
@@ -206,7 +200,6 @@ def test_a_hostile_answer_is_an_error_for_its_call_and_the_next_call_answers(
     assert seen.error is not None and message in seen.error, seen.error
     assert "\n" not in seen.error
     assert seen.code == (-32001 if "did not answer" in message else -32603)
-    assert seen.seconds < 30, seen.seconds  # a timeout of 3 s; a refused line is answered as soon as it is read
     assert seen.after == "after"
     assert seen.peak_mib < RSS_GUARD_MIB, seen.peak_mib  # the peak of the session so far: this attack and before
     assert_clean(seen.stderr)
@@ -232,7 +225,6 @@ def test_a_lone_surrogate_in_a_result_is_replaced_and_the_call_traced(attacked: 
 def test_a_flood_of_list_changed_is_read_once_per_burst_in_flat_memory(attacked: Attacked) -> None:
     seen = attacked.met["flood"]
     assert seen.error is None and seen.text == "flooded"
-    assert seen.seconds < 30, seen.seconds  # 20,000 notifications: about 0.4 s here; 4-36 s before
     assert seen.after == "after"
     assert seen.peak_mib < RSS_GUARD_MIB, seen.peak_mib
     assert_clean(seen.stderr)
@@ -254,9 +246,8 @@ def test_a_line_that_is_not_utf8_before_the_handshake_is_named(tmp_path: Path) -
     named = [line for line in seen.stderr.splitlines() if "a line that is not UTF-8 (byte 0)" in line]
     assert len(named) == 2, seen.stderr  # one per server process: the short first connection, the one served
     assert_clean(seen.stderr)
-    started = time.monotonic()
     done = run_main("proxy", "--upstream-cmd", upstream(tmp_path, "--garbage-and-exit"), cwd=REPO_ROOT)
-    assert done.returncode == 2 and time.monotonic() - started < 30
+    assert done.returncode == 2
     error = done.stderr.splitlines()[-1]
     assert error.startswith("mcp-hazard: error: cannot reach the upstream server (")
     assert error.endswith("before any answer it wrote a line that is not UTF-8 (byte 0)"), error
@@ -415,9 +406,8 @@ DAMAGED = [
 def test_a_damaged_cassette_line_is_one_line_naming_it(tmp_path: Path, name: str, line: bytes, said: str) -> None:
     cassette = tmp_path / f"{name}.jsonl"
     cassette.write_bytes(HEADER.encode() + b"\n" + line + b"\n")
-    started = time.monotonic()
     done = run_main("proxy", "--replay", str(cassette), cwd=REPO_ROOT)  # what it says, before serving anything
-    assert done.returncode == 2 and time.monotonic() - started < 30
+    assert done.returncode == 2
     assert done.stderr.splitlines() == [f"mcp-hazard: error: {cassette}{said}"], done.stderr
 
 

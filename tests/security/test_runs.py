@@ -109,10 +109,8 @@ def test_a_second_run_on_the_same_folder_exits_2_naming_the_first(tmp_path: Path
     try:
         wait_for(lambda: _holds_lock(out, first.pid) and _agent_waiting(out), "first run under way", first)
         before = sorted(str(p.relative_to(out)) for p in out.rglob("*"))
-        began = time.monotonic()
         second = run_main("run", str(TRAVEL), *SMALL, "--out", str(out), cwd=REPO_ROOT)  # the first is the process
         line = one_error(second, str(out), "in use by another run", f"pid {first.pid}", "started", "mcp-hazard run")
-        assert time.monotonic() - began < DEADLINE
         assert sorted(str(p.relative_to(out)) for p in out.rglob("*")) == before, "the second run wrote something"
         assert "transient_error" in line  # the first run's command, as it was given
         gate.touch()
@@ -182,10 +180,8 @@ def test_run_on_a_full_disk_stops_in_one_line_and_the_same_command_resumes(tmp_p
         args = ["run", str(TRAVEL), *SMALL, "--agent", "naive", "--seeds", "0-3", "--out", str(out)]
         limit = (out / "run.jsonl").stat().st_size + 300
     lines_before = len(whole_lines(out / "run.jsonl"))
-    began = time.monotonic()
     stopped = cli(*args, preexec=full_disk(limit))
     one_error(stopped, "cannot write", "File too large", "the run stopped", "run the same command again")
-    assert time.monotonic() - began < DEADLINE
     assert "run.jsonl" in stopped.stderr if fills == "run-log" else "traces" in stopped.stderr
     assert len(whole_lines(out / "run.jsonl")) >= lines_before
     for path in (out / "traces").glob("*.jsonl"):

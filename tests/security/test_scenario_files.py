@@ -262,9 +262,7 @@ async def test_an_upstream_schema_with_remote_refs_never_makes_the_proxy_fetch(t
                 async with Client(urls[0], mode="legacy") as a, Client(urls[1], mode="legacy") as b:
                     answered_b = 0
                     for tool in ("fetching", "reading", "looping"):
-                        started = time.monotonic()
                         result = await a.call_tool(tool, {"word": "aaa"})
-                        assert time.monotonic() - started < 10, tool  # no fetch, so no stall on the silent port
                         assert result.is_error, (tool, result)
                         texts.append(str(result.content[0].text))  # type: ignore[union-attr]
                         listed = await b.list_tools()

@@ -9,7 +9,6 @@ import json
 import shlex
 import subprocess
 import sys
-import time
 from pathlib import Path
 
 import anyio
@@ -59,12 +58,10 @@ def in_process(*args: str) -> CliRun:
 def test_a_proxy_files_command_runs_only_with_the_flag(tmp_path: Path, how: list[str]) -> None:
     path, command = stranger_file(tmp_path)
     out = tmp_path / "matrix"
-    started = time.monotonic()
     # Over HTTP, a proxy that failed to refuse would serve until killed: that one is a process of its own.
     runner = cli if "--http" in how else in_process
     done = runner(how[0], str(path), *how[1:], *(["--out", str(out)] if how[0] == "run" else []))
     assert done.returncode == 2, done.stderr
-    assert time.monotonic() - started < 30
     (line,) = done.stderr.splitlines()
     assert line == (
         f"{path}:6:12: upstream.command: would run {shlex.join(command)!r}; a command from a file runs only with "
