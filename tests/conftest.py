@@ -38,13 +38,23 @@ INSPECTOR_PACKAGE_JSON = INSPECTOR_PREFIX / "node_modules" / "@modelcontextproto
 WAIT_S = 120.0
 """The bound on every wait for another process in the tests: a command to finish, a server to start, stop or answer,
 a client to connect (the MCP Inspector's `--connect-timeout` too), a trace to be written. It guards against a hang
-and is never a speed check: a test that measures time asserts its own figure. 120 s holds on a busy 2-core machine
+and is never a speed check: no test asserts on elapsed wall time. 120 s holds on a busy 2-core machine
 shared with other test runs, where a proxy in front of a Python server took over 15 s to connect
 (docs/decisions.md, "Tests and docs")."""
 SERVER_START_TIMEOUT = WAIT_S
 SERVER_STOP_TIMEOUT = WAIT_S
 TEST_TOKEN = "control-token-for-tests"
 """The control token the test servers are started with (`--token`): tests send it as the operator would."""
+
+
+def pytest_xdist_auto_num_workers(config: pytest.Config) -> int | None:
+    """`-n auto`: three workers for every two cores. The end-to-end tests wait on processes and sockets, so one worker
+    per core leaves a quarter of the CPU idle; more than 3:2 only adds contention (docs/decisions.md, "The test suite
+    on a loaded machine"). PYTEST_XDIST_AUTO_NUM_WORKERS still decides when it is set."""
+    if os.environ.get("PYTEST_XDIST_AUTO_NUM_WORKERS"):
+        return None
+    cores = len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else os.cpu_count() or 1
+    return max(2, cores * 3 // 2)
 
 
 def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
