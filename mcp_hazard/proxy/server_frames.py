@@ -18,7 +18,7 @@ from typing import Any
 
 from mcp_hazard.logs import log
 from mcp_hazard.proxy.lines import Lines, Oversize
-from mcp_hazard.server.frames import MAX_FRAME_BYTES, MAX_FRAME_DEPTH
+from mcp_hazard.server.frames import MAX_FRAME_BYTES, MAX_FRAME_DEPTH, refuse_constant, too_deep
 
 REFUSED_CODE = -32603
 """The code of the error a refused answer becomes (JSON-RPC's internal error, as for a lost connection)."""
@@ -49,22 +49,6 @@ def _sniffed_id(head: bytes, tail: bytes) -> int | None:
     `jsonrpc`), or the last one before its final brace."""
     found = _HEAD_ID.match(head) or _TAIL_ID.search(tail)
     return int(found.group(1)) if found else None
-
-
-def _refuse_constant(name: str) -> Any:
-    raise ValueError(f"{name} is not JSON")
-
-
-def _too_deep(value: Any) -> bool:
-    """Whether `value` nests deeper than MAX_FRAME_DEPTH (iterative: the check cannot exhaust the stack)."""
-    stack: list[tuple[Any, int]] = [(value, 1)]
-    while stack:
-        node, depth = stack.pop()
-        if isinstance(node, dict | list):
-            if depth > MAX_FRAME_DEPTH:
-                return True
-            stack.extend((item, depth + 1) for item in (node.values() if isinstance(node, dict) else node))
-    return False
 
 
 def repair_surrogates(value: Any) -> tuple[Any, int]:
@@ -110,14 +94,14 @@ def load_bounded(line: bytes) -> Any:
     except UnicodeDecodeError as exc:
         raise ValueError(f"not UTF-8 (byte {exc.start})") from None
     try:
-        value = json.loads(text, parse_constant=_refuse_constant)
+        value = json.loads(text, parse_constant=refuse_constant)
     except json.JSONDecodeError as exc:
         raise ValueError(f"not JSON ({exc.msg}: column {exc.colno})") from None
     except RecursionError:
         raise ValueError(f"nested deeper than {MAX_FRAME_DEPTH} levels") from None
     except ValueError as exc:  # NaN, Infinity
         raise ValueError(f"not JSON ({exc})") from None
-    if line.count(b"{") + line.count(b"[") > MAX_FRAME_DEPTH and _too_deep(value):
+    if line.count(b"{") + line.count(b"[") > MAX_FRAME_DEPTH and too_deep(value):
         raise ValueError(f"nested deeper than {MAX_FRAME_DEPTH} levels")
     if b"\\u" in line and _SURROGATE_ESCAPE.search(line):
         value, repaired = repair_surrogates(value)

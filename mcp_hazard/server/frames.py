@@ -79,12 +79,13 @@ def _request_models() -> dict[str, type[BaseModel]]:
 _REQUESTS = _request_models()
 
 
-def _reject_constant(name: str) -> Any:
+def refuse_constant(name: str) -> Any:
     raise ValueError(f"{name} is not JSON")
 
 
-def _depth_problem(value: Any) -> bool:
-    """Whether `value` nests deeper than MAX_FRAME_DEPTH (iterative: the check cannot itself exhaust the stack)."""
+def too_deep(value: Any) -> bool:
+    """Whether `value` nests deeper than MAX_FRAME_DEPTH (iterative: the check cannot itself exhaust the stack); the
+    proxy's frames use it too."""
     stack: list[tuple[Any, int]] = [(value, 1)]
     while stack:
         node, depth = stack.pop()
@@ -166,7 +167,7 @@ def parse_frame(raw: bytes | str) -> dict[str, Any] | Refusal:
     else:
         text = raw
     try:
-        frame = json.loads(text, parse_constant=_reject_constant)
+        frame = json.loads(text, parse_constant=refuse_constant)
     except json.JSONDecodeError as exc:
         message = _one_line(f"Parse error: {exc.msg} at line {exc.lineno} column {exc.colno}")
         return Refusal(PARSE_ERROR, message, readable_id(text))
@@ -252,7 +253,7 @@ def _judge(frame: Any, checked: bool) -> dict[str, Any] | Refusal:
         safe_method = method if method is None or not _lone_surrogate(method) else None
         return Refusal(code, message, frame_id, safe_method, reply=not notification)
 
-    if not checked and _depth_problem(frame):
+    if not checked and too_deep(frame):
         return refuse(INVALID_REQUEST, f"Invalid Request: nested deeper than the limit of {MAX_FRAME_DEPTH} levels")
     if not checked and _lone_surrogate(frame):
         return refuse(PARSE_ERROR, "Parse error: a lone surrogate escape (\\ud800 to \\udfff) is not valid Unicode")
