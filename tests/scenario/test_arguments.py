@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 from typing import Any
 
 import pytest
@@ -113,6 +114,18 @@ def test_valid_schemas_have_no_problem() -> None:
     assert schema_problem(SCHEMA) is None
     assert schema_problem({"type": "object"}) is None
     assert schema_problem({}) is None
+
+
+def test_a_schema_judged_again_gets_the_same_verdict_as_the_first_time() -> None:
+    """The verdict is kept by the schema's JSON text: asked again (a scenario loaded twice), a schema is judged
+    as before; one that differs by a single value, or only by key order, is judged by its own content."""
+    bad = {"type": "object", "properties": {"a": {"type": "strung"}}}
+    first = schema_problem(bad)
+    assert first is not None and "at properties.a.type" in first
+    assert schema_problem(json.loads(json.dumps(bad))) == first
+    assert schema_problem({"type": "object", "properties": {"a": {"type": "string"}}}) is None
+    assert schema_problem({"properties": {"a": {"type": "strung"}}, "type": "object"}) == first
+    assert schema_problem({"type": "object", "properties": {"a": {"type": "string"}}}) is None
 
 
 def test_describe_value_is_json_and_cut_short() -> None:
