@@ -332,7 +332,7 @@ def schema_problem(schema: Any) -> str | None:
     costs about 0.7 ms a schema, and a process that loads scenarios again and again (a server's, a generator's, a
     test run's) meets the same schemas each time: the verdict is kept by the schema's JSON text."""
     key = compact(schema)
-    if key is not None and len(key) > 65_536:  # kept only for schemas of a usual size
+    if key is not None and len(key) > 4096:  # kept only for schemas of a usual size: at most 16 MiB in all
         key = None
     if key is not None and key in _SCHEMA_PROBLEMS:
         return _SCHEMA_PROBLEMS[key]
