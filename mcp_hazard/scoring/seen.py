@@ -79,23 +79,21 @@ def _alone(text: str, candidate: Candidate) -> bool:
 
 class Seen:
     """What was shown so far. Shown things are only read when a value is looked up (most episodes never need it):
-    `pending` holds them until then."""
+    `pending` holds them until then. What every episode of a task is shown first (`listing`) is shared, read once,
+    with its answers kept: `base`."""
 
-    def __init__(self) -> None:
+    __slots__ = ("base", "pending", "prose", "texts", "values")
+
+    def __init__(self, base: _Listing | None = None) -> None:
         self.values: set[Value] = set()
         self.texts: set[str] = set()  # whole texts shown (a result's strings and keys), casefolded
         self.prose: list[str] = []  # every text shown, for phrases
         self.pending: list[tuple[bool, Any]] = []  # (is free text, what was shown), in order
+        self.base = base
 
     def show(self, value: Any, text: bool = False) -> None:
         """Record something shown: a result (any JSON value), or free text (`text`)."""
         self.pending.append((text, value))
-
-    def copy(self) -> Seen:
-        self._read_pending()
-        other = Seen()
-        other.values, other.texts, other.prose = set(self.values), set(self.texts), list(self.prose)
-        return other
 
     def _add_text(self, text: str) -> str:
         folded, values = _read(text)
@@ -139,12 +137,13 @@ class Seen:
         self.pending.clear()
 
     def holds(self, value: Any) -> bool:
-        """Whether `value` (an argument, or a value an answer names) was shown, whole. What is pending is read newest
-        first, and only until the value is found: an argument is most often a value just read, and what was shown
-        only grows, so the answer is the same as after reading it all."""
+        """Whether `value` (an argument, or a value an answer names) was shown, whole. The listing answers first
+        (from its kept answers); then what is pending is read newest first, and only until the value is found: an
+        argument is most often a value just read, and what was shown only grows, so the answer is the same as after
+        reading it all."""
         if isinstance(value, bool) or value is None:
             return True  # flags and nulls carry no value to remember
-        wanted: Value | tuple[str, str, Value | None]
+        wanted: Wanted
         if isinstance(value, int | float):
             wanted = ("number", round(float(value), 6))
         else:
@@ -152,6 +151,8 @@ class Seen:
             if not text:
                 return True
             wanted = ("text", text, whole)
+        if self.base is not None and self.base.holds(wanted):
+            return True
         start = 0
         while not self._has(wanted, start):
             if not self.pending:
@@ -160,7 +161,7 @@ class Seen:
             self._read_shown(*self.pending.pop())
         return True
 
-    def _has(self, wanted: Value | tuple[str, str, Value | None], start: int) -> bool:
+    def _has(self, wanted: Wanted, start: int) -> bool:
         """Whether what was read so far shows `wanted` (as `holds` prepares it); phrases only in prose[start:]."""
         if wanted[0] == "number":
             return wanted in self.values
@@ -174,6 +175,32 @@ class Seen:
             return whole in self.values
         pattern = _phrase(text)
         return any(text in part and pattern.search(part) for part in self.prose[start:])
+
+
+Wanted = Value | tuple[str, str, Value | None]  # a looked-up value as `Seen.holds` compares it
+
+
+class _Listing:
+    """A task's prompt and tool listing, read, and what was looked up in it: the same values are looked up in
+    episode after episode of a task."""
+
+    __slots__ = ("answers", "seen")
+
+    def __init__(self, seen: Seen) -> None:
+        seen._read_pending()
+        self.seen = seen
+        self.answers: dict[Wanted, bool] = {}
+
+    def holds(self, wanted: Wanted) -> bool:
+        found = self.answers.get(wanted)
+        if found is None:
+            found = self.seen._has(wanted, 0)
+            if len(self.answers) < _ANSWERS_LIMIT:
+                self.answers[wanted] = found
+        return found
+
+
+_ANSWERS_LIMIT = 4096  # looked-up values kept per task
 
 
 _RESULTS: dict[str, tuple[frozenset[Value], frozenset[str], tuple[str, ...]]] = {}
@@ -202,12 +229,12 @@ def _result_reading(result: dict[str, Any] | list[Any]) -> tuple[frozenset[Value
     return known
 
 
-_LISTINGS: dict[tuple[int, str], tuple[Scenario, Seen]] = {}
+_LISTINGS: dict[tuple[int, str], tuple[Scenario, _Listing]] = {}
 
 
 def listing(scenario: Scenario, task: Task) -> Seen:
-    """What every episode of a task is shown before its first call (the prompt and the tool listing), as a fresh
-    copy; built once per task."""
+    """What every episode of a task is shown before its first call (the prompt and the tool listing), shared by a
+    fresh `Seen` that adds what the episode shows; read once per task."""
     key = (id(scenario), task.id)
     cached = _LISTINGS.get(key)
     if cached is None or cached[0] is not scenario:
@@ -218,8 +245,8 @@ def listing(scenario: Scenario, task: Task) -> Seen:
             shown.show(json.dumps(tool.input_schema, ensure_ascii=False), text=True)
         if len(_LISTINGS) > 4096:
             _LISTINGS.clear()
-        cached = _LISTINGS[key] = (scenario, shown)
-    return cached[1].copy()
+        cached = _LISTINGS[key] = (scenario, _Listing(shown))
+    return Seen(cached[1])
 
 
 def show_call(seen: Seen, call: dict[str, Any]) -> None:

@@ -4,13 +4,17 @@ each distinct result is read once for all episodes: the answers must be those of
 from __future__ import annotations
 
 import gc
+import json
+from pathlib import Path
 from typing import Any
 
 from hypothesis import example, given, settings
 from hypothesis import strategies as st
 
+from mcp_hazard.load import load_scenario
+from mcp_hazard.scenario.models import Task
 from mcp_hazard.scoring.aggregate import aggregate
-from mcp_hazard.scoring.seen import Seen
+from mcp_hazard.scoring.seen import Seen, listing
 
 WORDS = ["AU-412", "AU-418", "2026-03-14", "06:30", "Standard", "Saver", "VLM", "189", "189.0", "12 km", "ARN-SAL",
          "March 14", "grand hotel", "the grand hotel", "SAL", "412", "14"]  # fmt: skip
@@ -31,6 +35,12 @@ def _seen(shown: list[tuple[bool, Any]]) -> Seen:
     return seen
 
 
+def _read(seen: Seen) -> Seen:
+    """`seen` with everything pending read, in order."""
+    seen._read_pending()
+    return seen
+
+
 @settings(max_examples=300, deadline=None)
 @given(shown=SHOWN, later=SHOWN, probes=PROBES)
 @example(shown=[(True, "the grand hotel"), (False, {"x": 1})], later=[], probes=["grand hotel", "hotel"])
@@ -38,15 +48,39 @@ def _seen(shown: list[tuple[bool, Any]]) -> Seen:
 def test_lazy_newest_first_reading_answers_as_reading_everything(
     shown: list[tuple[bool, Any]], later: list[tuple[bool, Any]], probes: list[Any]
 ) -> None:
-    lazy, eager = _seen(shown), _seen(shown).copy()  # copy() reads everything, in order
+    lazy, eager = _seen(shown), _read(_seen(shown))
     for probe in probes:
         assert lazy.holds(probe) == eager.holds(probe), probe
     for is_text, value in later:  # shown after some look-ups: what is still pending and what was read add up
         for seen in (lazy, eager):
             seen.show(str(value) if is_text else value, text=is_text)
-    eager = eager.copy()
+    eager = _read(eager)
     for probe in probes:
         assert lazy.holds(probe) == eager.holds(probe), probe
+
+
+TRAVEL = load_scenario(Path(__file__).parents[2] / "scenarios" / "travel.yaml").model
+
+
+@settings(max_examples=200, deadline=None)
+@given(task=st.sampled_from(TRAVEL.tasks), shown=SHOWN, probes=PROBES, words=st.lists(st.integers(0, 60), max_size=4))
+def test_a_shared_listing_answers_as_reading_it_in_every_episode(
+    task: Task, shown: list[tuple[bool, Any]], probes: list[Any], words: list[int]
+) -> None:
+    """A task's listing is read once and its answers kept (`listing`): an episode that shares it answers as one that
+    read the listing itself, before and after the kept answers exist."""
+    listed = [task.prompt]
+    for tool in TRAVEL.task_tools(task):
+        listed += [tool.description, json.dumps(tool.input_schema, ensure_ascii=False)]
+    prompt_words = task.prompt.split()
+    probes = probes + [prompt_words[i % len(prompt_words)] for i in words]  # words of the listing itself
+    own = _seen([(True, text) for text in listed] + shown)
+    for _ in range(2):  # the second episode is answered from the kept answers
+        shared = listing(TRAVEL, task)
+        for is_text, value in shown:
+            shared.show(str(value) if is_text else value, text=is_text)
+        for probe in probes:
+            assert shared.holds(probe) == own.holds(probe), probe
 
 
 def test_a_result_read_once_serves_every_episode_alike() -> None:
