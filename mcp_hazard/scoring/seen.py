@@ -77,70 +77,101 @@ def _alone(text: str, candidate: Candidate) -> bool:
     return len(rest) <= 1 and not any(ch.isdigit() for word in rest for ch in word)
 
 
-class Seen:
-    """What was shown so far. Shown things are only read when a value is looked up (most episodes never need it):
-    `pending` holds them until then. What every episode of a task is shown first (`listing`) is shared, read once,
-    with its answers kept: `base`."""
+Wanted = Value | tuple[str, str, Value | None]  # a looked-up value as `Seen.holds` compares it
 
-    __slots__ = ("base", "pending", "prose", "texts", "values")
 
-    def __init__(self, base: _Listing | None = None) -> None:
+class Reading:
+    """One thing shown (a text, a result, a task's listing), read: the values it shows, its whole texts (a result's
+    strings and keys), its prose for phrases, and the answers already given about it. Shown things repeat across
+    the episodes of a task, and so do the values looked up in them, hence the kept answers. A value is seen in what
+    was shown exactly when it is seen in one of its readings (every rule below looks at one text or value)."""
+
+    __slots__ = ("answers", "limit", "prose", "texts", "values")
+
+    def __init__(
+        self, values: frozenset[Value], texts: frozenset[str], prose: tuple[str, ...], limit: int = 64
+    ) -> None:  # fmt: skip
+        self.values, self.texts, self.prose = values, texts, prose
+        self.answers: dict[Wanted, bool] = {}
+        self.limit = limit  # answers kept (bounded memory)
+
+    def holds(self, wanted: Wanted) -> bool:
+        found = self.answers.get(wanted)
+        if found is None:
+            found = self._shows(wanted)
+            if len(self.answers) < self.limit:
+                self.answers[wanted] = found
+        return found
+
+    def _shows(self, wanted: Wanted) -> bool:
+        if wanted[0] == "number":
+            return wanted in self.values
+        _, text, whole = wanted  # type: ignore[misc]
+        if text in self.texts:
+            return True
+        if whole is not None:
+            kind, key = whole
+            if kind == "date" and str(key).startswith("--"):  # "March 14" is seen in 2026-03-14
+                return any(k == "date" and str(v).endswith(str(key)[1:]) for k, v in self.values)
+            return whole in self.values
+        pattern = _phrase(text)
+        return any(text in part and pattern.search(part) for part in self.prose)
+
+
+class _Reader:
+    """Reads a shown value leaf by leaf (texts, numbers and keys) into the parts of a `Reading`."""
+
+    def __init__(self) -> None:
         self.values: set[Value] = set()
-        self.texts: set[str] = set()  # whole texts shown (a result's strings and keys), casefolded
-        self.prose: list[str] = []  # every text shown, for phrases
-        self.pending: list[tuple[bool, Any]] = []  # (is free text, what was shown), in order
-        self.base = base
+        self.texts: set[str] = set()
+        self.prose: list[str] = []
 
-    def show(self, value: Any, text: bool = False) -> None:
-        """Record something shown: a result (any JSON value), or free text (`text`)."""
-        self.pending.append((text, value))
-
-    def _add_text(self, text: str) -> str:
+    def text(self, text: str) -> str:
         folded, values = _read(text)
         self.prose.append(folded)
         if values:
             self.values |= values
         return folded
 
-    def _add_value(self, value: Any) -> None:
+    def value(self, value: Any) -> None:
         if isinstance(value, str):
-            self.texts.add(self._add_text(value))
+            self.texts.add(self.text(value))
         elif isinstance(value, dict):
             for key, item in value.items():
-                self._add_value(item)
+                self.value(item)
                 if type(key) is str:
                     self.texts.add(_fold(key))  # a key is seen as a whole name
         elif isinstance(value, list):
             for item in value:
-                self._add_value(item)
+                self.value(item)
         elif isinstance(value, bool) or value is None:
             return
         elif isinstance(value, int | float):
             self.values.add(("number", round(float(value), 6)))
         else:
-            self.texts.add(self._add_text(str(value)))
+            self.texts.add(self.text(str(value)))
 
-    def _read_shown(self, is_text: bool, shown: Any) -> None:
-        if is_text:
-            self._add_text(str(shown))
-        elif isinstance(shown, dict | list):
-            values, texts, prose = _result_reading(shown)
-            self.values |= values
-            self.texts |= texts
-            self.prose += prose
-        else:
-            self._add_value(shown)
+    def reading(self, limit: int = 64) -> Reading:
+        return Reading(frozenset(self.values), frozenset(self.texts), tuple(self.prose), limit)
 
-    def _read_pending(self) -> None:
-        for is_text, shown in self.pending:
-            self._read_shown(is_text, shown)
-        self.pending.clear()
+
+class Seen:
+    """What was shown so far: the task's listing (`base`, shared by its episodes), then each thing shown, in order.
+    Shown things are only read when a value is looked up (most episodes never need it), newest first and only until
+    the value is found: an argument is most often a value just read."""
+
+    __slots__ = ("base", "shown")
+
+    def __init__(self, base: Reading | None = None) -> None:
+        self.base = base
+        self.shown: list[tuple[bool, Any] | Reading] = []  # (is free text, what was shown), or its reading
+
+    def show(self, value: Any, text: bool = False) -> None:
+        """Record something shown: a result (any JSON value), or free text (`text`)."""
+        self.shown.append((text, value))
 
     def holds(self, value: Any) -> bool:
-        """Whether `value` (an argument, or a value an answer names) was shown, whole. The listing answers first
-        (from its kept answers); then what is pending is read newest first, and only until the value is found: an
-        argument is most often a value just read, and what was shown only grows, so the answer is the same as after
-        reading it all."""
+        """Whether `value` (an argument, or a value an answer names) was shown, whole."""
         if isinstance(value, bool) or value is None:
             return True  # flags and nulls carry no value to remember
         wanted: Wanted
@@ -153,83 +184,55 @@ class Seen:
             wanted = ("text", text, whole)
         if self.base is not None and self.base.holds(wanted):
             return True
-        start = 0
-        while not self._has(wanted, start):
-            if not self.pending:
-                return False
-            start = len(self.prose)  # what was already looked through
-            self._read_shown(*self.pending.pop())
-        return True
-
-    def _has(self, wanted: Wanted, start: int) -> bool:
-        """Whether what was read so far shows `wanted` (as `holds` prepares it); phrases only in prose[start:]."""
-        if wanted[0] == "number":
-            return wanted in self.values
-        _, text, whole = wanted  # type: ignore[misc]
-        if text in self.texts:
-            return True
-        if whole is not None:
-            kind, key = whole
-            if kind == "date" and str(key).startswith("--"):  # "March 14" is seen in 2026-03-14
-                return any(k == "date" and str(v).endswith(str(key)[1:]) for k, v in self.values)
-            return whole in self.values
-        pattern = _phrase(text)
-        return any(text in part and pattern.search(part) for part in self.prose[start:])
+        shown = self.shown
+        for index in range(len(shown) - 1, -1, -1):
+            item = shown[index]
+            if type(item) is not Reading:
+                item = shown[index] = _reading_of(*item)  # type: ignore[misc]
+            if item.holds(wanted):
+                return True
+        return False
 
 
-Wanted = Value | tuple[str, str, Value | None]  # a looked-up value as `Seen.holds` compares it
+def _reading_of(is_text: bool, shown: Any) -> Reading:
+    if is_text:
+        return _text_reading(str(shown))
+    if isinstance(shown, dict | list):
+        return _result_reading(shown)
+    reader = _Reader()
+    reader.value(shown)
+    return reader.reading()
 
 
-class _Listing:
-    """A task's prompt and tool listing, read, and what was looked up in it: the same values are looked up in
-    episode after episode of a task."""
-
-    __slots__ = ("answers", "seen")
-
-    def __init__(self, seen: Seen) -> None:
-        seen._read_pending()
-        self.seen = seen
-        self.answers: dict[Wanted, bool] = {}
-
-    def holds(self, wanted: Wanted) -> bool:
-        found = self.answers.get(wanted)
-        if found is None:
-            found = self.seen._has(wanted, 0)
-            if len(self.answers) < _ANSWERS_LIMIT:
-                self.answers[wanted] = found
-        return found
+@lru_cache(maxsize=1 << 14)
+def _text_reading(text: str) -> Reading:
+    """A free text shown (a result's text, an error), read once: texts repeat across the episodes of a task."""
+    reader = _Reader()
+    reader.text(text)
+    return reader.reading()
 
 
-_ANSWERS_LIMIT = 4096  # looked-up values kept per task
-
-
-_RESULTS: dict[str, tuple[frozenset[Value], frozenset[str], tuple[str, ...]]] = {}
+_RESULTS: dict[str, Reading] = {}
 _RESULTS_LIMIT = 4096  # distinct results kept; a run of many tasks starts over when full
-# Built once (`json.dumps` with an option builds an encoder per call); its text is `json.dumps(result,
-# ensure_ascii=False)`'s.
-_RESULT_ENCODER = json.JSONEncoder(ensure_ascii=False)
 
 
-def _result_reading(result: dict[str, Any] | list[Any]) -> tuple[frozenset[Value], frozenset[str], tuple[str, ...]]:
-    """What a result shows (values, whole texts, prose), read once per distinct result: the episodes of a task read
-    the same results again and again, and walking one leaf by leaf costs more than writing it as JSON, the key."""
-    try:
-        key = _RESULT_ENCODER.encode(result)
-    except (TypeError, ValueError):  # not JSON (never from a trace): read it as it is
-        key = None
-    known = _RESULTS.get(key) if key is not None else None
+def _result_reading(result: dict[str, Any] | list[Any]) -> Reading:
+    """What a result shows, read once per distinct result: the episodes of a task read the same results again and
+    again. The key is the result's `repr`, which tells any two JSON values apart (strings quoted, `1`, `1.0` and
+    `True` distinct, keys in order) and is written in less than half the time of its JSON."""
+    key = repr(result)
+    known = _RESULTS.get(key)
     if known is None:
-        reader = Seen()
-        reader._add_value(result)
-        known = frozenset(reader.values), frozenset(reader.texts), tuple(reader.prose)
-        if key is not None:
-            if len(_RESULTS) >= _RESULTS_LIMIT:
-                _RESULTS.clear()
-            _RESULTS[key] = known
+        reader = _Reader()
+        reader.value(result)
+        known = reader.reading()
+        if len(_RESULTS) >= _RESULTS_LIMIT:
+            _RESULTS.clear()
+        _RESULTS[key] = known
     return known
 
 
-_LISTINGS: dict[tuple[int, str], tuple[Scenario, _Listing]] = {}
+_LISTINGS: dict[tuple[int, str], tuple[Scenario, Reading]] = {}
 
 
 def listing(scenario: Scenario, task: Task) -> Seen:
@@ -238,14 +241,14 @@ def listing(scenario: Scenario, task: Task) -> Seen:
     key = (id(scenario), task.id)
     cached = _LISTINGS.get(key)
     if cached is None or cached[0] is not scenario:
-        shown = Seen()
-        shown.show(task.prompt, text=True)
+        reader = _Reader()
+        reader.text(task.prompt)
         for tool in scenario.task_tools(task):
-            shown.show(tool.description, text=True)
-            shown.show(json.dumps(tool.input_schema, ensure_ascii=False), text=True)
+            reader.text(tool.description)
+            reader.text(json.dumps(tool.input_schema, ensure_ascii=False))
         if len(_LISTINGS) > 4096:
             _LISTINGS.clear()
-        cached = _LISTINGS[key] = (scenario, _Listing(shown))
+        cached = _LISTINGS[key] = (scenario, reader.reading(limit=4096))
     return Seen(cached[1])
 
 

@@ -14,7 +14,7 @@ from hypothesis import strategies as st
 from mcp_hazard.load import load_scenario
 from mcp_hazard.scenario.models import Task
 from mcp_hazard.scoring.aggregate import aggregate
-from mcp_hazard.scoring.seen import Seen, listing
+from mcp_hazard.scoring.seen import Seen, _Reader, _result_reading, listing
 
 WORDS = ["AU-412", "AU-418", "2026-03-14", "06:30", "Standard", "Saver", "VLM", "189", "189.0", "12 km", "ARN-SAL",
          "March 14", "grand hotel", "the grand hotel", "SAL", "412", "14"]  # fmt: skip
@@ -35,10 +35,15 @@ def _seen(shown: list[tuple[bool, Any]]) -> Seen:
     return seen
 
 
-def _read(seen: Seen) -> Seen:
-    """`seen` with everything pending read, in order."""
-    seen._read_pending()
-    return seen
+def _read(shown: list[tuple[bool, Any]]) -> Seen:
+    """What `shown` shows, read all at once into one reading, in order: the answers a lazy `Seen` must give."""
+    reader = _Reader()
+    for is_text, value in shown:
+        if is_text:
+            reader.text(str(value))
+        else:
+            reader.value(value)
+    return Seen(reader.reading())
 
 
 @settings(max_examples=300, deadline=None)
@@ -48,13 +53,12 @@ def _read(seen: Seen) -> Seen:
 def test_lazy_newest_first_reading_answers_as_reading_everything(
     shown: list[tuple[bool, Any]], later: list[tuple[bool, Any]], probes: list[Any]
 ) -> None:
-    lazy, eager = _seen(shown), _read(_seen(shown))
+    lazy, eager = _seen(shown), _read(shown)
     for probe in probes:
         assert lazy.holds(probe) == eager.holds(probe), probe
     for is_text, value in later:  # shown after some look-ups: what is still pending and what was read add up
-        for seen in (lazy, eager):
-            seen.show(str(value) if is_text else value, text=is_text)
-    eager = _read(eager)
+        lazy.show(str(value) if is_text else value, text=is_text)
+    eager = _read(shown + later)
     for probe in probes:
         assert lazy.holds(probe) == eager.holds(probe), probe
 
@@ -88,7 +92,7 @@ def test_a_result_read_once_serves_every_episode_alike() -> None:
     first, second = _seen([(False, result)]), _seen([(False, dict(result))])
     assert first.holds("AU-412") and second.holds(189) and second.holds("SAL") and second.holds("6:30")
     assert not first.holds("412") and not second.holds("AU-418")  # a piece of an identifier is not seen
-    assert first.values == second.values and first.texts == second.texts
+    assert _result_reading(result) is _result_reading(dict(result))  # one reading for equal results
 
 
 def test_aggregate_leaves_the_garbage_collector_as_it_was() -> None:
