@@ -13,6 +13,7 @@ import re
 import unicodedata
 from collections import Counter
 from dataclasses import dataclass
+from functools import lru_cache
 from typing import Any
 
 from mcp_hazard.scenario.answer_extract import _DIGITS_JOINED, Candidate, extract, kind_of, prepare, value_key
@@ -258,7 +259,13 @@ def answer_fields(task: Task) -> frozenset[str]:
     """Result fields the golden answer is read from (`{{ fare.fare_class }}` -> fare_class): their values elsewhere
     are the values a wrong answer would name in the right one's place."""
     template = task.golden_path.answer
-    return frozenset(a or b for a, b in _FIELD.findall(template)) if isinstance(template, str) else frozenset()
+    return _template_fields(template) if isinstance(template, str) else frozenset()
+
+
+@lru_cache(maxsize=4096)
+def _template_fields(template: str) -> frozenset[str]:
+    """Once per template: the scorer asks it of every judged episode."""
+    return frozenset(a or b for a, b in _FIELD.findall(template))
 
 
 def field_values(value: Any, fields: frozenset[str], into: set[str]) -> None:

@@ -29,7 +29,9 @@ def judge(calls: EpisodeCalls, answer: Any) -> AnswerVerdict:
     found: set[str] = set()
     fields = answer_fields(calls.task)
     if fields:
-        _field_values([call.get("result") for call in calls.calls if call["outcome"] == "ok"], fields, found)
+        for call in calls.calls:
+            if call["outcome"] == "ok":
+                found |= _field_texts(call.get("result"), fields)
     # Most episodes' results hold only values the scenario knows: then the cached set is the vocabulary (and its hash,
     # part of the verdict cache's key, is computed once, not in every episode).
     vocabulary = known if found <= known else known | found
@@ -45,6 +47,27 @@ def judge(calls: EpisodeCalls, answer: Any) -> AnswerVerdict:
         _JUDGED.clear()
     _JUDGED[key] = (spec, verdict)
     return verdict
+
+
+_FIELD_TEXTS: dict[tuple[frozenset[str], str], frozenset[str]] = {}
+_FIELD_TEXTS_LIMIT = 4096  # distinct (fields, result) pairs kept; dropped whole when full
+
+
+def _field_texts(result: Any, fields: frozenset[str]) -> frozenset[str]:
+    """`_field_values` of one result, once per distinct result (by its `repr`, which tells JSON values apart): the
+    episodes of a task see the same results again and again."""
+    if not isinstance(result, dict | list):
+        return frozenset()
+    key = (fields, repr(result))
+    known = _FIELD_TEXTS.get(key)
+    if known is None:
+        into: set[str] = set()
+        _field_values([result], fields, into)
+        known = frozenset(into)
+        if len(_FIELD_TEXTS) >= _FIELD_TEXTS_LIMIT:
+            _FIELD_TEXTS.clear()
+        _FIELD_TEXTS[key] = known
+    return known
 
 
 def _field_values(results: list[Any], fields: frozenset[str], into: set[str]) -> None:
