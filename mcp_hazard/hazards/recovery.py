@@ -25,11 +25,11 @@ class EpisodeView(Protocol):
     calls: list[Call]  # every tool call but submit_answer, in order
     by_type: dict[Any, list[Call]]  # every event, by its type
 
-    def stand_ins(self, tool: str) -> set[str]:
+    def stand_ins(self, tool: str) -> frozenset[str]:
         """Tools that serve what the task reads from `tool`'s results."""
         ...
 
-    def siblings(self, tool: str) -> set[str]:
+    def siblings(self, tool: str) -> frozenset[str]:
         """Tools that serve a fact `tool` serves, as the scenario declares."""
         ...
 

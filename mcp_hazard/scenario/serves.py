@@ -107,7 +107,7 @@ def step_stand_ins(scenario: Scenario, task: Task) -> list[list[str]]:
         found.append(
             [o.name for o in scenario.tools if own is not None and o.name != own.name and stands_in(own, o, reads)]
         )
-    if len(_STAND_INS) > 256:
+    if len(_STAND_INS) > 4096:
         _STAND_INS.clear()
     _STAND_INS[key] = (scenario, found)
     return found

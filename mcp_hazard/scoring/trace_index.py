@@ -46,9 +46,8 @@ class EpisodeCalls:
         self.by_type = by_type if by_type is not None else by_type_of(trace.events)
         self.calls = [e for e in self.by_type.get("tool_called", ()) if e.get("tool") != "submit_answer"]
         self.events = trace.events
+        self.facts = _task_facts(scenario, task)
         self._keys: dict[int, str] = {}  # id(call) -> call_key(call)
-        self._siblings: dict[str, set[str]] = {}
-        self._stand_ins: dict[str, set[str]] = {}
         self._seen: dict[int, Seen] = {}  # number of leading calls -> what they showed
 
     def key(self, call: dict[str, Any]) -> str:
@@ -57,25 +56,13 @@ class EpisodeCalls:
             found = self._keys[id(call)] = call_key(call)
         return found
 
-    def stand_ins(self, tool: str) -> set[str]:
+    def stand_ins(self, tool: str) -> frozenset[str]:
         """Tools that serve what this task reads from `tool`'s results (scenario/serves.py): a fallback or a
         cross-check of `tool` counts only with one of them."""
-        try:
-            found = self._stand_ins.get(tool)
-        except TypeError:  # an unhashable tool name in a damaged trace: no tool of the scenario has it
-            return set()
-        if found is None:
-            found = self._stand_ins[tool] = set(tool_stand_ins(self.scenario, self.task, tool))
-        return found
+        return self.facts.stand_ins(tool)
 
-    def siblings(self, tool: str) -> set[str]:
-        try:
-            found = self._siblings.get(tool)
-        except TypeError:  # an unhashable tool name in a damaged trace: no siblings, as siblings() says
-            return set(siblings(self.scenario, tool))
-        if found is None:
-            found = self._siblings[tool] = set(siblings(self.scenario, tool))
-        return found
+    def siblings(self, tool: str) -> frozenset[str]:
+        return self.facts.siblings(tool)
 
     def later_calls(self, seq: int) -> list[dict[str, Any]]:
         return [c for c in self.calls if c["seq"] > seq]
@@ -104,14 +91,64 @@ class EpisodeCalls:
         except (KeyError, TypeError):  # a damaged trace (a call without a tool, or an odd one): look call by call
             done = None
         missing = []
-        for step, stand_ins in zip(self.task.golden_path.steps, step_stand_ins(self.scenario, self.task), strict=True):
-            accepted = {step.tool, *stand_ins}
+        for tool, accepted in self.facts.accepted:
             if done is not None:
                 if accepted.isdisjoint(done):
-                    missing.append(step.tool)
+                    missing.append(tool)
             elif not any(c["tool"] in accepted and c["outcome"] in RAN for c in self.calls):
-                missing.append(step.tool)
+                missing.append(tool)
         return sorted(set(missing))
+
+
+class _TaskFacts:
+    """What the scoring rules ask of a task's scenario, the same for each of its episodes: found once per task (an
+    episode asks them again and again, and a tool's stand-ins look through every tool of the scenario)."""
+
+    def __init__(self, scenario: Scenario, task: Task) -> None:
+        self.scenario, self.task = scenario, task
+        steps = zip(task.golden_path.steps, step_stand_ins(scenario, task), strict=True)
+        # Per golden step: its tool, and every tool whose successful call does the step.
+        self.accepted = tuple((step.tool, frozenset((step.tool, *others))) for step, others in steps)
+        self._stand_ins: dict[str, frozenset[str]] = {}
+        self._siblings: dict[str, frozenset[str]] = {}
+
+    def stand_ins(self, tool: str) -> frozenset[str]:
+        try:
+            found = self._stand_ins.get(tool)
+        except TypeError:  # an unhashable tool name in a damaged trace: no tool of the scenario has it
+            return frozenset()
+        if found is None:
+            found = frozenset(tool_stand_ins(self.scenario, self.task, tool))
+            if len(self._stand_ins) < _NAMES_LIMIT:  # a damaged trace may name any number of tools
+                self._stand_ins[tool] = found
+        return found
+
+    def siblings(self, tool: str) -> frozenset[str]:
+        try:
+            found = self._siblings.get(tool)
+        except TypeError:  # an unhashable tool name in a damaged trace: no siblings, as siblings() says
+            return frozenset(siblings(self.scenario, tool))
+        if found is None:
+            found = frozenset(siblings(self.scenario, tool))
+            if len(self._siblings) < _NAMES_LIMIT:
+                self._siblings[tool] = found
+        return found
+
+
+_NAMES_LIMIT = 1024  # tool names kept per task
+_FACTS: dict[tuple[int, str], _TaskFacts] = {}
+
+
+def _task_facts(scenario: Scenario, task: Task) -> _TaskFacts:
+    """The task's facts, once per scenario object and task. An entry keeps its scenario alive, so the id in the key
+    cannot be reused while it lives; dropped whole when full."""
+    key = (id(scenario), task.id)
+    found = _FACTS.get(key)
+    if found is None or found.scenario is not scenario or found.task is not task:
+        if len(_FACTS) >= 4096:
+            _FACTS.clear()
+        found = _FACTS[key] = _TaskFacts(scenario, task)
+    return found
 
 
 RAN = ("ok", "lost")
