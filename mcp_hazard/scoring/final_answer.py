@@ -18,6 +18,7 @@ from mcp_hazard.scenario.answers import (
     judge_answer,
 )
 from mcp_hazard.scenario.models import Task
+from mcp_hazard.scoring.seen import result_key
 from mcp_hazard.scoring.trace_index import EpisodeCalls
 from mcp_hazard.server.submit import SUBMIT_DESCRIPTION, SUBMIT_SCHEMA, SUBMIT_TOOL
 
@@ -54,11 +55,11 @@ _FIELD_TEXTS_LIMIT = 4096  # distinct (fields, result) pairs kept; dropped whole
 
 
 def _field_texts(result: Any, fields: frozenset[str]) -> frozenset[str]:
-    """`_field_values` of one result, once per distinct result (by its `repr`, which tells JSON values apart): the
-    episodes of a task see the same results again and again."""
+    """`_field_values` of one result, once per distinct result (seen.result_key): the episodes of a task see the same
+    results again and again."""
     if not isinstance(result, dict | list):
         return frozenset()
-    key = (fields, repr(result))
+    key = (fields, result_key(result))
     known = _FIELD_TEXTS.get(key)
     if known is None:
         into: set[str] = set()

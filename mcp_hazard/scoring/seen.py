@@ -218,9 +218,8 @@ _RESULTS_LIMIT = 4096  # distinct results kept; a run of many tasks starts over 
 
 def _result_reading(result: dict[str, Any] | list[Any]) -> Reading:
     """What a result shows, read once per distinct result: the episodes of a task read the same results again and
-    again. The key is the result's `repr`, which tells any two JSON values apart (strings quoted, `1`, `1.0` and
-    `True` distinct, keys in order) and is written in less than half the time of its JSON."""
-    key = repr(result)
+    again."""
+    key = result_key(result)
     known = _RESULTS.get(key)
     if known is None:
         reader = _Reader()
@@ -230,6 +229,25 @@ def _result_reading(result: dict[str, Any] | list[Any]) -> Reading:
             _RESULTS.clear()
         _RESULTS[key] = known
     return known
+
+
+_KEYS: dict[int, tuple[Any, str]] = {}  # id(result) -> (result, its key): the results of the episode in hand
+_KEYS_LIMIT = 256
+
+
+def result_key(result: Any) -> str:
+    """A result's key, for the caches of what results hold: its `repr`, which tells any two JSON values apart
+    (strings quoted, `1`, `1.0` and `True` distinct, keys in order) and is written in less than half the time of
+    its JSON. Kept for the last few results asked about, as two rules ask it of the same results of an episode.
+    Each entry keeps its result alive, so the id cannot be reused while it lives."""
+    kept = _KEYS.get(id(result))
+    if kept is not None and kept[0] is result:
+        return kept[1]
+    key = repr(result)
+    if len(_KEYS) >= _KEYS_LIMIT:
+        _KEYS.clear()
+    _KEYS[id(result)] = (result, key)
+    return key
 
 
 _LISTINGS: dict[tuple[int, str], tuple[Scenario, Reading]] = {}
