@@ -23,6 +23,7 @@ import os
 import platform
 import pstats
 import shutil
+import statistics
 import sys
 import tempfile
 import time
@@ -150,6 +151,10 @@ def main(argv: list[str] | None = None) -> int:
         verdict = f"not measured, {scored['episodes']:,} of {parsed['episodes']:,} traces scored"
     wall = scored["wall_s"] / parsed["wall_s"]
     print(f"ratio (b)/(a) = {ratio:.2f} by CPU time (target <= 2.00: {verdict}); by wall time {wall:.2f}")
+    # Each round's (b) over the (a) just before it: on a machine whose speed drifts from minute to minute, the best
+    # of each can come from different minutes; a round's pair shares one.
+    rounds = [b[0] / a[0] for a, b in zip(runs["parse"], runs["score"], strict=True)]
+    print(f"ratio per round (paired): {', '.join(f'{r:.2f}' for r in rounds)}; median {statistics.median(rounds):.2f}")
     print(f"scored {scored['episodes']:,} episodes, {scored['correct']:,} correct, {scored['warnings']:,} warnings")
 
     if args.profile:
