@@ -89,7 +89,7 @@ class Reading:
     __slots__ = ("answers", "limit", "prose", "texts", "values")
 
     def __init__(
-        self, values: frozenset[Value], texts: frozenset[str], prose: tuple[str, ...], limit: int = 64
+        self, values: frozenset[Value], texts: frozenset[str], prose: tuple[str, ...], limit: int = 32
     ) -> None:  # fmt: skip
         self.values, self.texts, self.prose = values, texts, prose
         self.answers: dict[Wanted, bool] = {}
@@ -151,7 +151,7 @@ class _Reader:
         else:
             self.texts.add(self.text(str(value)))
 
-    def reading(self, limit: int = 64) -> Reading:
+    def reading(self, limit: int = 32) -> Reading:
         return Reading(frozenset(self.values), frozenset(self.texts), tuple(self.prose), limit)
 
 
@@ -204,7 +204,7 @@ def _reading_of(is_text: bool, shown: Any) -> Reading:
     return reader.reading()
 
 
-@lru_cache(maxsize=1 << 14)
+@lru_cache(maxsize=4096)
 def _text_reading(text: str) -> Reading:
     """A free text shown (a result's text, an error), read once: texts repeat across the episodes of a task."""
     reader = _Reader()
@@ -264,9 +264,9 @@ def listing(scenario: Scenario, task: Task) -> Seen:
         for tool in scenario.task_tools(task):
             reader.text(tool.description)
             reader.text(json.dumps(tool.input_schema, ensure_ascii=False))
-        if len(_LISTINGS) > 4096:
+        if len(_LISTINGS) >= 1024:
             _LISTINGS.clear()
-        cached = _LISTINGS[key] = (scenario, reader.reading(limit=4096))
+        cached = _LISTINGS[key] = (scenario, reader.reading(limit=1024))
     return Seen(cached[1])
 
 
