@@ -59,7 +59,7 @@ SIMULATED = {"I1 misses": ("I1mr",), "D1 misses": ("D1mr", "D1mw"), "mispredicte
 Counts = dict[str, int]
 
 
-def _callgrind(command: list[str], out: Path, simulate: bool = False) -> list[str]:
+def callgrind(command: list[str], out: Path, simulate: bool = False) -> list[str]:
     simulation = ["--cache-sim=yes", "--branch-sim=yes"] if simulate else []
     return ["valgrind", "--tool=callgrind", *simulation, "--dump-before=getpgrp", f"--callgrind-out-file={out}",
             *command]  # fmt: skip
@@ -71,10 +71,15 @@ def _measured(out: Path, log: Path) -> Counts:
     parts = [out.with_name(f"{out.name}.{number}") for number in (1, 2, 3)]
     if not (parts[0].exists() and parts[1].exists()) or parts[2].exists():
         raise SystemExit(f"callgrind did not dump exactly twice before the end ({out}*; log {log})")
-    text = parts[1].read_text(errors="replace")
+    return dump_counts(parts[1])
+
+
+def dump_counts(dump: Path) -> Counts:
+    """Each event's total in one part callgrind wrote (`Ir`, the instructions, always)."""
+    text = dump.read_text(errors="replace")
     events, totals = _EVENTS.search(text), _TOTALS.search(text)
     if events is None or totals is None:
-        raise SystemExit(f"no totals in {parts[1]}")
+        raise SystemExit(f"no totals in {dump}")
     return dict(zip(events.group(1).split(), map(int, totals.group(1).split()), strict=False))
 
 
@@ -164,7 +169,7 @@ def _run(command: list[str], work: Path, label: str, simulate: bool = False) -> 
     """`command` under callgrind: the counts between its two marks."""
     out, log = work / f"{label}.out", work / f"{label}.log"
     with log.open("w") as err:
-        done = subprocess.run(_callgrind(command, out, simulate), cwd=REPO, stdin=subprocess.DEVNULL,
+        done = subprocess.run(callgrind(command, out, simulate), cwd=REPO, stdin=subprocess.DEVNULL,
                               stdout=subprocess.DEVNULL, stderr=err, check=False)  # fmt: skip
     if done.returncode != 0:
         raise SystemExit(f"{label}: exit {done.returncode}; log {log}")
@@ -186,7 +191,7 @@ def _serve_and_drive(args: argparse.Namespace, side: str, hazards: Any, renamed:
     server = _server_command(side, args, port, work / f"{label}.traces")
     out, log = work / f"{label}.out", work / f"{label}.log"
     with log.open("w") as err:
-        process = subprocess.Popen(_callgrind(server, out, args.simulate) if server_measured else server, cwd=REPO,
+        process = subprocess.Popen(callgrind(server, out, args.simulate) if server_measured else server, cwd=REPO,
                                    stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=err)  # fmt: skip
         try:
             deadline = time.monotonic() + 600

@@ -22,7 +22,7 @@ import sys
 import tempfile
 from pathlib import Path
 
-from bench.call_instructions import Counts, _callgrind
+from bench.call_instructions import callgrind, dump_counts
 from bench.score_corpus import existing_set
 from bench.score_seeds import REPO
 from bench.score_throughput import parse_and_score, parse_only
@@ -38,13 +38,6 @@ def _child(directory: Path) -> None:
         os.getpgrp()
         parse_and_score(directory)
     os.getpgrp()
-
-
-def _counts(path: Path) -> Counts:
-    text = path.read_text(errors="replace")
-    events = next(line for line in text.splitlines() if line.startswith("events: ")).split()[1:]
-    totals = next(line for line in text.splitlines() if line.startswith("totals: ")).split()[1:]
-    return dict(zip(events, map(int, totals), strict=False))
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -68,12 +61,12 @@ def main(argv: list[str] | None = None) -> int:
     with tempfile.TemporaryDirectory(prefix="mcp-hazard-score-ir-") as work:
         out = Path(work) / "score.out"
         command = [sys.executable, "-m", "bench.score_instructions", "--child", str(directory)]
-        done = subprocess.run(_callgrind(command, out, args.simulate), cwd=REPO, stdin=subprocess.DEVNULL,
+        done = subprocess.run(callgrind(command, out, args.simulate), cwd=REPO, stdin=subprocess.DEVNULL,
                               stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, check=False)  # fmt: skip
         parts = [out.with_name(f"{out.name}.{n}") for n in range(1, 7)]
         if done.returncode != 0 or not all(p.exists() for p in parts[:5]):
             raise SystemExit(f"callgrind run failed (exit {done.returncode}): {done.stderr.decode()[-2000:]}")
-        parse, score = _counts(parts[3]), _counts(parts[4])  # the second round: dumps 4 (a) and 5 (b)
+        parse, score = dump_counts(parts[3]), dump_counts(parts[4])  # the second round: dumps 4 (a) and 5 (b)
     print(f"{manifest['episodes']:,} episodes, {manifest['events']:,} events in {directory}; second round counted")
     print(f"{'events':<24} {'(a) parse':>16} {'(b) score':>16} {'(b)/(a)':>8}")
     rows = [("instructions", ("Ir",))] + (list(SIMULATED.items()) if args.simulate else [])

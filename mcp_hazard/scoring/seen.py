@@ -231,23 +231,11 @@ def _result_reading(result: dict[str, Any] | list[Any]) -> Reading:
     return known
 
 
-_KEYS: dict[int, tuple[Any, str]] = {}  # id(result) -> (result, its key): the results of the episode in hand
-_KEYS_LIMIT = 256
-
-
 def result_key(result: Any) -> str:
     """A result's key, for the caches of what results hold: its `repr`, which tells any two JSON values apart
     (strings quoted, `1`, `1.0` and `True` distinct, keys in order) and is written in less than half the time of
-    its JSON. Kept for the last few results asked about, as two rules ask it of the same results of an episode.
-    Each entry keeps its result alive, so the id cannot be reused while it lives."""
-    kept = _KEYS.get(id(result))
-    if kept is not None and kept[0] is result:
-        return kept[1]
-    key = repr(result)
-    if len(_KEYS) >= _KEYS_LIMIT:
-        _KEYS.clear()
-    _KEYS[id(result)] = (result, key)
-    return key
+    its JSON."""
+    return repr(result)
 
 
 _LISTINGS: dict[tuple[int, str], tuple[Scenario, Reading]] = {}

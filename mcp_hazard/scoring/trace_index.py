@@ -113,25 +113,22 @@ class _TaskFacts:
         self._siblings: dict[str, frozenset[str]] = {}
 
     def stand_ins(self, tool: str) -> frozenset[str]:
-        try:
-            found = self._stand_ins.get(tool)
-        except TypeError:  # an unhashable tool name in a damaged trace: no tool of the scenario has it
-            return frozenset()
-        if found is None:
-            found = frozenset(tool_stand_ins(self.scenario, self.task, tool))
-            if len(self._stand_ins) < _NAMES_LIMIT:  # a damaged trace may name any number of tools
-                self._stand_ins[tool] = found
-        return found
+        return self._kept(self._stand_ins, tool, lambda: tool_stand_ins(self.scenario, self.task, tool))
 
     def siblings(self, tool: str) -> frozenset[str]:
+        return self._kept(self._siblings, tool, lambda: siblings(self.scenario, tool))
+
+    @staticmethod
+    def _kept(kept: dict[str, frozenset[str]], tool: str, find: Callable[[], list[str]]) -> frozenset[str]:
+        """`find()` for `tool`, kept by name. An unhashable name (a damaged trace) names no tool: no tools."""
         try:
-            found = self._siblings.get(tool)
-        except TypeError:  # an unhashable tool name in a damaged trace: no siblings, as siblings() says
-            return frozenset(siblings(self.scenario, tool))
+            found = kept.get(tool)
+        except TypeError:
+            return frozenset()
         if found is None:
-            found = frozenset(siblings(self.scenario, tool))
-            if len(self._siblings) < _NAMES_LIMIT:
-                self._siblings[tool] = found
+            found = frozenset(find())
+            if len(kept) < _NAMES_LIMIT:  # a damaged trace may name any number of tools
+                kept[tool] = found
         return found
 
 
