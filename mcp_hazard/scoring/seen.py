@@ -90,7 +90,7 @@ class Reading:
 
     def __init__(
         self, values: frozenset[Value], texts: frozenset[str], prose: tuple[str, ...], limit: int = 32
-    ) -> None:  # fmt: skip
+    ) -> None:
         self.values, self.texts, self.prose = values, texts, prose
         self.answers: dict[Wanted, bool] = {}
         self.limit = limit  # answers kept (bounded memory)
