@@ -123,6 +123,33 @@ def _expected(spec: AnswerSpec) -> list[Any]:
     return list(spec.value) if spec.match in ("one_of", "unordered_list") else [spec.value]
 
 
+_NAMES = frozenset({"text", "identifier"})
+
+
+def answer_kinds(spec: AnswerSpec) -> frozenset[str]:
+    """The kinds of value an answer to `spec` is read as: those of its expected values (a `numeric` answer only as a
+    number)."""
+    if spec.match == "numeric":
+        return frozenset({"number"})
+    return frozenset(k for k in map(kind_of, _expected(spec)) if k is not None)
+
+
+def reads_vocabulary(spec: AnswerSpec) -> bool:
+    """Whether `judge_answer` can look at its `vocabulary` for `spec`: only names and identifiers are looked for among
+    it (numbers, dates and times are found by their shape), so a caller gathers one only then. Once per spec."""
+    kept = _READS.get(id(spec))
+    if kept is not None and kept[0] is spec:
+        return kept[1]
+    reads = bool(answer_kinds(spec) & _NAMES)
+    if len(_READS) >= 4096:  # bounded: one entry per spec asked
+        _READS.clear()
+    _READS[id(spec)] = (spec, reads)  # the entry keeps its spec alive, so the id cannot be reused
+    return reads
+
+
+_READS: dict[int, tuple[AnswerSpec, bool]] = {}
+
+
 def _item_key(candidate: Candidate) -> Any:
     """How a candidate is compared with an expected value of the same kind under every rule but `numeric`."""
     if candidate.kind in ("date", "time", "boolean"):
@@ -204,13 +231,11 @@ def judge_answer(
     if not core:
         return AnswerVerdict(False, "gave_up", None, True)
     expected = _expected(spec)
-    kinds = frozenset(k for k in map(kind_of, expected) if k is not None)
-    if spec.match == "numeric":
-        kinds = frozenset({"number"})
+    kinds = answer_kinds(spec)
     if not kinds:
         return AnswerVerdict(False, "gave_up" if refused else spec.match, None, bool(refused))
     terms = [str(v) for v in expected if kind_of(v) in ("text", "identifier")]
-    terms += [v for v in vocabulary if kind_of(v) in kinds & {"text", "identifier"}]
+    terms += [v for v in vocabulary if kind_of(v) in kinds & _NAMES]
     digit_ids = any(isinstance(v, str) and _DIGITS_JOINED.fullmatch(v.strip()) for v in expected)
     found = extract(core, kinds, terms, digit_ids=digit_ids)
     echoed = {(c.kind, c.key) for c in extract(canonical_text(prompt), kinds, terms, digit_ids=digit_ids)}

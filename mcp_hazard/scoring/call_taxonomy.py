@@ -22,8 +22,9 @@ from __future__ import annotations
 
 from typing import Any
 
-from mcp_hazard.scenario.models import Scenario, Task
+from mcp_hazard.scenario.models import Scenario
 from mcp_hazard.scoring.seen import Seen, listing, show_call
+from mcp_hazard.scoring.trace_index import EpisodeCalls
 from mcp_hazard.scoring.trajectory import GoldenCalls, original_arguments, same_value
 
 CLASSES = ("non_existent_function", "wrong_argument_count", "unknown_value", "incorrect_value")
@@ -69,11 +70,11 @@ def _arities(scenario: Scenario) -> dict[str, tuple[int, int]]:
 _ARITIES: dict[int, tuple[Scenario, dict[str, tuple[int, int]]]] = {}
 
 
-def classify_calls(
-    calls: list[dict[str, Any]], scenario: Scenario, task: Task, golden: GoldenCalls
-) -> list[tuple[int, str]]:
-    """(seq, class) for every classified call, in order (CLASSES)."""
-    shown = listing(scenario, task)
+def classify_calls(episode: EpisodeCalls, golden: GoldenCalls) -> list[tuple[int, str]]:
+    """(seq, class) for every classified call, in order (CLASSES). What all the calls showed is left with the
+    episode, for the answer's rules to ask (`EpisodeCalls.seen`)."""
+    scenario, calls = episode.scenario, episode.calls
+    shown = listing(scenario, episode.task)
     arities = _arities(scenario)
     # Each golden tool's golden arguments (empty when the golden path cannot run here): looked up once per call.
     on_path: dict[Any, list[Any]] = {}
@@ -85,6 +86,7 @@ def classify_calls(
         if found is not None:
             out.append((call["seq"], found))
         show_call(shown, call)
+    episode.keep_seen(shown)
     return out
 
 

@@ -292,7 +292,7 @@ def _research(
 
     golden = golden_calls(scenario, task)
     matched, rule = trajectory_match(calls.calls, golden)
-    classes = [] if correct else [c for _, c in classify_calls(calls.calls, scenario, task, golden)]
+    classes = [] if correct else [c for _, c in classify_calls(calls, golden)]
     interventions = condition.get("interventions")
     listed = interventions if isinstance(interventions, list) else []
     names = [str(i) for i in listed if str(i).startswith("names=")]

@@ -16,6 +16,7 @@ from mcp_hazard.scenario.answers import (
     canonical_text,
     field_values,
     judge_answer,
+    reads_vocabulary,
 )
 from mcp_hazard.scenario.models import Task
 from mcp_hazard.scoring.seen import result_key
@@ -28,7 +29,8 @@ def judge(calls: EpisodeCalls, answer: Any) -> AnswerVerdict:
     results held under the answer's fields (a drifted or silently wrong value is a value the agent could name)."""
     known = answer_vocabulary(calls.scenario, calls.task)
     found: set[str] = set()
-    fields = answer_fields(calls.task)
+    spec = calls.task.answer
+    fields = answer_fields(calls.task) if reads_vocabulary(spec) else None  # else the vocabulary cannot matter
     if fields:
         for call in calls.calls:
             if call["outcome"] == "ok":
@@ -36,7 +38,6 @@ def judge(calls: EpisodeCalls, answer: Any) -> AnswerVerdict:
     # Most episodes' results hold only values the scenario knows: then the cached set is the vocabulary (and its hash,
     # part of the verdict cache's key, is computed once, not in every episode).
     vocabulary = known if found <= known else known | found
-    spec = calls.task.answer
     if not isinstance(answer, str):
         return judge_answer(spec, answer, prompt=calls.task.prompt, vocabulary=vocabulary)
     key = (id(spec), answer, calls.task.prompt, vocabulary)

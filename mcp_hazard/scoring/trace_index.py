@@ -85,6 +85,11 @@ class EpisodeCalls:
                 show_call(found, call)
         return found
 
+    def keep_seen(self, seen: Seen) -> None:
+        """Keep what all the calls showed, built by a rule that walked them (the value taxonomy), so that `seen`
+        does not build it again."""
+        self._seen[len(self.calls)] = seen
+
     def steps_missing(self) -> list[str]:
         try:
             done = {c["tool"] for c in self.calls if c["outcome"] in RAN}

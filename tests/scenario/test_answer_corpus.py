@@ -10,7 +10,7 @@ from collections import Counter
 from pathlib import Path
 
 from mcp_hazard.load import load_scenario
-from mcp_hazard.scenario.answers import answer_vocabulary, judge_answer
+from mcp_hazard.scenario.answers import answer_vocabulary, judge_answer, reads_vocabulary
 from mcp_hazard.scenario.golden_check import run_golden_path
 from mcp_hazard.scenario.models import Scenario, Task
 from mcp_hazard.scoring.episode_score import score_episode
@@ -52,6 +52,27 @@ def test_scorer_agrees_with_every_labelled_answer() -> None:
             disagreements.append(f"answers.jsonl:{number}: {row['answer']!r}: labelled {row['verdict']}, "
                                  f"judged {got} ({verdict.rule})")  # fmt: skip
     assert not disagreements, "\n".join(disagreements)
+
+
+def test_a_vocabulary_matters_only_where_it_is_read() -> None:
+    """Where `reads_vocabulary` says no (numbers, dates, times: found by their shape), no vocabulary changes a
+    verdict, so the scorer gathers none there; every labelled answer is judged with every scenario's vocabulary and
+    every labelled answer's words, and with none."""
+    scenarios = _scenarios()
+    every = frozenset().union(*(answer_vocabulary(s, t) for s in scenarios.values() for t in s.tasks))
+    words = frozenset(w.strip(".,;:!?()") for row in _rows() for w in row["answer"].split())
+    vocabulary = every | {w for w in words if w}
+    asked = Counter()
+    for number, row in enumerate(_rows(), start=1):
+        task = scenarios[row["scenario"]].task(row["task"])
+        assert task is not None and task.answer is not None
+        reads = reads_vocabulary(task.answer)
+        asked[reads] += 1
+        if not reads:
+            wide = judge_answer(task.answer, row["answer"], prompt=task.prompt, vocabulary=vocabulary)
+            none = judge_answer(task.answer, row["answer"], prompt=task.prompt)
+            assert wide == none, f"answers.jsonl:{number}: {row['answer']!r}"
+    assert asked[True] >= 30 and asked[False] >= 30, asked  # both kinds of task are in the corpus
 
 
 def _golden_episode(task: Task, scenario: Scenario, answer: str) -> Trace:
