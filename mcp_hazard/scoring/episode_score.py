@@ -12,11 +12,13 @@ from typing import Any
 
 from mcp_hazard.agentdojo.suite_scenario import is_suite
 from mcp_hazard.scenario.models import Scenario, Task
+from mcp_hazard.scoring.call_taxonomy import classify_calls
 from mcp_hazard.scoring.failures import CallFailure, call_failure, malformed_calls
 from mcp_hazard.scoring.final_answer import AnswerVerdict, answer_failure, judge, placeholder
 from mcp_hazard.scoring.labels import condition_name, interned, intervention_label
 from mcp_hazard.scoring.rules import AGENT_STOPS, INFRASTRUCTURE, STATE_RULE
 from mcp_hazard.scoring.trace_index import EpisodeCalls, by_type_of, redundant_calls
+from mcp_hazard.scoring.trajectory import golden_calls, trajectory_match
 from mcp_hazard.scoring.verdicts import HazardVerdict, duplicate_writes, hazard_verdict
 from mcp_hazard.trace.reader import Trace
 
@@ -287,9 +289,6 @@ def _research(
     calls: EpisodeCalls, scenario: Scenario, task: Task, condition: dict[str, Any], correct: bool, ended: dict[str, Any]
 ) -> dict[str, Any]:
     """The per-episode parts of the research quantities (scoring/trajectory.py, scoring/call_taxonomy.py)."""
-    from mcp_hazard.scoring.call_taxonomy import classify_calls
-    from mcp_hazard.scoring.trajectory import golden_calls, trajectory_match
-
     golden = golden_calls(scenario, task)
     matched, rule = trajectory_match(calls.calls, golden)
     classes = [] if correct else [c for _, c in classify_calls(calls, golden)]
