@@ -181,14 +181,21 @@ def _plain_arguments(arguments: Any) -> tuple[tuple[str, type, Any], ...] | None
 
 def redundant_calls(ok_calls: list[dict[str, Any]], key: Callable[[dict[str, Any]], str]) -> int:
     """Successful calls that repeat an earlier one: same tool, same arguments (compared as sorted-key JSON, `key`).
-    When every tool name is text without `|` (so keys of different tools differ) and every call's arguments are
-    flat, `_plain_arguments` stands in for the JSON, which is slower to build."""
+    When every tool name is text without `|` (so keys of different tools differ), only the calls of a tool called
+    more than once are compared, and where their arguments are flat, `_plain_arguments` stands in for the JSON,
+    which is slower to build."""
     if len(ok_calls) < 2:
         return 0
     tools = [c.get("tool") for c in ok_calls]
     if all(type(t) is str and "|" not in t for t in tools):
-        if len(set(tools)) == len(tools):
+        once: set[Any] = set()
+        again: set[Any] = set()
+        for tool in tools:
+            (again if tool in once else once).add(tool)
+        if not again:
             return 0
+        ok_calls = [c for c, tool in zip(ok_calls, tools, strict=True) if tool in again]
+        tools = [c["tool"] for c in ok_calls]
         plain = [_plain_arguments(c.get("arguments")) for c in ok_calls]
         if None not in plain:
             return len(plain) - len(set(zip(tools, plain, strict=True)))

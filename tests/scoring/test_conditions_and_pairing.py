@@ -220,6 +220,7 @@ def _json_redundant(calls: list[dict[str, Any]]) -> int:
 )
 def test_redundant_calls_match_the_json_comparison(arguments: list[Any]) -> None:
     """The fast comparison of flat arguments counts exactly the repeats that comparing sorted-key JSON counts."""
-    for tools in (["t"] * len(arguments), ["t", "u"] * len(arguments), ["a|b", "a", "a|b", "a", None, "a"]):
+    mixed = ["t", "u", "t", "v", "t", "w"]  # tools called once among one called again: only the latter compared
+    for tools in (["t"] * len(arguments), ["t", "u"] * len(arguments), mixed, ["a|b", "a", "a|b", "a", None, "a"]):
         calls = [{"tool": tool, "arguments": args} for tool, args in zip(tools, arguments, strict=False)]
         assert redundant_calls(calls, call_key) == _json_redundant(calls), (tools, arguments)
