@@ -51,7 +51,7 @@ def judge(calls: EpisodeCalls, answer: Any) -> AnswerVerdict:
     return verdict
 
 
-_FIELD_TEXTS: dict[tuple[frozenset[str], str], frozenset[str]] = {}
+_FIELD_TEXTS: dict[tuple[frozenset[str], bytes | str], frozenset[str]] = {}
 _FIELD_TEXTS_LIMIT = 4096  # distinct (fields, result) pairs kept; dropped whole when full
 
 

@@ -14,6 +14,7 @@ escapes would glue words together.
 from __future__ import annotations
 
 import json
+import marshal
 import re
 from functools import lru_cache
 from typing import Any
@@ -212,7 +213,7 @@ def _text_reading(text: str) -> Reading:
     return reader.reading()
 
 
-_RESULTS: dict[str, Reading] = {}
+_RESULTS: dict[bytes | str, Reading] = {}
 _RESULTS_LIMIT = 4096  # distinct results kept; a run of many tasks starts over when full
 
 
@@ -231,11 +232,15 @@ def _result_reading(result: dict[str, Any] | list[Any]) -> Reading:
     return known
 
 
-def result_key(result: Any) -> str:
-    """A result's key, for the caches of what results hold: its `repr`, which tells any two JSON values apart
-    (strings quoted, `1`, `1.0` and `True` distinct, keys in order) and is written in less than half the time of
-    its JSON."""
-    return repr(result)
+def result_key(result: Any) -> bytes | str:
+    """A result's key, for the caches of what results hold: its `marshal` bytes, format 2, which tell any two JSON
+    values apart (`1`, `1.0` and `True` distinct, keys in order) and, unlike later formats, do not depend on which
+    strings are shared or interned; written in under half the time of its `repr`, a quarter of its JSON's. Anything
+    marshal cannot write is keyed by its `repr` (text never equals bytes)."""
+    try:
+        return marshal.dumps(result, 2)
+    except ValueError:
+        return repr(result)
 
 
 _LISTINGS: dict[tuple[int, str], tuple[Scenario, Reading]] = {}

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import gc
 import json
+import sys
 from pathlib import Path
 from typing import Any
 
@@ -14,7 +15,7 @@ from hypothesis import strategies as st
 from mcp_hazard.load import load_scenario
 from mcp_hazard.scenario.models import Task
 from mcp_hazard.scoring.aggregate import aggregate
-from mcp_hazard.scoring.seen import Seen, _Reader, _result_reading, listing
+from mcp_hazard.scoring.seen import Seen, _Reader, _result_reading, listing, result_key
 
 WORDS = ["AU-412", "AU-418", "2026-03-14", "06:30", "Standard", "Saver", "VLM", "189", "189.0", "12 km", "ARN-SAL",
          "March 14", "grand hotel", "the grand hotel", "SAL", "412", "14"]  # fmt: skip
@@ -93,6 +94,40 @@ def test_a_result_read_once_serves_every_episode_alike() -> None:
     assert first.holds("AU-412") and second.holds(189) and second.holds("SAL") and second.holds("6:30")
     assert not first.holds("412") and not second.holds("AU-418")  # a piece of an identifier is not seen
     assert _result_reading(result) is _result_reading(dict(result))  # one reading for equal results
+
+
+def _typed(value: Any) -> Any:
+    """A JSON value with every scalar's type beside it and keys in order: equal exactly when two values must share
+    a result's key (1, 1.0 and True are three values)."""
+    if isinstance(value, dict):
+        return ("dict", tuple((key, _typed(item)) for key, item in value.items()))
+    if isinstance(value, list):
+        return ("list", tuple(_typed(item) for item in value))
+    return (type(value).__name__, repr(value))
+
+
+JSON_SCALARS = st.one_of(st.sampled_from([1, 1.0, True, 0, 0.0, -0.0, False, "1", "", 2**70]), SCALARS)
+JSON_VALUES = st.recursive(
+    JSON_SCALARS,
+    lambda inner: st.one_of(st.lists(inner, max_size=3), st.dictionaries(st.sampled_from(WORDS), inner, max_size=3)),
+    max_leaves=8,
+)
+
+
+@settings(max_examples=300, deadline=None)
+@given(one=JSON_VALUES, two=JSON_VALUES)
+def test_results_share_a_key_exactly_when_they_are_the_same_json(one: Any, two: Any) -> None:
+    assert (result_key(one) == result_key(two)) == (_typed(one) == _typed(two))
+    # The same value parsed again, or with its strings interned (so shared and held elsewhere), keeps its key.
+    assert result_key(json.loads(json.dumps(one))) == result_key(one) == result_key(_interned(one))
+
+
+def _interned(value: Any) -> Any:
+    if isinstance(value, dict):
+        return {sys.intern(key): _interned(item) for key, item in value.items()}
+    if isinstance(value, list):
+        return [_interned(item) for item in value]
+    return sys.intern(value) if isinstance(value, str) else value
 
 
 def test_aggregate_leaves_the_garbage_collector_as_it_was() -> None:
