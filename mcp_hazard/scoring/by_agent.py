@@ -93,7 +93,9 @@ def failures_by_agent(scores: list[EpisodeScore], every: list[EpisodeScore]) -> 
     calls: dict[str, Counter[str]] = defaultdict(Counter)
     outcomes: dict[str, Counter[str]] = defaultdict(Counter)
     for s in every:
-        calls[s.agent].update(f.failure for f in s.failures)  # every agent gets an entry, even with no failure
+        mine = calls[s.agent]  # every agent gets an entry, even with no failure
+        if s.failures:
+            mine.update(f.failure for f in s.failures)
     for s in scores:
         outcomes[s.agent][s.episode_failure or "solved"] += 1
     return {agent: {"calls": dict(sorted(calls[agent].items())), "episodes": dict(sorted(outcomes[agent].items()))}

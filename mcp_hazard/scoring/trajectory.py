@@ -70,6 +70,8 @@ def golden_calls(scenario: Scenario, task: Task) -> GoldenCalls:
 
 def same_value(a: Any, b: Any) -> bool:
     """Equal as JSON values, numbers by value (1 == 1.0), booleans never equal to numbers, text exactly."""
+    if type(a) is str or type(b) is str:  # the most common value, first
+        return type(a) is type(b) and a == b
     if isinstance(a, bool) or isinstance(b, bool):
         return type(a) is type(b) and a == b
     if isinstance(a, int | float) and isinstance(b, int | float):

@@ -7,12 +7,14 @@ import math
 from typing import Any
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from mcp_hazard.scoring.aggregate import aggregate
 from mcp_hazard.scoring.episode_score import EpisodeScore
 from mcp_hazard.scoring.paired import agent_groups
 from mcp_hazard.scoring.stats import drop_ci, mcnemar_exact, paired_difference_ci, wilson
-from mcp_hazard.scoring.trajectory import golden_calls
+from mcp_hazard.scoring.trajectory import golden_calls, same_value
 from mcp_hazard.server.restate import Restatement
 
 from .test_episode_rules import TRAVEL, Builder
@@ -351,3 +353,33 @@ def test_restatement_lists_every_known_value_latest_first_seen_order() -> None:
     again = restating.restate({"a": 999, "known_values": {"x": 1}})
     assert again["known_values"] == {"a": 999, "b": 202, "c": 303}
     assert list(again["known_values"]) == ["a", "b", "c"]
+
+
+def _same_json(a: Any, b: Any) -> bool:
+    """The trajectory's value rule written plainly: numbers by value (within 1e-9 relative), booleans only as
+    booleans, text exactly, objects by keys and values, lists item by item."""
+    kinds = {type(a), type(b)}
+    if bool in kinds:
+        return kinds == {bool} and a == b
+    if kinds <= {int, float}:
+        return abs(a - b) <= 1e-9 * max(1.0, abs(a), abs(b))
+    if kinds == {dict}:
+        return a.keys() == b.keys() and all(_same_json(a[k], b[k]) for k in a)
+    if kinds == {list}:
+        return len(a) == len(b) and all(_same_json(x, y) for x, y in zip(a, b, strict=True))
+    return len(kinds) == 1 and a == b
+
+
+_LEAVES = st.sampled_from([1, 1.0, 1 + 1e-12, 2, True, False, 0, 0.0, "1", "a", "", None, 2**70])
+_VALUES = st.recursive(
+    _LEAVES,
+    lambda inner: st.one_of(st.lists(inner, max_size=3), st.dictionaries(st.sampled_from("ab"), inner)),
+    max_leaves=6,
+)
+
+
+@settings(max_examples=400, deadline=None)
+@given(one=_VALUES, two=_VALUES)
+def test_same_value_is_json_equality_with_numbers_by_value(one: Any, two: Any) -> None:
+    assert same_value(one, two) == _same_json(one, two)
+    assert same_value(one, one)
