@@ -303,3 +303,25 @@ def test_statistics_helpers() -> None:
     assert low == pytest.approx(0.2366, abs=1e-4) and high == pytest.approx(0.7634, abs=1e-4)
     assert pass_at_k(5, 1, 1) == pytest.approx(0.2) and pass_at_k(5, 1, 5) == 1.0
     assert pass_hat_k(5, 4, 2) == pytest.approx(6 / 10) and pass_hat_k(3, 3, 3) == 1.0
+
+
+def test_what_the_taxonomy_saw_is_what_the_answer_rules_see() -> None:
+    """The value taxonomy leaves its view of everything shown with the episode; the answer's rules then read that
+    view, which must answer as one built afresh from the same calls."""
+    from mcp_hazard.scoring.call_taxonomy import classify_calls
+    from mcp_hazard.scoring.trace_index import EpisodeCalls
+    from mcp_hazard.scoring.trajectory import golden_calls
+
+    events = (
+        Builder("fare-in-dollars")
+        .call("get_fare", {"flight_id": "AU-412"}, result={"flight_id": "AU-412", "price_eur": 189.0})
+        .call("convert_currency", {"amount": 18.9, "from_currency": "EUR", "to_currency": "USD"}, "error", error="x")
+        .answer("USD 20.46")
+    ).events
+    trace, task = Trace(path="hand-made.jsonl", events=events), TRAVEL.model.task("fare-in-dollars")
+    assert task is not None
+    fresh, kept = EpisodeCalls(trace, TRAVEL.model, task), EpisodeCalls(trace, TRAVEL.model, task)
+    classify_calls(kept, golden_calls(TRAVEL.model, task))
+    for probe in ("AU-412", 189, "189.0", 18.9, "EUR", "x", "AU-418", 20.46):
+        assert kept.seen(10**12).holds(probe) == fresh.seen(10**12).holds(probe), probe
+    assert kept.seen(10**12) is kept.seen(10**12) and kept.seen(10**12) is not fresh.seen(10**12)
