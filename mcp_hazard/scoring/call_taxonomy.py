@@ -81,8 +81,9 @@ def classify_calls(episode: EpisodeCalls, golden: GoldenCalls) -> list[tuple[int
     for index, step in enumerate(golden.steps):
         on_path.setdefault(step, []).append(golden.arguments[index] if golden.arguments is not None else None)
     out: list[tuple[int, str]] = []
+    runs = golden.arguments is not None
     for call in calls:
-        found = _classify(call, shown, arities, on_path, golden.arguments is not None)
+        found = _classify(call, shown, arities, on_path, runs)
         if found is not None:
             out.append((call["seq"], found))
         show_call(shown, call)

@@ -265,8 +265,11 @@ def listing(scenario: Scenario, task: Task) -> Seen:
 
 def show_call(seen: Seen, call: dict[str, Any]) -> None:
     """What one call showed: its result when it succeeded, and any text or error it came back with."""
+    shown = seen.shown  # as `Seen.show` records them, without a call per thing: a failed episode shows each call
     if call.get("outcome") == "ok":
-        seen.show(call.get("result"))
-    for key in ("text", "error"):
-        if isinstance(call.get(key), str):
-            seen.show(call[key], text=True)
+        shown.append((False, call.get("result")))
+    text, error = call.get("text"), call.get("error")
+    if isinstance(text, str):
+        shown.append((True, text))
+    if isinstance(error, str):
+        shown.append((True, error))

@@ -201,9 +201,3 @@ def redundant_calls(ok_calls: list[dict[str, Any]], key: Callable[[dict[str, Any
             return len(plain) - len(set(zip(tools, plain, strict=True)))
     keys = [key(c) for c in ok_calls]
     return len(keys) - len(set(keys))
-
-
-def original_arguments(call: dict[str, Any]) -> Any:
-    """A call's arguments in the original interface: as mapped below the interventions when there were any."""
-    inner = call.get("inner_arguments")
-    return inner if inner is not None else call.get("arguments")
