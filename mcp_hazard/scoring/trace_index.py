@@ -25,12 +25,7 @@ def call_key(event: dict[str, Any]) -> str:
 def by_type_of(events: list[dict[str, Any]]) -> dict[Any, list[dict[str, Any]]]:
     groups: dict[Any, list[dict[str, Any]]] = {}
     for event in events:
-        kind = event.get("type")
-        group = groups.get(kind)
-        if group is None:
-            groups[kind] = [event]
-        else:
-            group.append(event)
+        groups.setdefault(event.get("type"), []).append(event)
     return groups
 
 
@@ -187,13 +182,17 @@ def redundant_calls(ok_calls: list[dict[str, Any]], key: Callable[[dict[str, Any
     if len(ok_calls) < 2:
         return 0
     tools = [c.get("tool") for c in ok_calls]
-    if all(type(t) is str and "|" not in t for t in tools):
+    try:
+        text = "|" not in "".join(tools)  # every name text (JSON gives no str subclass), none with `|`
+    except TypeError:
+        text = False
+    if text:
+        if len(set(tools)) == len(tools):
+            return 0  # no tool called twice: no call repeats another
         once: set[Any] = set()
         again: set[Any] = set()
         for tool in tools:
             (again if tool in once else once).add(tool)
-        if not again:
-            return 0
         ok_calls = [c for c, tool in zip(ok_calls, tools, strict=True) if tool in again]
         tools = [c["tool"] for c in ok_calls]
         plain = [_plain_arguments(c.get("arguments")) for c in ok_calls]
