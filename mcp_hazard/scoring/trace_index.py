@@ -181,7 +181,7 @@ def redundant_calls(ok_calls: list[dict[str, Any]], key: Callable[[dict[str, Any
     which is slower to build."""
     if len(ok_calls) < 2:
         return 0
-    tools = [c.get("tool") for c in ok_calls]
+    tools: list[Any] = [c.get("tool") for c in ok_calls]
     try:
         text = "|" not in "".join(tools)  # every name text (JSON gives no str subclass), none with `|`
     except TypeError:
