@@ -221,6 +221,9 @@ def _json_redundant(calls: list[dict[str, Any]]) -> int:
 def test_redundant_calls_match_the_json_comparison(arguments: list[Any]) -> None:
     """The fast comparison of flat arguments counts exactly the repeats that comparing sorted-key JSON counts."""
     mixed = ["t", "u", "t", "v", "t", "w"]  # tools called once among one called again: only the latter compared
-    for tools in (["t"] * len(arguments), ["t", "u"] * len(arguments), mixed, ["a|b", "a", "a|b", "a", None, "a"]):
+    distinct = ["p", "q", "r", "s", "x", "y"]  # no tool called twice: nothing repeats
+    damaged = [["l"], "a", ["l"], "a", {"t": 1}, "a"]  # names that are no text (a damaged trace): compared as JSON
+    for tools in (["t"] * len(arguments), ["t", "u"] * len(arguments), mixed, distinct, damaged,
+                  ["a|b", "a", "a|b", "a", None, "a"]):  # fmt: skip
         calls = [{"tool": tool, "arguments": args} for tool, args in zip(tools, arguments, strict=False)]
         assert redundant_calls(calls, call_key) == _json_redundant(calls), (tools, arguments)
