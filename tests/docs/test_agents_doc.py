@@ -17,7 +17,7 @@ from typing import Any
 
 import anyio
 import pytest
-from conftest import WAIT_S
+from conftest import WAIT_S, run_main
 from mcp import Client, StdioServerParameters
 
 from tests.agents.fake_llm import FakeLlm
@@ -64,6 +64,7 @@ def test_running_the_reference_agents_and_replaying_their_traces(tmp_path: Path)
         })  # fmt: skip
     # what README, research.md and scoring.md say of the main job is this run's
     (report,) = reports
+    report = _undisturbed(report, tmp_path, main_job)
     (naive,) = [row for row in report["value_taxonomy"] if row["agent"] == "naive"]
     said = {
         "README.md": (r"About (\d+) episodes in well under a minute", (round(report["episodes"], -1),)),
@@ -76,6 +77,30 @@ def test_running_the_reference_agents_and_replaying_their_traces(tmp_path: Path)
         found = re.search(sentence, (ROOT / doc).read_text(encoding="utf-8"))
         assert found is not None, (doc, sentence)
         assert tuple(int(figure) for figure in found.groups()) == figures, (doc, found[0], figures)
+
+
+def _slowed(report: dict[str, Any]) -> list[str]:
+    """Naive episodes whose call ran past the agent's 2-second call timeout with no `latency` hazard to delay it:
+    the machine was too slow for that run (the test runs beside others), which cut the episode short. Their calls,
+    and so the figures the docs quote, are then not what the command gives."""
+    return [row["episode_id"] for row in report["per_episode"] if row["agent"] == "naive"
+            and row["condition"] != "latency" and any("timed out" in note for note in row["notes"] or [])]  # fmt: skip
+
+
+def _undisturbed(report: dict[str, Any], folder: Path, main_job: str) -> dict[str, Any]:
+    """The main job's report, or, when the machine slowed that run (`_slowed`), the report of the same command run
+    again (at most twice more) with nothing slowed; a failure when every run was."""
+    slowed = _slowed(report)
+    for attempt in range(2):
+        if not slowed:
+            return report
+        out = f"runs/again-{attempt}"
+        ran = run_main(*main_job.split()[1:], "--out", out, "--no-progress", cwd=folder)
+        assert ran.returncode == 0, ran.stdout + ran.stderr
+        report = json.loads((folder / out / "report.json").read_text(encoding="utf-8"))
+        slowed = _slowed(report)
+    assert not slowed, f"every run of the main job was slowed past the naive agent's call timeout: {slowed}"
+    return report
 
 
 def _desktop_episode(shell: Session) -> None:
