@@ -328,7 +328,7 @@ def answer_vocabulary(scenario: Scenario, task: Task) -> frozenset[str]:
             if isinstance(value, str) and kind_of(value) in ("text", "identifier") and len(value) <= _VOCABULARY_LIMIT:
                 found.add(value)
     vocabulary = frozenset(found)
-    if len(_VOCABULARIES) > 256:
+    if len(_VOCABULARIES) >= 4096:  # bounded, above any suite's task count: a run cycles through all its tasks
         _VOCABULARIES.clear()
     _VOCABULARIES[key] = (scenario, vocabulary)
     return vocabulary

@@ -77,9 +77,19 @@ def same_value(a: Any, b: Any) -> bool:
     if isinstance(a, int | float) and isinstance(b, int | float):
         return abs(a - b) <= 1e-9 * max(1.0, abs(a), abs(b))
     if isinstance(a, dict) and isinstance(b, dict):
-        return a.keys() == b.keys() and all(same_value(a[k], b[k]) for k in a)
+        if a.keys() != b.keys():
+            return False
+        for key in a:  # noqa: SIM110 - a loop, not all() over a generator: every call is compared
+            if not same_value(a[key], b[key]):
+                return False
+        return True
     if isinstance(a, list) and isinstance(b, list):
-        return len(a) == len(b) and all(same_value(x, y) for x, y in zip(a, b, strict=True))
+        if len(a) != len(b):
+            return False
+        for x, y in zip(a, b, strict=True):  # noqa: SIM110 - as above
+            if not same_value(x, y):
+                return False
+        return True
     return type(a) is type(b) and a == b
 
 
@@ -108,23 +118,35 @@ def relaxed_sequence_matches(calls: list[dict[str, Any]], golden: GoldenCalls) -
     breaks the match."""
     if golden.arguments is None:
         return False
-    ok = [call for call in calls if call.get("outcome") == "ok"]
-    if any(call.get("tool") not in golden.steps for call in ok):
-        return False  # a successful call of a tool no golden step calls: an extra call, whatever its arguments
-    trajectory: list[tuple[str, Any]] = []
-    for call in ok:
-        made = (call.get("tool"), original_arguments(call))
-        if not any(made[0] == t and same_value(made[1], a) for t, a in trajectory):
-            trajectory.append(made)  # type: ignore[arg-type]
-    if len(trajectory) != len(golden.steps):
+    steps, depends, expected = golden.steps, golden.depends, golden.arguments
+    trajectory: list[tuple[Any, Any]] = []  # plain loops below, no generators: asked of every multi-step episode
+    for call in calls:
+        if call.get("outcome") != "ok":
+            continue
+        tool = call.get("tool")
+        if tool not in steps:
+            return False  # a successful call of a tool no golden step calls: an extra call, whatever its arguments
+        arguments = original_arguments(call)
+        for made, earlier in trajectory:
+            if made == tool and same_value(arguments, earlier):
+                break  # an exact repeat of an earlier successful call
+        else:
+            trajectory.append((tool, arguments))
+    if len(trajectory) != len(steps):
         return False
     done: set[int] = set()
     for tool, arguments in trajectory:
-        step = next((i for i in range(len(golden.steps)) if i not in done and golden.depends[i] <= done
-                     and golden.steps[i] == tool and same_value(arguments, golden.arguments[i])), None)  # fmt: skip
-        if step is None:
+        for index in range(len(steps)):
+            if (
+                index not in done
+                and depends[index] <= done
+                and steps[index] == tool
+                and same_value(arguments, expected[index])
+            ):
+                done.add(index)
+                break
+        else:
             return False
-        done.add(step)
     return True
 
 
