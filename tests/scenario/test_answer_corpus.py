@@ -103,3 +103,14 @@ def test_failure_classes_agree_with_every_label() -> None:
             disagreements.append(f"answers.jsonl:{number}: {row['answer']!r}: labelled {row['failure']}, "
                                  f"scored {score.episode_failure} ({score.answer_rule})")  # fmt: skip
     assert not disagreements, "\n".join(disagreements)
+
+
+def test_every_task_of_the_suite_keeps_its_vocabulary() -> None:
+    """The scorer gathers a task's vocabulary once (every behaviour row of its scenario) and keeps it while a run's
+    traces come task after task: a bound below the suite's task count would gather it again on every cycle."""
+    paths = sorted((ROOT / "scenarios").glob("*.yaml")) + sorted((ROOT / "scenarios" / "suite").glob("*.yaml"))
+    pairs = [(scenario, task) for scenario in (load_scenario(path).model for path in paths) for task in scenario.tasks]
+    assert len(pairs) == 266
+    first = [answer_vocabulary(scenario, task) for scenario, task in pairs]
+    again = [answer_vocabulary(scenario, task) for scenario, task in pairs]
+    assert all(kept is made for kept, made in zip(again, first, strict=True))  # the same objects: none gathered again
