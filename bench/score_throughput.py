@@ -89,7 +89,10 @@ def profile(directory: Path, top: int = 25) -> str:
 
 def _not_traces(directory: Path) -> int:
     """The `.jsonl` files of a run folder that are its run log or plan, not traces."""
-    return sum(1 for file in directory.rglob("*.jsonl") if file.name in ("run.jsonl", "plan.jsonl"))
+    from mcp_hazard.scoring.run_log import RUN_LOG
+    from mcp_hazard.scoring.run_plan import PLAN_LOG
+
+    return sum(1 for file in directory.rglob("*.jsonl") if file.name in (RUN_LOG, PLAN_LOG))
 
 
 # -- main --------------------------------------------------------------------------------------------------------------

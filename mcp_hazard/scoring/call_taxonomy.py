@@ -23,7 +23,7 @@ from __future__ import annotations
 from typing import Any
 
 from mcp_hazard.scenario.models import Scenario
-from mcp_hazard.scoring.seen import Seen, listing, show_call
+from mcp_hazard.scoring.seen import Seen, listing
 from mcp_hazard.scoring.trace_index import EpisodeCalls
 from mcp_hazard.scoring.trajectory import GoldenCalls, original_arguments, same_value
 
@@ -86,7 +86,7 @@ def classify_calls(episode: EpisodeCalls, golden: GoldenCalls) -> list[tuple[int
         found = _classify(call, shown, arities, on_path, runs)
         if found is not None:
             out.append((call["seq"], found))
-        show_call(shown, call)
+        shown.show_call(call)
     episode.keep_seen(shown)
     return out
 

@@ -171,6 +171,18 @@ class Seen:
         """Record something shown: a result (any JSON value), or free text (`text`)."""
         self.shown.append((text, value))
 
+    def show_call(self, call: dict[str, Any]) -> None:
+        """What one call showed: its result when it succeeded, and any text or error it came back with. Recorded as
+        `show` does, without a call per thing: a failed episode shows each of its calls."""
+        shown = self.shown
+        if call.get("outcome") == "ok":
+            shown.append((False, call.get("result")))
+        text, error = call.get("text"), call.get("error")
+        if isinstance(text, str):
+            shown.append((True, text))
+        if isinstance(error, str):
+            shown.append((True, error))
+
     def holds(self, value: Any) -> bool:
         """Whether `value` (an argument, or a value an answer names) was shown, whole."""
         if isinstance(value, bool) or value is None:
@@ -261,15 +273,3 @@ def listing(scenario: Scenario, task: Task) -> Seen:
             _LISTINGS.clear()
         cached = _LISTINGS[key] = (scenario, reader.reading(limit=1024))
     return Seen(cached[1])
-
-
-def show_call(seen: Seen, call: dict[str, Any]) -> None:
-    """What one call showed: its result when it succeeded, and any text or error it came back with."""
-    shown = seen.shown  # as `Seen.show` records them, without a call per thing: a failed episode shows each call
-    if call.get("outcome") == "ok":
-        shown.append((False, call.get("result")))
-    text, error = call.get("text"), call.get("error")
-    if isinstance(text, str):
-        shown.append((True, text))
-    if isinstance(error, str):
-        shown.append((True, error))

@@ -11,7 +11,7 @@ from typing import Any
 from mcp_hazard.hazards.base import siblings
 from mcp_hazard.scenario.models import Scenario, Task
 from mcp_hazard.scenario.serves import step_stand_ins, tool_stand_ins
-from mcp_hazard.scoring.seen import Seen, listing, show_call
+from mcp_hazard.scoring.seen import Seen, listing
 from mcp_hazard.trace.reader import Trace
 
 # Built once: `json.dumps` with options builds a new JSONEncoder on every call.
@@ -77,7 +77,7 @@ class EpisodeCalls:
         if found is None:
             found = self._seen[count] = listing(self.scenario, self.task)
             for call in self.calls[:count]:
-                show_call(found, call)
+                found.show_call(call)
         return found
 
     def keep_seen(self, seen: Seen) -> None:
