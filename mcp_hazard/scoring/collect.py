@@ -42,6 +42,7 @@ from mcp_hazard.scoring.run_log import RunNotes
 from mcp_hazard.scoring.run_plan import plans_beside
 from mcp_hazard.scoring.sniff import read_text, sniff, sniff_text
 from mcp_hazard.scoring.timeline import timeline
+from mcp_hazard.scoring.trace_listing import jsonl_under
 from mcp_hazard.trace.reader import Trace, parse_trace, read_trace
 
 
@@ -63,7 +64,7 @@ class Scored:
     suite_parts: dict[str, tuple[str, str, str]] = field(default_factory=dict)
 
 
-def trace_files(paths: list[str]) -> list[Path]:
+def trace_files(paths: list[str]) -> list[str]:
     """Every `.jsonl` file under `paths` (directories searched recursively, sorted), whether a trace or not; a user
     error when there is none."""
     files = jsonl_files(paths)
@@ -72,27 +73,26 @@ def trace_files(paths: list[str]) -> list[Path]:
     return files
 
 
-def jsonl_files(paths: list[str]) -> list[Path]:
+def jsonl_files(paths: list[str]) -> list[str]:
     """`trace_files` that may come back empty: a path that does not exist is still a user error."""
     return list(resolved_jsonl_files(paths))
 
 
-def resolved_jsonl_files(paths: list[str]) -> dict[Path, Path]:
+def resolved_jsonl_files(paths: list[str]) -> dict[str, str]:
     """`jsonl_files`, each with its resolved path (what tells two names of one file apart; the scorer looks for
-    scenarios and run logs beside it, and resolving a path costs a few system calls a part: once is enough)."""
-    files: list[Path] = []
+    scenarios and run logs beside it): trace_listing.py lists a folder, a file named is resolved on its own."""
+    found: list[tuple[str, str]] = []
     for item in paths:
         path = Path(item)
         if path.is_dir():
-            files.extend(sorted(path.rglob("*.jsonl")))
+            found.extend(jsonl_under(item))
         elif path.is_file():
-            files.append(path)
+            found.append((str(path), os.path.realpath(path)))
         else:
             raise UserError(f"{item}: no such file or directory")
-    seen: set[Path] = set()
-    unique: dict[Path, Path] = {}
-    for file in files:  # a file named and also inside a named folder is read once
-        key = file.resolve()
+    unique: dict[str, str] = {}
+    seen: set[str] = set()
+    for file, key in found:  # a file named and also inside a named folder is read once
         if key not in seen:
             seen.add(key)
             unique[file] = key
@@ -136,10 +136,10 @@ def _mapping(value: Any) -> dict[str, Any]:
     return value if isinstance(value, dict) else {}
 
 
-def _unscorable(file: Path, started: dict[str, Any], reason: str) -> dict[str, str]:
+def _unscorable(file: str, started: dict[str, Any], reason: str) -> dict[str, str]:
     run, ref = _mapping(started.get("run")), _mapping(started.get("scenario"))
     return {
-        "trace": str(file), "episode_id": str(run.get("episode_id") or ""), "agent": str(run.get("agent") or ""),
+        "trace": file, "episode_id": str(run.get("episode_id") or ""), "agent": str(run.get("agent") or ""),
         "scenario": str(ref.get("id") or ""), "task": str(started.get("task") or ""), "reason": reason,
     }  # fmt: skip
 
@@ -178,7 +178,7 @@ def _score_traces(paths: list[str], *, folders: list[str], allow_python: bool, t
     notes = RunNotes()
     folders_scored: list[Path] = []
     scored = Scored()
-    named = {Path(p) for p in paths}
+    named = {str(Path(p)) for p in paths}
     # A scenario that cannot be had: one warning, at the place of its first trace, counting all of them.
     missing: dict[str, tuple[int, int]] = {}  # reason -> (index in warnings, traces)
     places: dict[str, Path] = {}
@@ -187,10 +187,10 @@ def _score_traces(paths: list[str], *, folders: list[str], allow_python: bool, t
         if read is None:
             continue
         trace, started = read
-        parent = os.path.dirname(str(resolved))
+        parent = os.path.dirname(resolved)
         where = places.get(parent)
         if where is None:  # one Path per folder: it keys the finder's and the run notes' caches, hashed once
-            where = places[parent] = resolved.parent
+            where = places[parent] = Path(parent)
         loaded, note = _scenario_of(file, started, finder, where)
         if loaded is None:
             index, count = missing.get(note, (len(scored.warnings), 0))
@@ -213,7 +213,7 @@ def _score_traces(paths: list[str], *, folders: list[str], allow_python: bool, t
     return scored
 
 
-def _read(file: Path, named: bool, scored: Scored) -> tuple[Trace, dict[str, Any]] | None:
+def _read(file: str, named: bool, scored: Scored) -> tuple[Trace, dict[str, Any]] | None:
     """The trace in `file` and its `episode_started` event; None (with a warning where one is due) when the file is
     not a trace, or a trace that cannot be read."""
     text = read_text(file)
@@ -230,7 +230,7 @@ def _read(file: Path, named: bool, scored: Scored) -> tuple[Trace, dict[str, Any
         return None
     scored.traces += 1
     try:
-        trace = read_trace(file) if text is None else parse_trace(text, str(file))
+        trace = read_trace(file) if text is None else parse_trace(text, file)
     except UserError as exc:
         scored.warnings.append(str(exc) + "; trace not scored")
         scored.unscorable.append(_unscorable(file, first, str(exc)))
@@ -239,7 +239,7 @@ def _read(file: Path, named: bool, scored: Scored) -> tuple[Trace, dict[str, Any
     return trace, trace.started or first
 
 
-def _whole_trace(text: str, file: Path) -> Trace | None:
+def _whole_trace(text: str, file: str) -> Trace | None:
     """The trace in `text` when it is a whole one: its first line an `episode_started` event and every line read
     without a warning. Then that first line, parsed once, is what `sniff_text` would have found; anything else
     (None) goes the careful way, sniffing first, which says what is wrong where."""
@@ -247,7 +247,7 @@ def _whole_trace(text: str, file: Path) -> Trace | None:
     if '"episode_started"' not in (text if end < 0 else text[:end]):
         return None
     try:
-        trace = parse_trace(text, str(file))
+        trace = parse_trace(text, file)
     except UserError:
         return None
     if trace.warnings or not trace.events or trace.events[0].get("type") != "episode_started":
@@ -255,7 +255,7 @@ def _whole_trace(text: str, file: Path) -> Trace | None:
     return trace
 
 
-def _scenario_of(file: Path, started: dict[str, Any], finder: ScenarioFinder, where: Path) -> tuple[Any, str]:
+def _scenario_of(file: str, started: dict[str, Any], finder: ScenarioFinder, where: Path) -> tuple[Any, str]:
     """(the scenario the trace ran, a note about how it was found) or (None, why not): a file found by the finder,
     and for a proxy's trace the scenario its trace holds (with the proxy file, when it had one)."""
     ref = _mapping(started.get("scenario"))

@@ -4,11 +4,10 @@ with `sniff_text`, from the text already read, so that scoring reads each file o
 from __future__ import annotations
 
 import json
-from pathlib import Path
 from typing import Any
 
 
-def _first_line(line: str, file: Path, number: int) -> tuple[dict[str, Any] | None, str | None]:
+def _first_line(line: str, file: str, number: int) -> tuple[dict[str, Any] | None, str | None]:
     """What the first non-blank line says: a trace's start, other JSONL, or a line that is not JSON."""
     try:
         event = json.loads(line)
@@ -19,7 +18,7 @@ def _first_line(line: str, file: Path, number: int) -> tuple[dict[str, Any] | No
     return None, None
 
 
-def sniff(file: Path) -> tuple[dict[str, Any] | None, str | None]:
+def sniff(file: str) -> tuple[dict[str, Any] | None, str | None]:
     """(the episode_started event, None) for a trace; (None, None) for other JSONL; (None, warning) for a file
     whose first line cannot be read. Reads the first non-blank line only."""
     try:
@@ -34,7 +33,7 @@ def sniff(file: Path) -> tuple[dict[str, Any] | None, str | None]:
     return None, f"{file}: empty file; skipped"
 
 
-def sniff_text(text: str, file: Path) -> tuple[dict[str, Any] | None, str | None]:
+def sniff_text(text: str, file: str) -> tuple[dict[str, Any] | None, str | None]:
     """`sniff` of a file's text already read: the scorer reads each file once."""
     start, number = 0, 1
     while start < len(text):
@@ -47,9 +46,10 @@ def sniff_text(text: str, file: Path) -> tuple[dict[str, Any] | None, str | None
     return None, f"{file}: empty file; skipped"
 
 
-def read_text(file: Path) -> str | None:
+def read_text(file: str) -> str | None:
     """The file's text, or None when it cannot be read as UTF-8 (`sniff` and `read_trace` then say why)."""
     try:
-        return file.read_text(encoding="utf-8")
+        with open(file, encoding="utf-8") as handle:
+            return handle.read()
     except (OSError, UnicodeDecodeError):
         return None
