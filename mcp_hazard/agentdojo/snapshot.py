@@ -82,7 +82,8 @@ def load_snapshot(path: str | Path) -> LoadedSuite:
     """A snapshot read back: the scenario, with no AgentDojo behind it (scored, never served)."""
     file = Path(path)
     try:
-        raw = file.read_bytes()[: MAX_SNAPSHOT_BYTES + 1]
+        with file.open("rb") as handle:
+            raw = handle.read(MAX_SNAPSHOT_BYTES + 1)  # not the whole file: a snapshot found may be any file
         if len(raw) > MAX_SNAPSHOT_BYTES:
             raise ValueError(f"larger than {MAX_SNAPSHOT_BYTES} bytes")
         data = json.loads(raw)

@@ -10,19 +10,26 @@ from __future__ import annotations
 import hashlib
 from pathlib import Path
 
-from mcp_hazard.agentdojo.snapshot import is_snapshot, load_snapshot
+from mcp_hazard.agentdojo.snapshot import MAX_SNAPSHOT_BYTES, is_snapshot, load_snapshot
 from mcp_hazard.agentdojo.source_names import is_source
 from mcp_hazard.errors import ScenarioError, UserError
 from mcp_hazard.load import load_scenario
 from mcp_hazard.proxy.config import LoadedProxyFile, is_proxy_file, load_proxy_file
 from mcp_hazard.scenario.files import SCENARIO_SUFFIXES, LoadedScenario
+from mcp_hazard.scenario.yaml_source import MAX_FILE_BYTES
+
+_LARGEST = max(MAX_FILE_BYTES, MAX_SNAPSHOT_BYTES)  # of a scenario file or a suite snapshot
 
 
 def _sha256(path: Path) -> str | None:
+    """None for a file that cannot be read, or larger than any scenario or suite snapshot may be: a path recorded in
+    a trace may name any file, so none is read whole."""
     try:
-        return hashlib.sha256(path.read_bytes()).hexdigest()
+        with path.open("rb") as handle:
+            raw = handle.read(_LARGEST + 1)
     except OSError:
         return None
+    return hashlib.sha256(raw).hexdigest() if len(raw) <= _LARGEST else None
 
 
 class ScenarioFinder:

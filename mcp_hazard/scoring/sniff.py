@@ -6,6 +6,8 @@ from __future__ import annotations
 import json
 from typing import Any
 
+from mcp_hazard.trace.regular_file import open_regular, read_regular
+
 
 def _first_line(line: str, file: str, number: int) -> tuple[dict[str, Any] | None, str | None]:
     """What the first non-blank line says: a trace's start, other JSONL, or a line that is not JSON."""
@@ -22,7 +24,7 @@ def sniff(file: str) -> tuple[dict[str, Any] | None, str | None]:
     """(the episode_started event, None) for a trace; (None, None) for other JSONL; (None, warning) for a file
     whose first line cannot be read. Reads the first non-blank line only."""
     try:
-        with open(file, encoding="utf-8") as handle:
+        with open_regular(file) as handle:
             for number, line in enumerate(handle, start=1):
                 if line.strip():
                     return _first_line(line, file, number)
@@ -49,7 +51,6 @@ def sniff_text(text: str, file: str) -> tuple[dict[str, Any] | None, str | None]
 def read_text(file: str) -> str | None:
     """The file's text, or None when it cannot be read as UTF-8 (`sniff` and `read_trace` then say why)."""
     try:
-        with open(file, encoding="utf-8") as handle:
-            return handle.read()
+        return read_regular(file)
     except (OSError, UnicodeDecodeError):
         return None

@@ -11,11 +11,13 @@ import json
 from pathlib import Path
 from typing import Any
 
+from mcp_hazard.trace.regular_file import read_regular
+
 
 def json_records(path: Path) -> list[dict[str, Any]]:
     """Each line of `path` that is a JSON object, parsed; none when the file cannot be read as UTF-8 text."""
     try:
-        lines = path.read_text(encoding="utf-8").splitlines()
+        lines = read_regular(path).splitlines()
     except (OSError, UnicodeDecodeError):
         return []
     records = []

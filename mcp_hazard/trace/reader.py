@@ -9,6 +9,7 @@ from typing import Any
 
 from mcp_hazard.errors import UserError
 from mcp_hazard.trace.events import EVENT_TYPES, SCHEMA_VERSION, comparable
+from mcp_hazard.trace.regular_file import read_regular
 
 
 @dataclass
@@ -29,7 +30,7 @@ def read_trace(path: str | Path) -> Trace:
     """Parse a JSONL trace. Damaged lines become warnings naming file and line; a wrong schema version is an error."""
     file = str(path)
     try:
-        text = Path(path).read_text(encoding="utf-8")
+        text = read_regular(path)
     except (OSError, UnicodeDecodeError) as exc:
         raise UserError(f"{file}: cannot read trace: {exc}") from None
     return parse_trace(text, file)
