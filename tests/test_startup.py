@@ -146,7 +146,7 @@ def test_a_bad_hazard_option_is_refused_before_the_sdk_is_imported(command: str,
     [
         (
             ["replay", "missing.jsonl"],
-            "mcp-hazard: error: missing.jsonl: cannot read trace: [Errno 2] No such file or directory",
+            "mcp-hazard: error: missing.jsonl: cannot read trace: No such file or directory",
         ),
         # A script is read like a scenario file: its problems are `file: message`, as a scenario file's are.
         (["replay", "missing.yaml"], "missing.yaml: cannot read file: No such file or directory"),

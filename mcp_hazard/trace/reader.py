@@ -31,8 +31,10 @@ def read_trace(path: str | Path) -> Trace:
     file = str(path)
     try:
         text = read_regular(path)
-    except (OSError, UnicodeDecodeError) as exc:
-        raise UserError(f"{file}: cannot read trace: {exc}") from None
+    except OSError as exc:
+        raise UserError(f"{file}: cannot read trace: {exc.strerror or exc}") from None
+    except UnicodeDecodeError as exc:
+        raise UserError(f"{file}: cannot read trace: not UTF-8 text (byte {exc.start})") from None
     return parse_trace(text, file)
 
 

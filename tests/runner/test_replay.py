@@ -5,6 +5,7 @@ as episodes; bad input is one line."""
 from __future__ import annotations
 
 import json
+import os
 import re
 import shutil
 from pathlib import Path
@@ -252,12 +253,16 @@ def test_a_malformed_script_is_a_one_line_error(case: str, tmp_path: Path) -> No
 
 @pytest.mark.parametrize(
     ("content", "mentions"),
-    [(None, "cannot read trace"), ("", "no episode_started"), ('{"type": "tools_listed"}\n', "no episode_started")],
-    ids=["missing", "empty", "no-start"],
-)
+    [(None, "cannot read trace: No such file or directory"), ("", "no episode_started"),
+     ('{"type": "tools_listed"}\n', "no episode_started"), ("fifo", "cannot read trace: not a regular file")],
+    ids=["missing", "empty", "no-start", "fifo"],
+)  # fmt: skip
 def test_a_bad_trace_is_a_one_line_error(content: str | None, mentions: str, tmp_path: Path) -> None:
+    """A FIFO is refused at once: opening it to read would wait for a writer."""
     path = tmp_path / "trace.jsonl"
-    if content is not None:
+    if content == "fifo":
+        os.mkfifo(path)
+    elif content is not None:
         path.write_text(content, encoding="utf-8")
     line = one_line_error(main_cli("replay", str(path), cwd=REPO_ROOT))
     assert mentions in line and str(path) in line, line
