@@ -12,6 +12,7 @@ from typing import Any
 
 from mcp_hazard.agentdojo.suite_scenario import LoadedSuite
 from mcp_hazard.condition import Condition
+from mcp_hazard.json_parse import loads
 from mcp_hazard.scenario.expressions import ExpressionError, render
 from mcp_hazard.server.submit import SUBMIT_TOOL
 
@@ -21,7 +22,7 @@ def _value(result: Any) -> Any:
         return result.structured_content
     text = "".join(getattr(block, "text", "") for block in result.content)
     try:
-        return json.loads(text)
+        return loads(text)
     except ValueError:
         return text
 

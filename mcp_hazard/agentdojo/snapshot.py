@@ -14,6 +14,7 @@ from typing import Any
 
 from mcp_hazard.agentdojo.suite_scenario import AgentDojoScenario, AgentDojoToolSpec, InjectionTaskInfo, LoadedSuite
 from mcp_hazard.errors import Problem, ScenarioError
+from mcp_hazard.json_parse import loads
 from mcp_hazard.proxy.environment import NOT_HERE
 from mcp_hazard.scenario.models import Annotations, GoldenPath, GoldenStep, Task
 
@@ -86,7 +87,7 @@ def load_snapshot(path: str | Path) -> LoadedSuite:
             raw = handle.read(MAX_SNAPSHOT_BYTES + 1)  # not the whole file: a snapshot found may be any file
         if len(raw) > MAX_SNAPSHOT_BYTES:
             raise ValueError(f"larger than {MAX_SNAPSHOT_BYTES} bytes")
-        data = json.loads(raw)
+        data = loads(raw)
         if data.get("kind") != KIND or data.get("format") != FORMAT:
             raise ValueError(f"not a suite snapshot of format {FORMAT}")
         model = AgentDojoScenario.model_construct(

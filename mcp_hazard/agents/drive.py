@@ -14,6 +14,7 @@ from typing import Any, Literal, Protocol, get_args
 import mcp_types as types
 from mcp import Client
 
+from mcp_hazard.json_parse import loads
 from mcp_hazard.scenario.models import GoldenPath, Scenario
 
 AgentEventKind = Literal["malformed_call", "text_reply", "empty_reply", "truncated", "last_turn", "turn_limit"]
@@ -84,7 +85,7 @@ def result_value(result: types.CallToolResult) -> Any:
         return result.structured_content
     text = text_of(result)
     try:
-        return json.loads(text)
+        return loads(text)
     except json.JSONDecodeError:
         return text
 

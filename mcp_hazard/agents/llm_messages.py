@@ -19,6 +19,7 @@ import mcp_types as types
 
 from mcp_hazard.agents.drive import hints_of, text_of
 from mcp_hazard.agents.llm_config import LlmConfig, one_line
+from mcp_hazard.json_parse import loads
 
 VALID_NAME = re.compile(r"^[a-zA-Z0-9_-]{1,64}$")
 ALIAS_STEM_CHARS = 50
@@ -129,7 +130,7 @@ def parse_arguments(raw: Any) -> tuple[dict[str, Any] | None, str | None]:
     if not isinstance(raw, str):
         return None, f"the arguments must be a JSON object, got {type(raw).__name__}"
     try:
-        value = json.loads(raw)
+        value = loads(raw)
     except json.JSONDecodeError as exc:
         return None, f"the arguments are not valid JSON ({exc.msg} at character {exc.pos}): {one_line(raw, 120)}"
     if not isinstance(value, dict):

@@ -10,6 +10,8 @@ import json
 import re
 from typing import Any
 
+from mcp_hazard.json_parse import loads
+
 _NUMBER_UNIT = re.compile(r"^\s*(-?\d+(?:\.\d+)?)\s*([A-Za-z%°³/]+)?\s*$")
 _LABEL_LINE = re.compile(r"^(?P<path>[^:]+):\s?(?P<value>.*)$")
 
@@ -125,7 +127,7 @@ def read_result(text: str, structured: Any = None) -> Any:
     value = structured
     if value is None:
         try:
-            value = json.loads(text)
+            value = loads(text)
         except json.JSONDecodeError:
             if text.lstrip()[:1] in ("{", "["):
                 value = first_json(text)

@@ -14,6 +14,7 @@ from pydantic import ValidationError
 from mcp_hazard.errors import UserError
 from mcp_hazard.hazards.base import REGISTRY, Hazard, kinds_for, refused
 from mcp_hazard.hazards.capabilities import applicable_tools, changes_interface, targets, unfit, usable
+from mcp_hazard.json_parse import loads
 from mcp_hazard.scenario.hazard_spec import HazardSpec
 from mcp_hazard.scenario.models import Scenario, Task
 from mcp_hazard.suggest import did_you_mean
@@ -24,7 +25,7 @@ SHORTHANDS = ("all", "declared")
 
 def _value(text: str) -> Any:
     try:
-        return json.loads(text)
+        return loads(text)
     except json.JSONDecodeError:
         return text
 

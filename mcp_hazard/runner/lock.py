@@ -24,6 +24,7 @@ from pathlib import Path
 from typing import IO, Any
 
 from mcp_hazard.errors import UserError
+from mcp_hazard.json_parse import loads
 from mcp_hazard.trace.storage import storage_error, write_whole
 from mcp_hazard.trace.writer import utc_now
 
@@ -43,7 +44,7 @@ class FolderBusy(UserError):
 def _holder(text: str) -> str:
     """The lock file's record of its holder, in words."""
     try:
-        record: Any = json.loads(text)
+        record: Any = loads(text)
     except ValueError:
         record = None
     if not isinstance(record, dict):

@@ -9,12 +9,12 @@ each of its rows in the doc, so the doc cannot drift from the code.
 from __future__ import annotations
 
 import argparse
-import json
 import sys
 from collections import defaultdict
 from pathlib import Path
 from typing import Any
 
+from mcp_hazard.json_parse import loads
 from mcp_hazard.scoring.stats import wilson
 
 ALL = "all"
@@ -68,7 +68,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--suite", help="only this suite's rows (banking, slack, travel, workspace)")
     args = parser.parse_args(argv)
     try:
-        report = json.loads(args.report.read_text(encoding="utf-8"))
+        report = loads(args.report.read_text(encoding="utf-8"))
     except (OSError, ValueError) as exc:
         print(f"mcp-hazard: error: {args.report}: {exc}", file=sys.stderr)
         return 2

@@ -6,13 +6,14 @@ from __future__ import annotations
 import json
 from typing import Any
 
+from mcp_hazard.json_parse import loads
 from mcp_hazard.trace.regular_file import open_regular, read_regular
 
 
 def _first_line(line: str, file: str, number: int) -> tuple[dict[str, Any] | None, str | None]:
     """What the first non-blank line says: a trace's start, other JSONL, or a line that is not JSON."""
     try:
-        event = json.loads(line)
+        event = loads(line)
     except json.JSONDecodeError as exc:
         return None, f"{file}:{number}: first line is not JSON ({exc.msg}); file skipped"
     if isinstance(event, dict) and event.get("type") == "episode_started":

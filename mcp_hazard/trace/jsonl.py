@@ -24,7 +24,7 @@ def json_records(path: Path) -> list[dict[str, Any]]:
     for line in lines:
         try:
             record = json.loads(line)
-        except json.JSONDecodeError:
+        except (json.JSONDecodeError, RecursionError):
             continue
         if isinstance(record, dict):
             records.append(record)

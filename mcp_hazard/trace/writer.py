@@ -20,6 +20,7 @@ from typing import IO, Any
 import orjson
 from pydantic import BaseModel
 
+from mcp_hazard.json_parse import loads
 from mcp_hazard.json_text import float_forms
 from mcp_hazard.trace.events import ToolCalled
 from mcp_hazard.trace.storage import StorageError, append_whole, storage_error
@@ -303,7 +304,7 @@ def append_event(path: Path, event_type: type[BaseModel], **fields: Any) -> dict
         ends_cleanly = not data or data.endswith(b"\n")
         for line in reversed(data.splitlines()):
             try:
-                last = json.loads(line)
+                last = loads(line)
             except ValueError:
                 continue
             if isinstance(last, dict) and isinstance(last.get("seq"), int):

@@ -14,6 +14,7 @@ from pathlib import Path
 from typing import Any
 
 from mcp_hazard.errors import UserError
+from mcp_hazard.json_parse import loads
 
 EPISODE_KEY = ("scenario", "task", "condition", "interventions", "profile", "seed", "repeat")
 GATE_INFRASTRUCTURE = ("endpoint_error", "timeout", "server_crashed", "interrupted")
@@ -96,7 +97,7 @@ def load_run(path: str | Path, what: str = "RUN_DIR") -> RunData:
     except (OSError, UnicodeDecodeError) as exc:
         raise UserError(f"{report_path}: cannot read: {getattr(exc, 'strerror', None) or exc}") from None
     try:
-        report = json.loads(text)
+        report = loads(text)
     except json.JSONDecodeError as exc:
         raise UserError(f"{report_path}:{exc.lineno}:{exc.colno}: not valid JSON: {exc.msg}") from None
     rows = report.get("per_episode") if isinstance(report, dict) else None

@@ -1,0 +1,75 @@
+"""JSON nested deeper than the interpreter's recursion limit allows, wherever mcp-hazard reads JSON it did not write:
+`json.loads` raises RecursionError, which is no ValueError, so each of these ended in a traceback. Now each is bad
+input like any other text that is not JSON: a warning for a trace line, one error line for a command."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+from conftest import TRAVEL, run_main
+
+from mcp_hazard.agents.llm_messages import parse_arguments
+from mcp_hazard.json_parse import loads
+from mcp_hazard.scoring.collect import score_traces
+from mcp_hazard.trace.jsonl import json_records
+
+DEPTH = 100_000  # far past any recursion limit; 200 KB of brackets
+DEEP = "[" * DEPTH + "]" * DEPTH
+STARTED = json.dumps({"seq": 0, "ts": "2026-01-01T00:00:00Z", "type": "episode_started", "schema_version": 2,
+                      "scenario": {"id": "x", "path": "x.yaml", "sha256": ""}, "task": "t"})  # fmt: skip
+
+
+def _one_error_line(*args: str, cwd: Path) -> str:
+    done = run_main(*args, cwd=cwd)
+    assert done.returncode == 2, (done.returncode, done.stderr[-500:])
+    assert "Traceback" not in done.stderr and "RecursionError" not in done.stderr, done.stderr[-2000:]
+    lines = done.stderr.strip().splitlines()
+    assert len(lines) == 1 and lines[0].startswith("mcp-hazard: error: "), done.stderr[-2000:]
+    return lines[0]
+
+
+def test_loads_raises_a_decode_error_for_too_deep_a_nesting() -> None:
+    for text in (DEEP, DEEP.encode(), '{"a":' * DEPTH):
+        try:
+            loads(text)
+        except json.JSONDecodeError as exc:
+            assert exc.msg == "nested too deeply" and (exc.lineno, exc.colno) == (1, 1)
+        else:
+            raise AssertionError("no error")
+    assert loads("[[1]]") == [[1]]
+
+
+def test_trace_lines_nested_too_deeply_are_warnings(tmp_path: Path) -> None:
+    (tmp_path / "later.jsonl").write_text(
+        f'{STARTED}\n{{"type": "tool_called", "x": {DEEP}}}\n{{"type": "episode_ended"}}\n'
+    )
+    (tmp_path / "first.jsonl").write_text(f'{{"type": "episode_started", "x": {DEEP}}}\n')
+    (tmp_path / "run.jsonl").write_text(f"{DEEP}\n" + json.dumps({"episode_id": "e"}) + "\n")
+    scored = score_traces([str(tmp_path)])
+    assert f"{tmp_path / 'later.jsonl'}:2: invalid JSON (nested too deeply); skipped" in scored.warnings
+    assert f"{tmp_path / 'first.jsonl'}:1: first line is not JSON (nested too deeply); file skipped" in scored.warnings
+    assert json_records(tmp_path / "run.jsonl") == [{"episode_id": "e"}]  # the run log's reader passes it over
+    line = _one_error_line("replay", str(tmp_path / "first.jsonl"), cwd=tmp_path)
+    assert "first.jsonl" in line
+
+
+def test_a_report_nested_too_deeply_is_one_error_line_for_the_gate(tmp_path: Path) -> None:
+    (tmp_path / "report.json").write_text(f'{{"per_episode": {DEEP}}}')
+    line = _one_error_line("gate", str(tmp_path / "report.json"), "--min", "overall=0.1", cwd=tmp_path)
+    assert line.endswith("report.json:1:1: not valid JSON: nested too deeply"), line
+
+
+def test_a_hazard_option_nested_too_deeply_is_one_error_line(tmp_path: Path) -> None:
+    deep = "[" * 5000 + "]" * 5000  # a command line argument may hold 128 KiB
+    out = str(tmp_path / "run")
+    line = _one_error_line("run", str(TRAVEL), "--task", "fare-class", "--hazard", f"transient_error:times={deep}",
+                           "--agent", "naive", "--transport", "memory", "--out", out, cwd=tmp_path)  # fmt: skip
+    assert line.startswith("mcp-hazard: error: --hazard 'transient_error:times=[[[")
+    assert not (tmp_path / "run" / "traces").exists()
+
+
+def test_model_arguments_nested_too_deeply_are_a_malformed_call() -> None:
+    value, problem = parse_arguments('{"a": ' + DEEP + "}")
+    assert value is None and problem is not None
+    assert problem.startswith("the arguments are not valid JSON (nested too deeply at character 0)")
