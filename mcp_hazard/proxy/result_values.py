@@ -11,6 +11,7 @@ import json
 import re
 from typing import Any
 
+from mcp_hazard.json_parse import loads
 from mcp_hazard.json_text import indented
 
 _NUMBER_IN_TEXT = re.compile(r"(?<![\w.])-?\d+(?:\.\d+)?(?!\d|\.\d)")
@@ -24,7 +25,7 @@ def value_of(result: dict[str, Any]) -> Any:
     texts = text_blocks(result)
     if len(texts) == 1:
         try:
-            parsed = json.loads(texts[0])
+            parsed = loads(texts[0])
         except ValueError:
             return texts[0]
         return parsed if isinstance(parsed, dict | list) else texts[0]
@@ -114,7 +115,7 @@ def rewrite_text(raw: dict[str, Any], old: Any, new: Any) -> str:
         return new
     if len(texts) == 1:
         try:
-            if json.loads(texts[0]) == old:
+            if loads(texts[0]) == old:
                 return indented(new)
         except ValueError:
             pass

@@ -8,6 +8,8 @@ from functools import lru_cache
 from sys import intern
 from typing import Any
 
+from mcp_hazard.json_parse import loads
+
 # One encoder, built once: `json.dumps` with options builds a new JSONEncoder on every call.
 _LABEL_ENCODER = json.JSONEncoder(ensure_ascii=False, sort_keys=True, separators=(",", ":"), default=str)
 
@@ -44,7 +46,7 @@ def _cli_value(key: str, value: Any) -> str:
 @lru_cache(maxsize=1024)
 def _cli_string(value: str) -> str:
     try:
-        json.loads(value)
+        loads(value)
     except ValueError:
         return value
     return _LABEL_ENCODER.encode(value)

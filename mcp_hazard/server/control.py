@@ -15,6 +15,7 @@ from starlette.routing import Route
 from starlette.types import Scope
 
 from mcp_hazard.errors import UserError
+from mcp_hazard.json_parse import loads
 from mcp_hazard.server.access import EpisodeKeys, problem
 from mcp_hazard.server.bodies import CLOSE, BodyTooLarge, ClientGone, read_body
 from mcp_hazard.server.episode_gate import condition_fields, missing, unstored
@@ -212,7 +213,7 @@ async def _json_payload(request: Request) -> dict[str, Any] | JSONResponse:
     except ClientGone:  # nobody to answer; uvicorn drops a response to a closed connection
         return _problem(400, "the client closed the connection before its body arrived")
     try:
-        payload = json.loads(body or b"{}")
+        payload = loads(body or b"{}")
     except json.JSONDecodeError as exc:
         return _problem(400, f"body is not JSON: {exc.msg} at line {exc.lineno} column {exc.colno}")
     except UnicodeDecodeError:

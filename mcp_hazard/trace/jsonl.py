@@ -24,7 +24,7 @@ def json_records(path: Path) -> list[dict[str, Any]]:
     for line in lines:
         try:
             record = json.loads(line)
-        except (json.JSONDecodeError, RecursionError):
+        except (ValueError, RecursionError):  # not JSON (json_parse.py says which kinds)
             continue
         if isinstance(record, dict):
             records.append(record)

@@ -8,7 +8,7 @@ from pathlib import Path
 from typing import Any
 
 from mcp_hazard.errors import UserError
-from mcp_hazard.json_parse import NESTED_TOO_DEEPLY
+from mcp_hazard.json_parse import problem
 from mcp_hazard.trace.events import EVENT_TYPES, SCHEMA_VERSION, comparable
 from mcp_hazard.trace.regular_file import read_regular
 
@@ -48,10 +48,10 @@ def parse_trace(text: str, file: str) -> Trace:
             continue
         try:
             event = json.loads(line)
-        except (json.JSONDecodeError, RecursionError) as exc:
+        except (ValueError, RecursionError) as exc:  # JSONDecodeError is a ValueError (json_parse.py: the others)
             last = number == len(lines) or (number == len(lines) - 1 and not lines[-1])
-            why = exc.msg if isinstance(exc, json.JSONDecodeError) else NESTED_TOO_DEEPLY
-            what = "truncated last line" if last and why != NESTED_TOO_DEEPLY else f"invalid JSON ({why})"
+            cut = last and isinstance(exc, json.JSONDecodeError)
+            what = "truncated last line" if cut else f"invalid JSON ({problem(exc)})"
             trace.warnings.append(f"{file}:{number}: {what}; skipped")
             continue
         if not isinstance(event, dict) or event.get("type") not in EVENT_TYPES:

@@ -145,6 +145,22 @@ def test_oversized_bodies_are_refused_without_being_read(tmp_path: Path) -> None
     no_traceback(server)
 
 
+def test_bodies_json_cannot_read_are_a_400_in_one_line(tmp_path: Path) -> None:
+    """`POST /episodes` with JSON nested thousands of levels deep (RecursionError in `json.loads`) or with a number of
+    5,000 digits (a plain ValueError) was a 500 with a traceback in the server's log; each is now a 400 saying why."""
+    deep = b'{"seed": ' + b"[" * 100_000 + b"]" * 100_000 + b"}"
+    with serve(tmp_path) as server, httpx.Client(timeout=30) as http:
+        episode = create(server, http, episode_id="kept")
+        for body, why in ((deep, "nested too deeply"), (b'{"seed": ' + b"9" * 5000 + b"}", "too many digits")):
+            answer = http.post(f"{server.base}/episodes", content=body,
+                               headers={**OPERATOR, "content-type": "application/json"})  # fmt: skip
+            assert answer.status_code == 400, answer.text[:300]
+            message = answer.json()["error"]
+            assert message.startswith("body is not JSON: ") and why in message and "\n" not in message, message
+        still_answers(http, episode)
+    no_traceback(server)
+
+
 def test_clients_that_leave_mid_body_leave_no_traceback(tmp_path: Path) -> None:
     with serve(tmp_path) as server, httpx.Client(timeout=30) as http:
         episode = create(server, http, episode_id="left")

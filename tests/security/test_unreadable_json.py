@@ -1,6 +1,7 @@
-"""JSON nested deeper than the interpreter's recursion limit allows, wherever mcp-hazard reads JSON it did not write:
-`json.loads` raises RecursionError, which is no ValueError, so each of these ended in a traceback. Now each is bad
-input like any other text that is not JSON: a warning for a trace line, one error line for a command."""
+"""JSON that `json.loads` refuses with something other than a JSONDecodeError, wherever mcp-hazard reads JSON it did
+not write: nesting deeper than the recursion limit allows (RecursionError, no ValueError at all) and an integer of
+more than 4,300 digits (a plain ValueError). Each ended a command in a traceback. Now each is bad input like any
+other text that is not JSON: a warning for a trace line, one error line for a command."""
 
 from __future__ import annotations
 
@@ -16,6 +17,7 @@ from mcp_hazard.trace.jsonl import json_records
 
 DEPTH = 100_000  # far past any recursion limit; 200 KB of brackets
 DEEP = "[" * DEPTH + "]" * DEPTH
+LONG = "9" * 5000
 STARTED = json.dumps({"seq": 0, "ts": "2026-01-01T00:00:00Z", "type": "episode_started", "schema_version": 2,
                       "scenario": {"id": "x", "path": "x.yaml", "sha256": ""}, "task": "t"})  # fmt: skip
 
@@ -29,26 +31,33 @@ def _one_error_line(*args: str, cwd: Path) -> str:
     return lines[0]
 
 
-def test_loads_raises_a_decode_error_for_too_deep_a_nesting() -> None:
-    for text in (DEEP, DEEP.encode(), '{"a":' * DEPTH):
+def test_loads_raises_a_decode_error_for_what_json_cannot_read() -> None:
+    cases = ((DEEP, "nested too deeply"), (DEEP.encode(), "nested too deeply"), ('{"a":' * DEPTH, "nested too deeply"),
+             (f'{{"a": {LONG}}}', "a number with too many digits"))  # fmt: skip
+    for text, why in cases:
         try:
             loads(text)
         except json.JSONDecodeError as exc:
-            assert exc.msg == "nested too deeply" and (exc.lineno, exc.colno) == (1, 1)
+            assert exc.msg == why and (exc.lineno, exc.colno) == (1, 1)
         else:
             raise AssertionError("no error")
     assert loads("[[1]]") == [[1]]
 
 
-def test_trace_lines_nested_too_deeply_are_warnings(tmp_path: Path) -> None:
+def test_trace_lines_json_cannot_read_are_warnings(tmp_path: Path) -> None:
     (tmp_path / "later.jsonl").write_text(
         f'{STARTED}\n{{"type": "tool_called", "x": {DEEP}}}\n{{"type": "episode_ended"}}\n'
     )
     (tmp_path / "first.jsonl").write_text(f'{{"type": "episode_started", "x": {DEEP}}}\n')
+    (tmp_path / "long.jsonl").write_text(f'{STARTED}\n{{"type": "tool_called", "seq": {LONG}}}\n')
+    (tmp_path / "longfirst.jsonl").write_text(f'{{"type": "episode_started", "seq": {LONG}}}\n')
     (tmp_path / "run.jsonl").write_text(f"{DEEP}\n" + json.dumps({"episode_id": "e"}) + "\n")
     scored = score_traces([str(tmp_path)])
     assert f"{tmp_path / 'later.jsonl'}:2: invalid JSON (nested too deeply); skipped" in scored.warnings
     assert f"{tmp_path / 'first.jsonl'}:1: first line is not JSON (nested too deeply); file skipped" in scored.warnings
+    for name, number, what in (("long", 2, "invalid JSON"), ("longfirst", 1, "first line is not JSON")):
+        skipped = "skipped" if name == "long" else "file skipped"
+        assert f"{tmp_path / name}.jsonl:{number}: {what} (a number with too many digits); {skipped}" in scored.warnings
     assert json_records(tmp_path / "run.jsonl") == [{"episode_id": "e"}]  # the run log's reader passes it over
     line = _one_error_line("replay", str(tmp_path / "first.jsonl"), cwd=tmp_path)
     assert "first.jsonl" in line
