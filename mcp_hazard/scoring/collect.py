@@ -43,6 +43,7 @@ from mcp_hazard.scoring.run_plan import plans_beside
 from mcp_hazard.scoring.sniff import read_text, sniff, sniff_text
 from mcp_hazard.scoring.timeline import timeline
 from mcp_hazard.scoring.trace_listing import jsonl_under
+from mcp_hazard.trace.misfit import misfit
 from mcp_hazard.trace.reader import Trace, parse_trace, read_trace
 
 
@@ -201,9 +202,11 @@ def _score_traces(paths: list[str], *, folders: list[str], allow_python: bool, t
             continue
         try:
             score = score_episode(trace, loaded.model)
-        except (ValueError, KeyError, TypeError) as exc:
-            scored.warnings.append(f"{file}: cannot score: {exc}")
-            scored.unscorable.append(_unscorable(file, started, f"cannot score: {exc}"))
+        except Exception as exc:  # a field of the wrong shape: say which, and score the others
+            why = misfit(file)
+            why = f"{why}; trace not scored" if why else f"{file}: cannot score: {type(exc).__name__}: {exc}"
+            scored.warnings.append(why)
+            scored.unscorable.append(_unscorable(file, started, why))
             continue
         _keep(scored, score, trace, loaded, note, notes, where, timelines)
         folders_scored.append(where)

@@ -160,6 +160,8 @@ def score_episode(trace: Trace, scenario: Scenario) -> EpisodeScore:
     if unfinished:
         episode_failure, correct = None, False
     kinds = [interned(h.get("kind", "?")) for h in started.get("hazards", [])]
+    if not all(type(kind) is str for kind in kinds) or (ended and type(ended[0].get("reason")) is not str):
+        raise ValueError("a hazard kind or end reason that is not text")  # the report groups by these
     attack, injection_task, attacked = _attack(answer.state)
     return EpisodeScore(
         trace=trace.path,

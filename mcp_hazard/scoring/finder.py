@@ -32,6 +32,14 @@ def _sha256(path: Path) -> str | None:
     return hashlib.sha256(raw).hexdigest() if len(raw) <= _LARGEST else None
 
 
+def _is_file(path: Path) -> bool:
+    """`Path.is_file` for a path a trace recorded, which may be anything: too long a name raises there."""
+    try:
+        return path.is_file()
+    except OSError:
+        return False
+
+
 class ScenarioFinder:
     """Finds and loads the scenario a trace ran (module docstring: the order), each file hashed and loaded once."""
 
@@ -88,12 +96,12 @@ class ScenarioFinder:
         then below the working directory."""
         recorded = Path(path)
         if recorded.is_absolute():
-            return [recorded] if recorded.is_file() else []
+            return [recorded] if _is_file(recorded) else []
         bases = [where, *where.parents, self.cwd]
         out: list[Path] = []
         for base in bases:
             candidate = base / recorded
-            if candidate.is_file() and candidate.resolve() not in {c.resolve() for c in out}:
+            if _is_file(candidate) and candidate.resolve() not in {c.resolve() for c in out}:
                 out.append(candidate)
         return out
 

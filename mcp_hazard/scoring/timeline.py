@@ -68,7 +68,8 @@ def _step(event: dict[str, Any]) -> tuple[str, str, str, str, str] | None:
         # What the hazard did is the trace's record, never shown to the agent: it goes beside the title.
         return "hazard", f"{title}: {whole(event.get('change'))}", "", "", "hazard"
     if kind == "tools_listed":
-        tools = [str(t) for t in event.get("tools") or []]
+        listed = event.get("tools")
+        tools = [str(t) for t in listed] if isinstance(listed, list) else []
         return "listed", f"listed {len(tools)} tools", "", whole(", ".join(tools)), ""
     if kind == "list_changed":
         return "changed", "tool list changed (announced)", "", "", "hazard"
@@ -95,7 +96,9 @@ def _step(event: dict[str, Any]) -> tuple[str, str, str, str, str] | None:
     if kind == "episode_ended":
         return "ended", f"episode ended: {event.get('reason')}", "", "", ""
     if kind == "agent_ended":
-        notes = [clip(e.get("detail") or e.get("kind") or e, NOTE_CHARS) for e in event.get("events") or []]
+        told = event.get("events")
+        notes = [clip((e.get("detail") or e.get("kind") or e) if isinstance(e, dict) else e, NOTE_CHARS)
+                 for e in (told if isinstance(told, list) else [])]  # fmt: skip
         got = "; ".join(filter(None, [str(event.get("detail") or ""), *notes]))
         return "agent", f"agent {event.get('outcome')}", "", whole(got), ""
     return None  # episode_started: its facts are in the episode's header

@@ -92,7 +92,10 @@ def duplicate_writes(calls: EpisodeCalls, fired_events: list[dict[str, Any]]) ->
 
 
 def _make(fired: dict[str, Any], family: str, ok: bool, path: str | None, n: int | None) -> HazardVerdict:
+    kind, tool, failpoint, slot = fired["kind"], fired["tool"], fired["failpoint"], fired["slot"]
+    if not (type(kind) is type(family) is type(tool) is type(failpoint) is str) or type(slot) is not int:
+        raise ValueError("a hazard_fired event with a field of the wrong type")  # the report groups by these
     return HazardVerdict(
-        hazard=fired["hazard"], kind=interned(fired["kind"]), family=interned(family), tool=interned(fired["tool"]),
-        slot=fired["slot"], failpoint=interned(fired["failpoint"]), recovered=ok, path=path, calls_to_recover=n,
+        hazard=fired["hazard"], kind=interned(kind), family=interned(family), tool=interned(tool), slot=slot,
+        failpoint=interned(failpoint), recovered=ok, path=path, calls_to_recover=n,
     )  # fmt: skip

@@ -54,13 +54,16 @@ def parse_trace(text: str, file: str) -> Trace:
             what = "truncated last line" if cut else f"invalid JSON ({problem(exc)})"
             trace.warnings.append(f"{file}:{number}: {what}; skipped")
             continue
-        if not isinstance(event, dict) or event.get("type") not in EVENT_TYPES:
-            kind = event.get("type") if isinstance(event, dict) else type(event).__name__
+        kind = event.get("type") if isinstance(event, dict) else None
+        if type(kind) is not str or kind not in EVENT_TYPES:  # a list or dict as `type` is no name either
+            kind = kind if isinstance(event, dict) else type(event).__name__
             trace.warnings.append(f"{file}:{number}: unknown event type {kind!r}; skipped")
             continue
         if event["type"] == "episode_started":
             version = event.get("schema_version")
-            if not isinstance(version, int) or version > SCHEMA_VERSION:
+            if type(version) is not int:
+                raise UserError(f"{file}:{number}: trace schema_version {version!r} is not a version number")
+            if version > SCHEMA_VERSION:
                 raise UserError(
                     f"{file}:{number}: trace schema_version {version!r} is newer than this mcp-hazard reads "
                     f"({SCHEMA_VERSION}); upgrade mcp-hazard"

@@ -8,9 +8,12 @@ import json
 import os
 import shutil
 from pathlib import Path
+from typing import Any
 
 import pytest
 from conftest import TRAVEL, run_main
+
+from tests.scoring.test_report_support import embedded_episodes
 
 from .test_runs import cli
 
@@ -47,3 +50,58 @@ def test_special_files_are_one_line_warnings_and_the_traces_are_scored(folder: P
     report = json.loads((folder.parent / "report.json").read_text(encoding="utf-8"))
     assert report["episodes"] == 3  # the run's two and the copy beside the FIFO run log
     assert len(done.stderr.splitlines()) == 6, done.stderr  # those five, and where the report went
+
+
+def _damaged(source: Path, out: Path, line: int, change: dict[str, Any]) -> None:
+    """`source` with line `line` (1-based) updated by `change` (a None value drops the key), written to `out`."""
+    events = [json.loads(text) for text in source.read_text(encoding="utf-8").splitlines()]
+    events[line - 1] = {k: v for k, v in {**events[line - 1], **change}.items() if v is not None}
+    out.write_text("".join(json.dumps(e) + "\n" for e in events), encoding="utf-8")
+
+
+DAMAGE: list[tuple[str, int, dict[str, Any], str]] = [  # (name, line, change, warning after the path, or "")
+    ("condition-list", 1, {"condition": []}, ":1: episode_started: condition: Input should be a valid dictionary"),
+    ("kind-object", 3, {"kind": {"a": 1}}, ":3: hazard_fired: kind: Input should be a valid string"),
+    (
+        "slot-text",
+        3,
+        {"slot": "one"},
+        ":3: hazard_fired: slot: Input should be a valid integer, unable to parse string as an integer",
+    ),
+    ("version-empty", 1, {"schema_version": ""}, ":1: trace schema_version '' is not a version number"),
+    ("type-list", 2, {"type": ["x"]}, ":2: unknown event type ['x']; skipped"),
+    ("tools-number", 2, {"tools": 5}, ""),  # scored; the report's timeline shows no tools
+    ("notes-not-objects", 11, {"events": ["x", 3]}, ""),
+    # A path no file system takes (is_file raised): its scenario is not found, one warning for all such traces.
+    ("path-too-long", 1, {"scenario": {"id": "travel", "path": "a" * 5000, "sha256": "0"}}, ""),
+]
+
+
+def test_traces_with_fields_of_the_wrong_shape_are_one_line_each_and_the_rest_is_scored(tmp_path: Path) -> None:
+    """A trace edited by hand or written by another program: a field of the wrong JSON type made `score` end in an
+    AttributeError or TypeError (in scoring, in the report's tables, or in the HTML timeline). Each such trace is
+    now one warning naming its line, event and field, and every other trace is scored and reported."""
+    done = run_main("run", str(TRAVEL), "--task", "fare-class", "--hazard", "transient_error", "--agent",
+                    "recovering", "--transport", "memory", "--no-progress", "--out", str(tmp_path / "run"))  # fmt: skip
+    assert done.returncode == 0, done.stderr
+    traces = tmp_path / "run" / "traces"
+    hazard = next(traces.glob("*transient_error*.jsonl"))
+    for name, line, change, _ in DAMAGE:
+        _damaged(hazard, traces / f"{name}.jsonl", line, change)
+    report = tmp_path / "report.html"
+    done = cli("score", str(tmp_path / "run"), "--out", str(report), "--per-episode", str(tmp_path / "rows.csv"))
+    assert done.returncode == 0 and "Traceback" not in done.stderr, done.stderr[-3000:]
+    for name, _, _, warning in DAMAGE:
+        lines = [ln for ln in done.stderr.splitlines() if f"{traces / name}.jsonl" in ln]
+        if warning:
+            assert len(lines) == 1 and lines[0].endswith(
+                warning + ("" if "skipped" in warning else "; trace not scored")
+            ), (name, lines)
+        else:
+            assert not lines, (name, lines)
+    rows = (tmp_path / "rows.csv").read_text(encoding="utf-8").splitlines()
+    assert len(rows) == 1 + 2 + 3  # the run's two, and the three damaged traces that still score
+    assert "'travel' (recorded path aaaa" in done.stderr and "1 trace not scored" in done.stderr
+    shown = {Path(e["trace"]).stem: e for e in embedded_episodes(report.read_text(encoding="utf-8"))}
+    assert {"tools-number", "notes-not-objects", "type-list"} <= set(shown), sorted(shown)
+    assert all(e.get("timeline") for e in shown.values()), "every episode's timeline is drawn"
