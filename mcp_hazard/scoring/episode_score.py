@@ -159,9 +159,7 @@ def score_episode(trace: Trace, scenario: Scenario) -> EpisodeScore:
     warnings, unfinished = _ending(trace, bool(ended), bool(agent_ended), outcome)
     if unfinished:
         episode_failure, correct = None, False
-    kinds = [interned(h.get("kind", "?")) for h in started.get("hazards", [])]
-    if not all(type(kind) is str for kind in kinds) or (ended and type(ended[0].get("reason")) is not str):
-        raise ValueError("a hazard kind or end reason that is not text")  # the report groups by these
+    kinds = _hazard_kinds(started, ended)
     attack, injection_task, attacked = _attack(answer.state)
     return EpisodeScore(
         trace=trace.path,
@@ -199,6 +197,15 @@ def score_episode(trace: Trace, scenario: Scenario) -> EpisodeScore:
         call_classes=research.call_classes, agent_label=research.agent_label, repeat=research.repeat,
         name_policy=research.name_policy, problem=research.problem,
     )  # fmt: skip
+
+
+def _hazard_kinds(started: dict[str, Any], ended: list[dict[str, Any]]) -> list[str]:
+    """The condition's hazard kinds. The report groups by them and by the end reason, so either one not being text
+    is a damaged trace (a ValueError, which the scorer reports with the line and field)."""
+    kinds = [interned(h.get("kind", "?")) for h in started.get("hazards", [])]
+    if not all(type(kind) is str for kind in kinds) or (ended and type(ended[0].get("reason")) is not str):
+        raise ValueError("a hazard kind or end reason that is not text")
+    return kinds
 
 
 def _started(trace: Trace, scenario: Scenario, by_type: dict[str, list[dict[str, Any]]]) -> tuple[dict[str, Any], Task]:
