@@ -39,10 +39,10 @@ def parse_hazard_option(text: str) -> list[HazardSpec] | str:
         try:
             return [HazardSpec.model_validate_json(text)]
         except ValidationError as exc:
-            raise UserError(f"--hazard {text!r}: {_first_error(exc)}") from None
+            raise UserError(f"--hazard {_shown(repr(text))}: {_first_error(exc)}") from None
     kind, _, rest = text.partition(":")
     if not kind:
-        raise UserError(f"--hazard {text!r}: expected KIND[:key=value,...]")
+        raise UserError(f"--hazard {_shown(repr(text))}: expected KIND[:key=value,...]")
     fields: dict[str, Any] = {"kind": kind}
     schedule: dict[str, Any] = {}
     params: dict[str, Any] = {}
@@ -50,7 +50,7 @@ def parse_hazard_option(text: str) -> list[HazardSpec] | str:
         key, sep, raw = pair.partition("=")
         key = key.strip()
         if not sep or not key:
-            raise UserError(f"--hazard {text!r}: {pair!r} is not key=value")
+            raise UserError(f"--hazard {_shown(repr(text))}: {_shown(repr(pair))} is not key=value")
         if key == "tools":
             fields["tools"] = [t for t in raw.split("+") if t]
         elif key in SCHEDULE_KEYS:
@@ -63,14 +63,19 @@ def parse_hazard_option(text: str) -> list[HazardSpec] | str:
     try:
         return [HazardSpec.model_validate(fields)]
     except ValidationError as exc:
-        raise UserError(f"--hazard {text!r}: {_first_error(exc)}") from None
+        raise UserError(f"--hazard {_shown(repr(text))}: {_first_error(exc)}") from None
 
 
 def _first_error(exc: ValidationError) -> str:
     error = exc.errors()[0]
     where = ".".join(str(p) for p in error["loc"])
     message = str(error["msg"]).removeprefix("Value error, ")
-    return f"{where}: {message}, got {json.dumps(error.get('input'), default=str)}" if where else message
+    return f"{where}: {message}, got {_shown(json.dumps(error.get('input'), default=str))}" if where else message
+
+
+def _shown(text: str, limit: int = 80) -> str:
+    """A value the user typed, quoted back in an error: enough to find it, not all of a 100 KB argument."""
+    return text if len(text) <= limit else f"{text[: limit - 1]}… ({len(text):,} characters)"
 
 
 def declared_hazards(scenario: Scenario, task: Task) -> list[HazardSpec]:

@@ -75,6 +75,7 @@ def test_a_hazard_option_nested_too_deeply_is_one_error_line(tmp_path: Path) -> 
     line = _one_error_line("run", str(TRAVEL), "--task", "fare-class", "--hazard", f"transient_error:times={deep}",
                            "--agent", "naive", "--transport", "memory", "--out", out, cwd=tmp_path)  # fmt: skip
     assert line.startswith("mcp-hazard: error: --hazard 'transient_error:times=[[[")
+    assert "… (10,024 characters): schedule.times: " in line and len(line) < 300, line  # the value is not echoed whole
     assert not (tmp_path / "run" / "traces").exists()
 
 
