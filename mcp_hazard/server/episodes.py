@@ -131,15 +131,15 @@ class EpisodeRegistry:
             if len(self.scenarios) != 1:
                 raise UserError(f"name a scenario; this server has {', '.join(sorted(self.scenarios))}")
             scenario_id = next(iter(self.scenarios))
-        scenario = self.scenarios.get(scenario_id)
+        scenario = self.scenarios.get(scenario_id) if isinstance(scenario_id, str) else None  # a client sends any JSON
         if scenario is None:
             hint = did_you_mean(str(scenario_id), self.scenarios)
-            raise UserError(f"unknown scenario {scenario_id!r}{hint}; known: {', '.join(sorted(self.scenarios))}")
+            raise UserError(f"unknown scenario {_shown(scenario_id)}{hint}; known: {', '.join(sorted(self.scenarios))}")
         task = scenario.model.tasks[0] if task_id is None else scenario.model.task(task_id)
         if task is None:
             known = ", ".join(t.id for t in scenario.model.tasks)
             hint = did_you_mean(str(task_id), [t.id for t in scenario.model.tasks])
-            raise UserError(f"scenario {scenario_id!r} has no task {task_id!r}{hint}; its tasks: {known}")
+            raise UserError(f"scenario {scenario_id!r} has no task {_shown(task_id)}{hint}; its tasks: {known}")
         condition = condition or self.default_condition
         if episode_id is None:
             episode_id = new_episode_id(scenario.id, task.id, condition.seed)

@@ -157,6 +157,12 @@ def test_bodies_json_cannot_read_are_a_400_in_one_line(tmp_path: Path) -> None:
             assert answer.status_code == 400, answer.text[:300]
             message = answer.json()["error"]
             assert message.startswith("body is not JSON: ") and why in message and "\n" not in message, message
+        # JSON, but a scenario id that is a list (a 500 before: the id was looked up in a dict)
+        for scenario in (["travel"], {"id": "travel"}):
+            answer = http.post(f"{server.base}/episodes", json={"scenario": scenario, "task": "fare-class"},
+                               headers=OPERATOR)  # fmt: skip
+            assert answer.status_code == 400, answer.text[:300]
+            assert answer.json()["error"].startswith(f"unknown scenario {scenario!r}"), answer.text
         still_answers(http, episode)
     no_traceback(server)
 
