@@ -28,6 +28,8 @@ def parse_seeds(text: str) -> list[int]:
             raise argparse.ArgumentTypeError(f"expected seeds like 0-19 or 1,5,9, got {text!r}") from None
         if first < 0 or last < first or last - first > 100_000:
             raise argparse.ArgumentTypeError(f"bad seed range {part!r}")
+        if last >= 2**63:  # as `seed` (a run's seeds go where one seed goes)
+            raise argparse.ArgumentTypeError(f"seeds must be between 0 and 2**63-1, got {last}")
         seeds.extend(range(first, last + 1))
     if not seeds:
         raise argparse.ArgumentTypeError("no seeds given")
