@@ -50,6 +50,8 @@ def one_error_line(done: subprocess.CompletedProcess[str] | CliRun) -> str:
         (["run", "scenarios/travel.yaml", "--sed", "3"], "did you mean '--seeds'?"),
         (["scroe", "runs/"], "did you mean 'score'?"),
         (["score", "scenarios/", "--out", "report.pdf"], "unknown report extension .pdf"),
+        (["perturb", "scenarios/travel.yaml", "--intervention", "rename", "--out", "/nonexistent/listing.yaml"],
+         "/nonexistent/listing.yaml: cannot write the listing: No such file or directory"),
         # one past the largest seed (a ValidationError traceback from inside the run before)
         (["run", "scenarios/travel.yaml", "--seeds", str(2**63)], "seeds must be between 0 and 2**63-1"),
         (["verify", "scenarios/travel.yaml", "--seeds", f"{2**63 - 1}-{2**63}"], "seeds must be between 0 and 2**63-1"),

@@ -11,6 +11,7 @@ from pathlib import Path
 from typing import Any
 
 from mcp_hazard.commands.options import command_parser
+from mcp_hazard.commands.output_file import write_output
 from mcp_hazard.errors import UserError
 
 SUFFIXES = {".txt": "text", ".md": "markdown", ".html": "html", ".htm": "html"}
@@ -38,10 +39,7 @@ def diff_command(args: argparse.Namespace) -> int:
     if args.out is None:
         print(text)
         return 0
-    try:
-        Path(args.out).write_text(text, encoding="utf-8")
-    except OSError as exc:
-        raise UserError(f"{args.out}: cannot write the diff: {exc.strerror or exc}") from None
+    write_output(args.out, text, "the diff")
     print(f"mcp-hazard: wrote the {fmt} diff of {found.pairs} paired episodes to {args.out}", file=sys.stderr)
     return 0
 

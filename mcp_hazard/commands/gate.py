@@ -14,6 +14,7 @@ from typing import Any
 
 from mcp_hazard.commands import EXIT_FINDING
 from mcp_hazard.commands.options import command_parser
+from mcp_hazard.commands.output_file import write_output
 from mcp_hazard.errors import UserError
 
 METRIC_HELP = "overall, clean, hazard_kind.KIND, recovery.KIND, irs.INTERVENTION, pass^K (names as in report.json)"
@@ -101,23 +102,15 @@ def _spec(args: argparse.Namespace, baseline: Any) -> Any:
                     args.max_infrastructure)  # fmt: skip
 
 
-def _write(path: str, text: str, what: str, append: bool = False) -> None:
-    try:
-        with Path(path).open("a" if append else "w", encoding="utf-8") as file:
-            file.write(text)
-    except OSError as exc:
-        raise UserError(f"{path}: cannot write {what}: {exc.strerror or exc}") from None
-
-
 def report(result: Any, args: argparse.Namespace, fmt: str = "text") -> int:
     """Print the result, write the JUnit file and the CI summary; the exit code."""
     from mcp_hazard.scoring.gate import render_json, render_junit, render_markdown, render_text
 
     if args.junit:
-        _write(args.junit, render_junit(result), "the JUnit report")
+        write_output(args.junit, render_junit(result), "the JUnit report")
     summary = os.environ.get("GITHUB_STEP_SUMMARY")
     if summary:
-        _write(summary, render_markdown(result), "the step summary (GITHUB_STEP_SUMMARY)", append=True)
+        write_output(summary, render_markdown(result), "the step summary (GITHUB_STEP_SUMMARY)", append=True)
     print(render_json(result) if fmt == "json" else render_text(result))
     return EXIT_FINDING if result.failed else 0
 

@@ -4,11 +4,11 @@ from __future__ import annotations
 
 import argparse
 import sys
-from pathlib import Path
 from typing import Any
 
 from mcp_hazard.commands.flag_values import seed
 from mcp_hazard.commands.options import command_parser
+from mcp_hazard.commands.output_file import write_output
 from mcp_hazard.errors import UserError
 from mcp_hazard.suggest import did_you_mean
 
@@ -38,7 +38,7 @@ def perturb(args: argparse.Namespace) -> int:
                 "prompt": episode.prompt_text(), "tools": listing}  # fmt: skip
     text = yaml.safe_dump(document, sort_keys=False, allow_unicode=True, width=120)
     if args.out:
-        Path(args.out).write_text(text, encoding="utf-8")
+        write_output(args.out, text, "the listing")
         print(f"mcp-hazard: wrote the perturbed listing of {loaded.id}/{task.id} to {args.out}", file=sys.stderr)
     else:
         print(text, end="")

@@ -13,7 +13,7 @@ from typing import Any
 
 from mcp_hazard.commands import ERROR_PREFIX, EXIT_USAGE
 from mcp_hazard.commands.options import allow_python, command_parser
-from mcp_hazard.errors import UserError
+from mcp_hazard.commands.output_file import write_output
 
 SUFFIX_FORMATS = {".json": "json", ".md": "markdown", ".html": "html", ".htm": "html", ".txt": "table"}
 MORE = "--verbose prints every table; --out report.html writes the full report, with each episode's timeline"
@@ -48,13 +48,6 @@ def _episode_format(path: str | None) -> str | None:
     if suffix not in EPISODE_FORMATS:
         raise _Refused(f"--per-episode {path}: unknown extension {suffix or '(none)'}; use .csv or .jsonl")
     return EPISODE_FORMATS[suffix]
-
-
-def _write(path: str, text: str, what: str) -> None:
-    try:
-        Path(path).write_text(text, encoding="utf-8")
-    except OSError as exc:
-        raise UserError(f"{path}: cannot write {what}: {exc.strerror or exc}") from None
 
 
 def suite_differences(paths: list[str], parts: dict[str, tuple[str, str, str]]) -> list[str]:
@@ -118,12 +111,12 @@ def _score(args: argparse.Namespace) -> int:
     brief = fmt == "table" and not args.out and not args.verbose  # a file always holds everything
     text = render(report, fmt, verbose=not brief, timelines=scored.timelines)
     if args.out:
-        _write(args.out, text, "report")
+        write_output(args.out, text, "report")
         print(f"mcp-hazard: wrote {fmt} report of {report['episodes']} episodes to {args.out}", file=sys.stderr)
     else:
         print(text + (f"\n{MORE}" if brief else ""))
     if args.per_episode and episodes_fmt:
-        _write(args.per_episode, render_episodes(report["per_episode"], episodes_fmt), "per-episode table")
+        write_output(args.per_episode, render_episodes(report["per_episode"], episodes_fmt), "per-episode table")
         print(f"mcp-hazard: wrote {len(report['per_episode'])} episodes to {args.per_episode}", file=sys.stderr)
     for warning in scored.warnings:
         print(f"mcp-hazard: warning: {warning}", file=sys.stderr)
