@@ -204,7 +204,8 @@ def _score_traces(paths: list[str], *, folders: list[str], allow_python: bool, t
             score = score_episode(trace, loaded.model)
         except Exception as exc:  # a field of the wrong shape: say which, and score the others
             why = misfit(file)
-            why = f"{why}; trace not scored" if why else f"{file}: cannot score: {type(exc).__name__}: {exc}"
+            said = str(exc) if isinstance(exc, ValueError) else f"{type(exc).__name__}: {exc}"  # ValueError: ours
+            why = f"{why}; trace not scored" if why else f"{file}: cannot score: {said}"
             scored.warnings.append(why)
             scored.unscorable.append(_unscorable(file, started, why))
             continue
