@@ -1,6 +1,7 @@
-"""Damaged traces, generated: real traces with 1-4 events changed (a field dropped, or made null, a number, text, a
-list, an object, or nested 900 levels deep). Whatever the change, scoring, the report's tables and every report
-format finish; a trace that cannot be scored is one warning naming its file, never an exception.
+"""Damaged traces, generated: real traces with 1-4 changes: a field of an event dropped, or made null, a number, text,
+a list, an object, or nested 900 levels deep; an event dropped, repeated, or moved. Whatever the change, scoring,
+the report's tables and every report format finish; a trace that cannot be scored is one warning naming its file,
+never an exception.
 
 tests/security/test_trace_folders.py shows the messages for hand-made cases; this is the net under them.
 """
@@ -37,7 +38,9 @@ VALUES = (
     | st.just({"type": "tool_called"})
 )  # fmt: skip
 DROP = object()  # the field is removed
-CHANGES = st.lists(st.tuples(st.integers(0, 50), st.integers(0, 20), VALUES | st.just(DROP)), min_size=1, max_size=4)
+OPERATIONS = ("set", "set", "set", "drop event", "repeat event", "move event")
+CHANGE = st.tuples(st.sampled_from(OPERATIONS), st.integers(0, 50), st.integers(0, 20), VALUES | st.just(DROP))
+CHANGES = st.lists(CHANGE, min_size=1, max_size=4)
 
 
 @pytest.fixture(scope="module")
@@ -52,22 +55,30 @@ def run(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, list[list[dict[
     return out, [[json.loads(line) for line in t.read_text(encoding="utf-8").splitlines()] for t in traces]
 
 
-def _changed(events: list[dict[str, Any]], changes: list[tuple[int, int, Any]]) -> list[dict[str, Any]]:
+def _changed(events: list[dict[str, Any]], changes: list[tuple[str, int, int, Any]]) -> list[dict[str, Any]]:
     events = [dict(e) for e in events]
-    for which, field, value in changes:
-        event = events[which % len(events)]
-        key = sorted(event)[field % len(event)]
-        if value is DROP:
-            event.pop(key)
+    for operation, which, other, value in changes:
+        index = which % len(events)
+        if operation == "drop event" and len(events) > 1:
+            events.pop(index)
+        elif operation == "repeat event":
+            events.insert(other % (len(events) + 1), dict(events[index]))
+        elif operation == "move event":
+            events.insert(other % len(events), events.pop(index))
         else:
-            event[key] = value
+            event = events[index]
+            key = sorted(event)[other % len(event)]
+            if value is DROP:
+                event.pop(key)
+            else:
+                event[key] = value
     return events
 
 
 @settings(max_examples=100, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
 @given(trace=st.integers(0, 5), changes=CHANGES)
 def test_a_damaged_trace_never_stops_scoring_or_a_report(
-    run: tuple[Path, list[list[dict[str, Any]]]], tmp_path: Path, trace: int, changes: list[tuple[int, int, Any]]
+    run: tuple[Path, list[list[dict[str, Any]]]], tmp_path: Path, trace: int, changes: list[tuple[str, int, int, Any]]
 ) -> None:
     folder, traces = run
     here = tmp_path / "one"
