@@ -52,6 +52,7 @@ def one_error_line(done: subprocess.CompletedProcess[str] | CliRun) -> str:
         (["score", "scenarios/", "--out", "report.pdf"], "unknown report extension .pdf"),
         (["perturb", "scenarios/travel.yaml", "--intervention", "rename", "--out", "/nonexistent/listing.yaml"],
          "/nonexistent/listing.yaml: cannot write the listing: No such file or directory"),
+        (["generate", "dag", "--core", "0"], "argument --core: must be between 1 and 100, got 0"),  # as --core 101
         # one past the largest seed (a ValidationError traceback from inside the run before)
         (["run", "scenarios/travel.yaml", "--seeds", str(2**63)], "seeds must be between 0 and 2**63-1"),
         (["verify", "scenarios/travel.yaml", "--seeds", f"{2**63 - 1}-{2**63}"], "seeds must be between 0 and 2**63-1"),

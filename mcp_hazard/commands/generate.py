@@ -67,7 +67,8 @@ def add_parser(commands: Any) -> argparse.ArgumentParser:
 
 def _dag_options(dag: argparse.ArgumentParser) -> None:
     knob = _whole(0, MAX_FUNCTIONS)
-    dag.add_argument("--core", type=knob, default=4, metavar="N", help="functions on the golden path (default 4)")
+    dag.add_argument("--core", type=_whole(1, MAX_FUNCTIONS), default=4, metavar="N",
+                     help="functions on the golden path (default 4)")  # fmt: skip
     dag.add_argument("--depth", type=knob, default=2, metavar="N",
                      help="dependency depth: edges on the longest path of core functions; 1 = a star, CORE-1 = a "
                      "path (default 2)")  # fmt: skip
