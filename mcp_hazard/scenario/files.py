@@ -3,13 +3,12 @@ together with the file it came from."""
 
 from __future__ import annotations
 
-import os
-import stat
 from collections.abc import Iterable
 from dataclasses import dataclass
 from pathlib import Path as FsPath
 
 from mcp_hazard.errors import Problem, ScenarioError, UserError
+from mcp_hazard.regular_file import NotRegularFile, open_regular
 from mcp_hazard.scenario.models import Scenario
 from mcp_hazard.scenario.yaml_source import MAX_FILE_BYTES
 
@@ -37,38 +36,20 @@ class LoadedScenario:
         return FsPath(self.path).read_bytes()
 
 
-_KINDS = ((stat.S_ISDIR, "a directory"), (stat.S_ISFIFO, "a FIFO"), (stat.S_ISSOCK, "a socket"),
-          (stat.S_ISCHR, "a device"), (stat.S_ISBLK, "a device"))  # fmt: skip
-
-
-def _not_regular(mode: int) -> str | None:
-    if stat.S_ISREG(mode):
-        return None
-    kind = next((name for test, name in _KINDS if test(mode)), "a special file")
-    return f"{kind}, not a regular file; give the path of a YAML file"
-
-
 def read_source(path: str | FsPath) -> tuple[bytes, str]:
     """A user's file as bytes (for its hash) and text, never more than the size limit; one-line errors otherwise.
 
-    Only a regular file is read. A FIFO would block the open until someone writes to it, and a device or a socket
-    never ends, so the path's type is checked before opening, and again on the opened file (opened without blocking,
-    so a FIFO swapped in between cannot hang us either)."""
+    Only a regular file is read (regular_file.py: a FIFO would block the open, a device or a socket never ends)."""
     file = str(path)
 
     def refuse(message: str) -> ScenarioError:
         return ScenarioError([Problem(file, None, None, "", message)])
 
     try:
-        problem = _not_regular(os.stat(path).st_mode)
-        if problem:
-            raise refuse(problem)
-        descriptor = os.open(path, os.O_RDONLY | getattr(os, "O_NONBLOCK", 0) | getattr(os, "O_NOCTTY", 0))
-        with open(descriptor, "rb") as handle:
-            problem = _not_regular(os.fstat(descriptor).st_mode)
-            if problem:
-                raise refuse(problem)
+        with open_regular(path, binary=True) as handle:
             raw = handle.read(MAX_FILE_BYTES + 1)  # never more than the limit, however large the file
+    except NotRegularFile as exc:
+        raise refuse(f"{exc.kind}, not a regular file; give the path of a YAML file") from None
     except OSError as exc:
         raise refuse(f"cannot read file: {exc.strerror or exc}") from None
     if len(raw) > MAX_FILE_BYTES:

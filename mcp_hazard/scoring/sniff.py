@@ -7,7 +7,7 @@ import json
 from typing import Any
 
 from mcp_hazard.json_parse import loads
-from mcp_hazard.trace.regular_file import open_regular, read_regular
+from mcp_hazard.regular_file import open_regular, read_regular
 
 
 def _first_line(line: str, file: str, number: int) -> tuple[dict[str, Any] | None, str | None]:

@@ -47,9 +47,11 @@ def _walk(folder: str, real: str, key: tuple[str, ...], listed: str, found: list
             into = not is_link and entry.is_dir()
         except OSError:
             continue
+        is_trace = name.endswith(".jsonl")
+        if not (into or is_trace):
+            continue
+        below = (*key, os.path.normcase(name))
         if into:
-            below = (*key, os.path.normcase(name))
             _walk(entry.path, real + name, below, listed + name + os.sep, found)
-        if name.endswith(".jsonl"):
-            resolved = os.path.realpath(entry.path) if is_link else real + name
-            found.append(((*key, os.path.normcase(name)), listed + name, resolved))
+        if is_trace:
+            found.append((below, listed + name, os.path.realpath(entry.path) if is_link else real + name))

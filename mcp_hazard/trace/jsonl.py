@@ -11,7 +11,7 @@ import json
 from pathlib import Path
 from typing import Any
 
-from mcp_hazard.trace.regular_file import read_regular
+from mcp_hazard.regular_file import read_regular
 
 
 def json_records(path: Path) -> list[dict[str, Any]]:

@@ -12,8 +12,8 @@ from typing import Any
 
 from pydantic import TypeAdapter, ValidationError
 
+from mcp_hazard.regular_file import read_regular
 from mcp_hazard.trace.events import EVENT_TYPES, TraceEvent
-from mcp_hazard.trace.regular_file import read_regular
 
 
 @cache

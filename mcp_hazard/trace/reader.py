@@ -9,8 +9,8 @@ from typing import Any
 
 from mcp_hazard.errors import UserError
 from mcp_hazard.json_parse import problem
+from mcp_hazard.regular_file import read_regular
 from mcp_hazard.trace.events import EVENT_TYPES, SCHEMA_VERSION, comparable
-from mcp_hazard.trace.regular_file import read_regular
 
 
 @dataclass

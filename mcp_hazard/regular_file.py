@@ -1,0 +1,67 @@
+"""Open a file only when it is a regular file: scenario files, traces and run logs may come from strangers.
+
+A FIFO blocks `open()` until a writer comes, so a command would wait for ever; a device such as `/dev/zero` reads
+without end until memory runs out. The file is opened without blocking and the open file is asked what it is (no gap
+between a check and the open); anything but a regular file is a `NotRegularFile`, an OSError, which callers already
+report as "cannot read".
+"""
+
+from __future__ import annotations
+
+import errno
+import os
+import stat
+from pathlib import Path
+from typing import IO, Literal, overload
+
+_FLAGS = os.O_RDONLY | getattr(os, "O_NONBLOCK", 0) | getattr(os, "O_NOCTTY", 0)
+_KINDS = ((stat.S_ISDIR, "a directory"), (stat.S_ISFIFO, "a FIFO"), (stat.S_ISSOCK, "a socket"),
+          (stat.S_ISCHR, "a device"), (stat.S_ISBLK, "a device"))  # fmt: skip
+
+
+def kind_of(mode: int) -> str | None:
+    """What a file of this `st_mode` is, in words ("a FIFO"), when it is not a regular file; None when it is."""
+    if stat.S_ISREG(mode):
+        return None
+    return next((name for test, name in _KINDS if test(mode)), "a special file")
+
+
+class NotRegularFile(OSError):
+    """The path names a folder, FIFO, socket or device; `kind` says which."""
+
+    def __init__(self, path: str | Path, kind: str) -> None:
+        super().__init__(errno.EINVAL, "not a regular file", str(path))
+        self.kind = kind
+
+
+@overload
+def open_regular(path: str | Path, binary: Literal[False] = False) -> IO[str]: ...
+@overload
+def open_regular(path: str | Path, binary: Literal[True]) -> IO[bytes]: ...
+def open_regular(path: str | Path, binary: bool = False) -> IO[str] | IO[bytes]:
+    """`path` opened for reading (UTF-8 text, or bytes with `binary`); NotRegularFile for anything but a regular
+    file, other OSErrors as `open` raises them."""
+    try:
+        fd = os.open(path, _FLAGS)
+    except OSError:  # a socket cannot be opened at all (ENXIO): say what it is
+        try:
+            kind = kind_of(os.stat(path).st_mode)
+        except OSError:
+            kind = None
+        if kind is not None:
+            raise NotRegularFile(path, kind) from None
+        raise
+    try:
+        kind = kind_of(os.fstat(fd).st_mode)
+        if kind is not None:
+            raise NotRegularFile(path, kind)
+        return open(fd, "rb") if binary else open(fd, encoding="utf-8")
+    except BaseException:
+        os.close(fd)
+        raise
+
+
+def read_regular(path: str | Path) -> str:
+    """The whole text of `path`, under `open_regular`'s refusal."""
+    with open_regular(path) as handle:
+        return handle.read()
