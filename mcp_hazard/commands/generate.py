@@ -15,7 +15,7 @@ from mcp_hazard.commands.options import command_parser, epilog
 from mcp_hazard.generate.dag import MAX_FUNCTIONS, Knobs
 from mcp_hazard.generate.graph_scenario import scenario_id
 from mcp_hazard.generate.variable_names import POLICIES
-from mcp_hazard.generate.write import suite, write_scenario
+from mcp_hazard.generate.write import seed_series, write_scenario
 
 MAX_COUNT = 10_000
 
@@ -125,7 +125,7 @@ def generate_command(args: argparse.Namespace) -> int:
     out = Path(args.out)
     try:
         out.mkdir(parents=True, exist_ok=True)
-        for each in suite(knobs, args.count):
+        for each in seed_series(knobs, args.count):
             path = write_scenario(each, out)
             print(f"wrote {path} ({scenario_id(each)})")
     except OSError as exc:

@@ -6,7 +6,7 @@ The command that writes them, `mcp-hazard generate dag`, is in commands/generate
 from mcp_hazard.generate.dag import GENERATOR_VERSION, Graph, Knobs, build_graph
 from mcp_hazard.generate.graph_scenario import build_scenario, scenario_id
 from mcp_hazard.generate.variable_names import POLICIES, Naming
-from mcp_hazard.generate.write import file_name, render_scenario, suite, write_scenario
+from mcp_hazard.generate.write import file_name, render_scenario, seed_series, write_scenario
 
 __all__ = [
     "GENERATOR_VERSION",
@@ -19,6 +19,6 @@ __all__ = [
     "file_name",
     "render_scenario",
     "scenario_id",
-    "suite",
+    "seed_series",
     "write_scenario",
 ]

@@ -121,8 +121,9 @@ def file_name(seed: int) -> str:
     return f"dag-s{seed}.yaml"
 
 
-def suite(knobs: Knobs, count: int) -> list[Knobs]:
-    """The knobs of a suite of `count` tasks: seeds `seed` to `seed + count - 1`."""
+def seed_series(knobs: Knobs, count: int) -> list[Knobs]:
+    """The knobs of `count` generated tasks: seeds `seed` to `seed + count - 1`. Not named `suite`: importing the
+    `mcp_hazard.generate.suite` package replaces a function of that name on `mcp_hazard.generate`."""
     return [replace(knobs, seed=knobs.seed + i) for i in range(count)]
 
 

@@ -11,7 +11,7 @@ from pathlib import Path
 import pytest
 import yaml
 
-from mcp_hazard.generate import Knobs, render_scenario, suite
+from mcp_hazard.generate import Knobs, render_scenario, seed_series
 from mcp_hazard.generate.write import to_yaml
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -59,7 +59,7 @@ def test_same_bytes_in_another_process_with_another_hash_seed(
 
 
 def test_different_seeds_give_different_files() -> None:
-    texts = {render_scenario(k) for k in suite(KNOBS, 5)}
+    texts = {render_scenario(k) for k in seed_series(KNOBS, 5)}
     assert len(texts) == 5
 
 
@@ -69,9 +69,9 @@ def test_every_knob_changes_the_file(knob: str) -> None:
     assert render_scenario(Knobs(**{**KNOBS.__dict__, knob: changed})) != render_scenario(KNOBS)
 
 
-def test_suite_uses_consecutive_seeds() -> None:
-    assert [k.seed for k in suite(KNOBS, 3)] == [1, 2, 3]
-    assert all(k.core == KNOBS.core for k in suite(KNOBS, 3))
+def test_seed_series_uses_consecutive_seeds() -> None:
+    assert [k.seed for k in seed_series(KNOBS, 3)] == [1, 2, 3]
+    assert all(k.core == KNOBS.core for k in seed_series(KNOBS, 3))
 
 
 def test_header_names_the_command_and_not_the_folder() -> None:

@@ -145,7 +145,7 @@ def test_a_row_per_agent_leads_and_no_table_pools_the_agents(run: dict[str, Any]
     first, *rest = run["scorecard"].splitlines()
     assert first == (f"mcp-hazard scorecard: {EPISODES} episodes, 2 agents; each agent's success, recovery and "
                      "premature answers below")  # fmt: skip
-    assert rest[0].startswith("Suite: mcp-hazard-suite 1.0 (")  # what the episodes measured (docs/suite.md)
+    assert rest[0].startswith("Suite: mcp-hazard-suite 1.1 (")  # what the episodes measured (docs/suite.md)
     assert rest[1].startswith("Agents ───")
     pooled = report["overall"]
     assert f"({pooled['successes']}/{pooled['n']})" not in run["scorecard"]

@@ -12,6 +12,7 @@ import pytest
 import yaml
 
 from mcp_hazard.cli import main
+from mcp_hazard.generate.suite.shipped import SUITE_NAME, SUITE_VERSION
 from mcp_hazard.load import parse_scenario
 from mcp_hazard.scenario.suite_id import scenario_hash, suite_identity
 
@@ -39,7 +40,7 @@ def test_identity_names_the_tag_and_counts() -> None:
     model = parse_scenario(TRAVEL.read_text(encoding="utf-8"), "travel.yaml")
     one = suite_identity({"travel": model}, [("travel", "fare-class")])
     two = suite_identity({"travel": model}, [("travel", "fare-class"), ("travel", "fare-in-dollars")])
-    assert (one["name"], one["version"], one["tasks"], one["scenarios"]) == ("mcp-hazard-suite", "1.0", 1, 1)
+    assert (one["name"], one["version"], one["tasks"], one["scenarios"]) == (SUITE_NAME, SUITE_VERSION, 1, 1)
     assert one["hash"] != two["hash"] and len(one["hash"]) == 64
     untagged = model.model_copy(update={"suite": None})
     assert suite_identity({"travel": untagged}, [("travel", "fare-class")])["name"] == "custom"
@@ -58,8 +59,8 @@ def test_reports_record_the_suite_and_score_tells_different_suites(
     terminal = _run(tmp_path / "a", "fare-class", capsys)
     report = json.loads((tmp_path / "a" / "report.json").read_text(encoding="utf-8"))
     suite = report["suite"]
-    assert (suite["name"], suite["version"], suite["tasks"]) == ("mcp-hazard-suite", "1.0", 1)
-    assert f"Suite: mcp-hazard-suite 1.0 (1 task in 1 scenario, sha256 {suite['hash'][:12]})" in terminal
+    assert (suite["name"], suite["version"], suite["tasks"]) == (SUITE_NAME, SUITE_VERSION, 1)
+    assert f"Suite: {SUITE_NAME} {SUITE_VERSION} (1 task in 1 scenario, sha256 {suite['hash'][:12]})" in terminal
     assert f"sha256 {suite['hash'][:12]}" in (tmp_path / "a" / "report.html").read_text(encoding="utf-8")
 
     shutil.copytree(tmp_path / "a", tmp_path / "same")

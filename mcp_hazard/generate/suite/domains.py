@@ -51,7 +51,7 @@ class Domain:
     owner_q: str = "Which {owner} is {x} with?"  # asks for the owner's name
     request: str = "order {x} from its supplier"  # what starts the owner's days: "we {request}"
     event: str = "delivery"  # what the days lead to
-    category_in: str = "in"  # "in the same section", "on the same shelf"
+    category_in: str = "in"  # "in the same section", "on the same shelf", "of the same colour"
 
 
 CITIES = ("Orinth", "Velmora", "Castrane", "Tessaly Bay", "Marrowick", "Calderreach", "Pressa", "Olyndra")
@@ -80,7 +80,8 @@ DOMAINS: tuple[Domain, ...] = (
         owner_q='Which vineyard makes {x}?',
         request='order {x} from its vineyard', event='delivery',
         id='wine-cellar', title='Cellar list of the Brannock wine merchant', item='wine', items='wines',
-        id_prefix='WN', id_label='bin number', category_label='colour', categories=('Red', 'White', 'Sparkling'),
+        id_prefix='WN', id_label='bin number', category_label='colour', category_in='of',
+        categories=('Red', 'White', 'Sparkling'),
         names=('Corvel Ridge Syrah', 'Old Yarrow Merlot', 'Stonefold Tempranillo', 'Dusk Hill Malbec',
                'Brackwater Grenache', 'Pale Heron Riesling', 'Alder Bank Chardonnay', 'Saltmeadow Albarino',
                'Quince Lane Viognier', 'Larchmoor Semillon', 'Fenwick Brut', 'Silver Tern Cremant',
@@ -99,7 +100,7 @@ DOMAINS: tuple[Domain, ...] = (
         owner_q='Which depot is {x} based at?',
         request='ask the depot of {x} to send it to head office', event='transfer',
         id='car-rental', title='Fleet of Ardent Car Hire', item='car', items='cars', id_prefix='CAR',
-        id_label='fleet number', category_label='vehicle class', categories=('Compact', 'Estate', 'Van'),
+        id_label='fleet number', category_label='vehicle class', categories=('Compact', 'Estate', 'Family'),
         names=('Lumen Hatch', 'Pico City', 'Sprig Mini', 'Vesta Five', 'Kestrel Go', 'Atlas Tourer', 'Birch Wagon',
                'Ridgeway Estate', 'Fallow Long', 'Marten Sport', 'Haulier Nine', 'Cargo Twelve', 'Drayman Crew',
                'Porter Max', 'Trundle Box'),
@@ -117,7 +118,8 @@ DOMAINS: tuple[Domain, ...] = (
         owner_q='Which booking agency represents {x}?',
         request='send the contract for {x} to its booking agency', event='signed contract',
         id='festival', title='Line-up of the Harrowfield summer festival', item='act', items='acts', id_prefix='ACT',
-        id_label='act number', category_label='stage', categories=('Main Stage', 'Forest Stage', 'Big Tent'),
+        id_label='act number', category_label='stage', category_in='on',
+        categories=('Main Stage', 'Forest Stage', 'Meadow Stage'),
         names=('The Lanternfish', 'Mirel Oduya', 'Copper Saints', 'Velvet Static', 'Harbour Choir', 'Pine & Ember',
                'Sorrel Quartet', 'The Low Moons', 'Ilse Marrow Trio', 'Birchlight', 'Gutter Orchestra',
                'Night Ferry', 'The Tallow Kings', 'Raw Cassette', 'Dune Parade'),
@@ -230,7 +232,7 @@ DOMAINS: tuple[Domain, ...] = (
         owner_q='Which supplier supplies {x}?',
         request='order {x} from its supplier', event='delivery',
         id='bakery', title='Ingredient store of the Oldmill Bakery', item='ingredient', items='ingredients',
-        id_prefix='ING', id_label='stock code', category_label='store', categories=('Flour', 'Dairy', 'Pantry'),
+        id_prefix='ING', id_label='stock code', category_label='storeroom', categories=('Flour', 'Dairy', 'Pantry'),
         names=('Stoneground Rye', 'Spelt Wholemeal', 'Strong White', 'Emmer Blend', 'Oat Flour', 'Cultured Butter',
                'Clotted Cream', 'Buttermilk', 'Skyr', 'Mascarpone', 'Dark Muscovado', 'Orange Blossom Honey',
                'Toasted Hazelnuts', 'Sour Cherries', 'Cacao Nibs'),
@@ -241,7 +243,7 @@ DOMAINS: tuple[Domain, ...] = (
         days_field='lead_time_days', days_label='lead time',
         arrival_q='If we order {x} from its supplier on {d}, on what date should it arrive?',
         measure_q='How many kilograms of {x} do we have in stock?', price_q='What does a sack of {x} cost?',
-        min_label='minimum order', price_range=(2, 40), kind_phrase='{item} in the {c} store',
+        min_label='minimum order', price_range=(2, 40), kind_phrase='{item} in the {c} storeroom',
         price_label='sack price',
     ),
 )

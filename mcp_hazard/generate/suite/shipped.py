@@ -23,7 +23,7 @@ from mcp_hazard.generate.suite.world import build_tools, build_world, fields
 from mcp_hazard.generate.write import to_yaml
 
 SUITE_NAME = "mcp-hazard-suite"
-SUITE_VERSION = "1.0"  # raise it with any change to what the suite's tasks ask or judge
+SUITE_VERSION = "1.1"  # raise it with any change to what the suite's tasks ask or judge
 SUITE_SEED = 33
 SUITE_COMMAND = "mcp-hazard generate suite --out scenarios/suite"
 

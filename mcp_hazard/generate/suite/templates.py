@@ -193,7 +193,7 @@ def t_arrival(c: Ctx) -> Task:
 def t_days(c: Ctx) -> Task:
     [i] = c.pick(1)
     return task(
-        f"How many days is the {c.d.days_label} of the {c.d.owner} of {q(i)}? Answer with a whole number of days.",
+        f"What is the {c.d.days_label} of the {c.d.owner} of {q(i)}? Answer with a whole number of days.",
         number(c.world.owner_of(i).days),
         "sequential",
         [*find_get(c, i), owner_step(c)],

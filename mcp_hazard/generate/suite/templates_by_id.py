@@ -42,7 +42,7 @@ def t_owner_minimum_by_id(c: Ctx) -> Task:
         step("conv", "convert_currency", amount=ref("own", c.f.minimum), from_currency=c.d.currency, to_currency=to),
     ]
     return task(
-        f"What is the {c.d.min_label} of {c.d.owner} {o.id} ({o.name}) in {to}? Answer with the amount in {to}.",
+        f"What is the {c.d.min_label} of the {c.d.owner} {o.id} ({o.name}) in {to}? Answer with the amount in {to}.",
         money(convert(o.minimum, c.d.currency, to)),
         "sequential",
         steps,

@@ -148,7 +148,8 @@ def t_cheapest_named(c: Ctx) -> Task:
     best = min(items, key=lambda i: i.price)
     steps = [s for n, i in enumerate(items, 1) for s in find_get(c, i, str(n))]
     return task(
-        f"Which has the lowest {c.d.price_label}: {either([q(i) for i in items])}? Answer with the name.",
+        f"Which has the {_most(len(items), 'lower', 'lowest')} {c.d.price_label}: {either([q(i) for i in items])}? "
+        "Answer with the name.",
         name(best.name),
         "mixed",
         steps,

@@ -61,6 +61,11 @@ class World:
         return self.owners[item.owner]
 
 
+def a(noun: str) -> str:
+    """The noun with its indefinite article: "an ingredient", "a book"."""
+    return ("an " if noun[:1].lower() in "aeiou" else "a ") + noun
+
+
 def snake(text: str) -> str:
     return text.lower().replace(" ", "_").replace("-", "_")
 
@@ -190,7 +195,7 @@ def _by_owner(
 def _find(world: World, d: Domain, f: Fields) -> dict[str, Any]:
     return _table_tool(
         f.find,
-        f"Find a {d.item} by its name; returns its {d.id_label} and {d.category_label}.",
+        f"Find {a(d.item)} by its name; returns its {d.id_label} and {d.category_label}.",
         {"name": _text(f"Name of the {d.item}")},
         [({"name": i.name}, {f.item_id: i.id, "name": i.name, f.category: i.category}) for i in world.items],
         f"No {d.item} named '{{{{ name }}}}'.",
@@ -212,7 +217,7 @@ def _get(world: World, d: Domain, f: Fields) -> dict[str, Any]:
     }  # fmt: skip
     return _table_tool(
         f.get,
-        f"The record of a {d.item}: name, {d.category_label}, {d.measure_label} ({d.unit}), price in {d.currency}, "
+        f"The record of {a(d.item)}: name, {d.category_label}, {d.measure_label} ({d.unit}), price in {d.currency}, "
         f"{d.date_field.replace('_', ' ')}, {d.flag_field.replace('_', ' ')} and {d.owner} id.",
         _id_arg(world, d, f),
         [({f.item_id: i.id}, row(i)) for i in world.items],
@@ -240,7 +245,7 @@ def _list(world: World, d: Domain, f: Fields) -> dict[str, Any]:
 def _ledger(world: World, d: Domain, f: Fields) -> dict[str, Any]:
     return _table_tool(
         f.ledger,
-        f"Accounts ledger entry of a {d.item}: its price in cents of {d.currency} and its {d.measure_label} "
+        f"Accounts ledger entry of {a(d.item)}: its price in cents of {d.currency} and its {d.measure_label} "
         f"({d.unit}).",
         _id_arg(world, d, f),
         [
@@ -262,7 +267,7 @@ def _get_owner(world: World, d: Domain, f: Fields) -> dict[str, Any]:
     }  # fmt: skip
     return _table_tool(
         f.get_owner,
-        f"The record of a {d.owner}: name, city, {d.days_label} in days and {d.min_label} in {d.currency}.",
+        f"The record of {a(d.owner)}: name, city, {d.days_label} in days and {d.min_label} in {d.currency}.",
         *_by_owner(world, d, f, row),
         f"Unknown {d.owner} id '{{{{ {f.owner_id} }}}}'.",
         output=record,
@@ -276,7 +281,7 @@ def _directory(world: World, d: Domain, f: Fields) -> dict[str, Any]:
 
     return _table_tool(
         f.directory,
-        f"Trade directory entry of a {d.owner}: {d.days_label} in days and {d.min_label} in cents of {d.currency}.",
+        f"Trade directory entry of {a(d.owner)}: {d.days_label} in days and {d.min_label} in cents of {d.currency}.",
         *_by_owner(world, d, f, row),
         f"No directory entry for '{{{{ {f.owner_id} }}}}'.",
         serves={f"{snake(d.owner)}_terms": [d.days_field, "minimum_order_cents"]},
