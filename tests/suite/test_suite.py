@@ -140,6 +140,21 @@ def test_prompts_read_as_questions() -> None:
         assert re.search(r"Answer (with|yes or no|in)", prompt), where
 
 
+# "a one-off" and "an hour" are read by sound, not by letter.
+A_BEFORE_VOWEL = re.compile(r"\b[Aa] (?!one)[aeioAEIO]\w|\b[Aa]n (?!hour|honest)[^aeiouAEIOU\W]")
+SUPERLATIVE_OF_TWO = re.compile(r"the (?:lowest|highest|largest|smallest|shortest|longest) [^:?]*: \"[^\"]+\" or ")
+
+
+def test_articles_and_comparatives_agree() -> None:
+    """'an ingredient', not 'a ingredient'; 'the lower price' of two things, 'the lowest' of three or more."""
+    for scenario, t in tasks():
+        texts = [t.prompt] + [tool.description for tool in scenario.model.tools]  # type: ignore[attr-defined]
+        for text in texts:
+            where = f"{scenario.id}/{t.id}: {text}"  # type: ignore[attr-defined]
+            assert not A_BEFORE_VOWEL.search(text), where
+            assert not SUPERLATIVE_OF_TWO.search(text), where
+
+
 def hazard_table() -> dict[str, tuple[int, str]]:
     """docs/suite.md's table of hazard kinds: each kind named in a row, with the row's task count and its reason."""
     text = (ROOT / "docs" / "suite.md").read_text(encoding="utf-8")
