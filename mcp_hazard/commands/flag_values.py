@@ -98,6 +98,39 @@ def host_port(text: str) -> tuple[str, int]:
     return host.strip("[]") or "127.0.0.1", number
 
 
+def level(text: str) -> float:
+    """A two-sided significance level (`--alpha` of plan, gate and run): a chance below 1, and at least 1e-12, so
+    that its normal quantile stays a number after the gate divides it among its checks."""
+    try:
+        value = float(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"expected a number between 0 and 1, got {text!r}") from None
+    if not 1e-12 <= value < 1:
+        raise argparse.ArgumentTypeError(f"must be at least 1e-12 and below 1, got {text}")
+    return value
+
+
+def power(text: str) -> float:
+    """The chance to detect a drop (`plan --power`): at least 0.5 (below it the planning formula does not hold, and
+    a plan more likely to miss the drop than to see it plans nothing) and below 1 (no finite run is certain)."""
+    try:
+        value = float(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"expected a number such as 0.8, got {text!r}") from None
+    if not 0.5 <= value < 1:
+        raise argparse.ArgumentTypeError(f"must be at least 0.5 and below 1, got {text}")
+    return value
+
+
+def drop(text: str) -> float:
+    """The drop in success to plan for (`plan --drop`): a share, at least 0.0001 (0.01 points; smaller ones need
+    more pairs than a float counts)."""
+    value = fraction(text)
+    if value < 1e-4:
+        raise argparse.ArgumentTypeError(f"expected a drop of at least 0.0001 (0.01 points), got {text!r}")
+    return value
+
+
 def fraction(text: str) -> float:
     """A share given as 0.1 or 10%: the argparse type of --drop and --base-rate."""
     value = text.strip()

@@ -13,6 +13,7 @@ from pathlib import Path
 from typing import Any
 
 from mcp_hazard.commands import EXIT_FINDING
+from mcp_hazard.commands.flag_values import level
 from mcp_hazard.commands.options import command_parser
 from mcp_hazard.commands.output_file import write_output
 from mcp_hazard.errors import UserError
@@ -60,16 +61,6 @@ def max_drop(text: str) -> tuple[Any, float]:
     return _metric_value(text, points=True)
 
 
-def alpha(text: str) -> float:
-    try:
-        value = float(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"expected a number between 0 and 1, got {text!r}") from None
-    if not 0 < value < 1:
-        raise argparse.ArgumentTypeError(f"must be between 0 and 1 (exclusive), got {text}")
-    return value
-
-
 def _count(text: str) -> int:
     if not text.isdigit():
         raise argparse.ArgumentTypeError(f"expected a whole number of episodes, got {text!r}")
@@ -86,7 +77,7 @@ def add_gate_options(parser: Any) -> None:
     parser.add_argument("--max-drop", action="append", default=[], type=max_drop, metavar="METRIC=POINTS",
                         dest="drops", help="with --baseline: fail when the paired drop of overall, clean or "
                         "hazard_kind.KIND is significant and above POINTS percentage points (repeatable)")  # fmt: skip
-    parser.add_argument("--alpha", type=alpha, default=0.05, help="the gate's chance of failing an unchanged agent "
+    parser.add_argument("--alpha", type=level, default=0.05, help="the gate's chance of failing an unchanged agent "
                         "(default 0.05), shared among its checks")  # fmt: skip
     parser.add_argument("--max-infrastructure", type=_count, default=0, metavar="N", help="episodes without a "
                         "verdict on the agent (endpoint errors, time limits, server crashes) the gate tolerates "

@@ -17,7 +17,7 @@ from collections import Counter
 from pathlib import Path
 from typing import Any
 
-from mcp_hazard.commands.flag_values import fraction
+from mcp_hazard.commands.flag_values import drop, fraction, level, power
 from mcp_hazard.commands.options import allow_python, command_parser, hazard_options, parse_profiles
 from mcp_hazard.errors import UserError
 
@@ -135,7 +135,7 @@ EXAMPLES = [
 def add_parser(commands: Any) -> argparse.ArgumentParser:
     parser = command_parser(commands, "plan", HELP, EXAMPLES)
     parser.add_argument("paths", nargs="+", help="scenario files or directories (the suite)")
-    parser.add_argument("--drop", type=fraction, required=True, metavar="SHARE",
+    parser.add_argument("--drop", type=drop, required=True, metavar="SHARE",
                         help="the drop in success to detect, e.g. 0.1 or 10%% (10 points)")  # fmt: skip
     parser.add_argument("--scenario", action="append", default=None, metavar="ID", help="as for run (repeatable)")
     parser.add_argument("--task", action="append", default=None, metavar="ID", help="as for run (repeatable)")
@@ -156,8 +156,8 @@ def add_parser(commands: Any) -> argparse.ArgumentParser:
         metavar="SHARE",
         help="without a pilot: the success rate expected clean (default: the worst case)",
     )
-    parser.add_argument("--alpha", type=fraction, default=0.05, help="two-sided significance level (default 0.05)")
-    parser.add_argument("--power", type=fraction, default=0.8, help="chance to detect the drop (default 0.8)")
+    parser.add_argument("--alpha", type=level, default=0.05, help="two-sided significance level (default 0.05)")
+    parser.add_argument("--power", type=power, default=0.8, help="chance to detect the drop (default 0.8)")
     parser.add_argument("--json", action="store_true", help="print as JSON")
     allow_python(parser)
     parser.set_defaults(handler=plan_command)

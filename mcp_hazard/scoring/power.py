@@ -37,13 +37,19 @@ def _z(p: float) -> float:
     return NormalDist().inv_cdf(p)
 
 
+def upper_quantile(tail: float) -> float:
+    """z with `tail` of the normal above it: `_z(1 - tail)`, or, where 1 - tail rounds to 1 (a tail under about
+    1e-16, as `plan --alpha 1e-20` asks), the same quantile read from the lower tail."""
+    return _z(1 - tail) if tail > 1e-15 else -_z(tail)
+
+
 def pairs_needed_exact(drop: float, discordance: float, alpha: float = ALPHA, power: float = POWER) -> float:
     """The (real-valued) number of pairs at which a two-sided McNemar test at level `alpha` detects a true drop of
     `drop` with chance `power`, when a share `discordance` of the pairs is discordant (floored at `drop`)."""
     if not 0 < drop <= 1:
         raise ValueError(f"drop must be in (0, 1], not {drop}")
     psi = min(1.0, max(discordance, drop))
-    root = _z(1 - alpha / 2) * math.sqrt(psi) + _z(power) * math.sqrt(max(0.0, psi - drop * drop))
+    root = upper_quantile(alpha / 2) * math.sqrt(psi) + _z(power) * math.sqrt(max(0.0, psi - drop * drop))
     n0 = root * root / (drop * drop)
     return n0 / 4 * (1 + math.sqrt(1 + 4 / (n0 * drop))) ** 2
 

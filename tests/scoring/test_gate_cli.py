@@ -181,6 +181,7 @@ def test_run_gates_in_one_step(runs, capsys, tmp_path) -> None:
         (["gate", "{naive}", "--baseline", "{naive}", "--max-drop", "recovery.transient_error=5"],
          "a drop is tested on paired episode outcomes"),
         (["gate", "{naive}", "--max-drop", "overall=5"], "--max-drop compares with a baseline run"),
+        (["gate", "{naive}", "--min", "overall=0.5", "--alpha", "1e-300"], "must be at least 1e-12 and below 1"),
         (["gate", "{naive}", "--min", "irs.rename=0.9"], "no irs.rename for naive; interventions in this run: none"),
         (["gate", "{naive}", "--agent", "naiv", "--min", "overall=0.5"], "(did you mean 'naive'?)"),
         (["gate", "no-such-run", "--min", "overall=0.5"], "RUN_DIR no-such-run: no such folder"),

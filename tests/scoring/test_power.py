@@ -7,6 +7,7 @@ import json
 import math
 from pathlib import Path
 from random import Random
+from statistics import NormalDist
 from types import SimpleNamespace
 from typing import Any
 
@@ -21,6 +22,7 @@ from mcp_hazard.scoring.power import (
     pairs_needed,
     pairs_needed_exact,
     planning_discordance,
+    upper_quantile,
 )
 from mcp_hazard.scoring.stats import mcnemar_exact
 
@@ -145,10 +147,16 @@ def test_plan_reads_the_discordance_of_a_pilot_run(tmp_path: Path, capsys: pytes
         (["--drop", "0.3", "--base-rate", "0.2"], "--base-rate 0.2 is below --drop 0.3: no such drop is possible"),
         (["--drop", "0.3", "--pilot", "no/such/run"], "--pilot no/such/run: no such file or directory"),
         (["--drop", "0.3", "--hazard", "transient_eror"], "did you mean 'transient_error'?"),
+        (["--drop", "1e-300"], "argument --drop: expected a drop of at least 0.0001 (0.01 points), got '1e-300'"),
+        (["--drop", "0.1", "--power", "1"], "argument --power: must be at least 0.5 and below 1, got 1"),
+        (["--drop", "0.1", "--power", "0.0001"], "argument --power: must be at least 0.5 and below 1, got 0.0001"),
+        (["--drop", "0.1", "--alpha", "1"], "argument --alpha: must be at least 1e-12 and below 1, got 1"),
+        (["--drop", "0.1", "--alpha", "5e-324"], "argument --alpha: must be at least 1e-12 and below 1, got 5e-324"),
+        (["--drop", "0.3", "--pilot", "/dev/null"], "/dev/null: a device, not a trace file or a folder of them"),
     ],
 )
 def test_plan_input_errors_are_one_line(args: list[str], message: str, capsys: pytest.CaptureFixture[str]) -> None:
-    with pytest.raises(SystemExit) if args[1] in ("0", "ten") else _no_raise():
+    with pytest.raises(SystemExit) if "argument " in message else _no_raise():
         code = main(["plan", str(ROOT / "scenarios" / "travel.yaml"), *args])
         assert code == 2
     err = capsys.readouterr().err
@@ -161,6 +169,15 @@ class _no_raise:
 
     def __exit__(self, *exc: object) -> bool:
         return False
+
+
+def test_the_smallest_levels_and_drops_the_flags_take_give_a_finite_plan() -> None:
+    """At --alpha 1e-12 (halved again by the gate's checks) 1 - alpha/2 rounds to 1 in floats; the quantile is read
+    from the lower tail there."""
+    assert upper_quantile(0.025) == pytest.approx(1.959964, abs=1e-6)
+    assert upper_quantile(5e-20) == pytest.approx(-NormalDist().inv_cdf(5e-20))
+    assert 0 < pairs_needed(1e-4, 1.0, alpha=1e-12, power=0.5) < 10**12
+    assert pairs_needed(0.1, 0.3, alpha=1e-12) > pairs_needed(0.1, 0.3)
 
 
 def _index(attempts: dict[tuple[str, str, int], list[bool]]) -> dict[Any, Any]:

@@ -15,13 +15,13 @@ unchanged agent fails by chance stays at or under alpha however many rules it ha
 from __future__ import annotations
 
 from dataclasses import asdict, dataclass, field
-from statistics import NormalDist
 from typing import Any
 
 from mcp_hazard.errors import UserError
 from mcp_hazard.scoring.gate.metrics import Metric, measure, success_rows
 from mcp_hazard.scoring.gate.pairs import Pairing, check_comparable, pair_runs, select_agents
 from mcp_hazard.scoring.gate.runs import RunData, infrastructure_counts, judged
+from mcp_hazard.scoring.power import upper_quantile
 from mcp_hazard.scoring.stats import mcnemar_exact, paired_difference_ci
 
 DEFAULT_ALPHA = 0.05
@@ -98,7 +98,7 @@ def pct(value: float) -> str:
 
 
 def _z(alpha: float) -> float:
-    return NormalDist().inv_cdf(1 - alpha / 2)
+    return upper_quantile(alpha / 2)
 
 
 def _minimum(metric: Metric, minimum: float, agent: str, rows: list[dict[str, Any]], z: float) -> Check:
