@@ -56,6 +56,11 @@ def one_error_line(done: subprocess.CompletedProcess[str] | CliRun) -> str:
         # one past the largest seed (a ValidationError traceback from inside the run before)
         (["run", "scenarios/travel.yaml", "--seeds", str(2**63)], "seeds must be between 0 and 2**63-1"),
         (["verify", "scenarios/travel.yaml", "--seeds", f"{2**63 - 1}-{2**63}"], "seeds must be between 0 and 2**63-1"),
+        # counts of many digits: an OverflowError traceback, or a matrix that filled the memory, before
+        (["run", "scenarios/travel.yaml", "--repeats", "9" * 20], "argument --repeats: must be between 1 and 10000"),
+        (["run", "scenarios/travel.yaml", "--seeds", ",".join(f"{n}-{n + 89_999}" for n in range(0, 900_000, 90_000))],
+         "argument --seeds: at most 100000 seeds in all"),
+        (["serve", "scenarios/travel.yaml", "--max-connections", "0"], "must be between 1 and 1000000, got 0"),
     ],
     ids=lambda value: value if isinstance(value, str) else " ".join(value),
 )  # fmt: skip

@@ -16,6 +16,9 @@ def seed(text: str) -> int:
     return value
 
 
+MAX_SEEDS = 100_000
+
+
 def parse_seeds(text: str) -> list[int]:
     """`0-19`, `1,5,9` or a mix: the seeds a check or a run covers."""
     seeds: list[int] = []
@@ -26,24 +29,34 @@ def parse_seeds(text: str) -> list[int]:
             last = int(high) if sep else first
         except ValueError:
             raise argparse.ArgumentTypeError(f"expected seeds like 0-19 or 1,5,9, got {text!r}") from None
-        if first < 0 or last < first or last - first > 100_000:
+        if first < 0 or last < first:
             raise argparse.ArgumentTypeError(f"bad seed range {part!r}")
         if last >= 2**63:  # as `seed` (a run's seeds go where one seed goes)
             raise argparse.ArgumentTypeError(f"seeds must be between 0 and 2**63-1, got {last}")
+        if len(seeds) + last - first + 1 > MAX_SEEDS:  # checked before the range is made: 0-10**18 is one range
+            raise argparse.ArgumentTypeError(f"at most {MAX_SEEDS} seeds in all, got more in {text[:80]!r}")
         seeds.extend(range(first, last + 1))
     if not seeds:
         raise argparse.ArgumentTypeError("no seeds given")
     return seeds
 
 
-def positive(text: str) -> int:
+def positive(text: str, limit: int = 1_000_000) -> int:
+    """A count such as --concurrency or --max-connections: 1 to `limit` (a typo of many digits is refused here,
+    not met later as an overflow or a run that fills the memory)."""
     try:
         value = int(text)
     except ValueError:
         raise argparse.ArgumentTypeError(f"expected a whole number, got {text!r}") from None
-    if value < 1:
-        raise argparse.ArgumentTypeError(f"must be at least 1, got {value}")
+    if not 1 <= value <= limit:
+        shown = str(value) if len(str(value)) <= 24 else f"{str(value)[:20]}... ({len(str(value))} digits)"
+        raise argparse.ArgumentTypeError(f"must be between 1 and {limit}, got {shown}")
     return value
+
+
+def repeats(text: str) -> int:
+    """`run --repeats`: attempts per cell, at most 10000 (each is an episode of every cell of the matrix)."""
+    return positive(text, limit=10_000)
 
 
 def _number(text: str, expected: str) -> float:

@@ -17,7 +17,7 @@ from collections import Counter
 from pathlib import Path
 from typing import Any
 
-from mcp_hazard.commands.flag_values import drop, fraction, level, power
+from mcp_hazard.commands.flag_values import MAX_SEEDS, drop, fraction, level, power
 from mcp_hazard.commands.options import allow_python, command_parser, hazard_options, parse_profiles
 from mcp_hazard.errors import UserError
 
@@ -116,6 +116,9 @@ def plan_command(args: argparse.Namespace) -> int:
                         for i, (cell, w) in enumerate(zip(line, widths, strict=True))).rstrip())  # fmt: skip
     print(f"Every comparison: {attempts} attempt{'s' if attempts > 1 else ''} per item: --seeds {summary['seeds']},\n"
           "or fewer seeds times --repeats (repeats differ only for an agent that samples).")  # fmt: skip
+    if attempts > MAX_SEEDS:
+        print(f"That is more seeds than one run takes ({MAX_SEEDS}): run them in parts (--seeds 0-{MAX_SEEDS - 1}, "
+              f"then --seeds {MAX_SEEDS}-...) and score the parts together (mcp-hazard score PART ...).")  # fmt: skip
     return 0
 
 

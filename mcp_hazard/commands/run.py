@@ -13,7 +13,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from mcp_hazard.commands import EXIT_FINDING, run_async
-from mcp_hazard.commands.flag_values import cpus, parse_seeds, port, positive, positive_float
+from mcp_hazard.commands.flag_values import cpus, parse_seeds, port, positive, positive_float, repeats
 from mcp_hazard.commands.options import (
     allow_python,
     command_parser,
@@ -336,7 +336,7 @@ def _matrix_options(run: argparse.ArgumentParser) -> None:
     run.add_argument("--agent-label", action="append", default=None, metavar="AGENT=GROUP",
                      help="put an agent in a group for the report's group table, e.g. llm=contaminated "
                           "(repeatable)")  # fmt: skip
-    run.add_argument("--repeats", type=positive, default=1, metavar="K",
+    run.add_argument("--repeats", type=repeats, default=1, metavar="K",
                      help="attempts per cell with the same seed and condition (default 1); the report gives "
                           "best-of-k and pass^k over them")  # fmt: skip
     run.add_argument("--agent-cmd", action="append", default=[], metavar="'CMD ...'",

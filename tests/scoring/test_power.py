@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import json
 import math
+import re
 from pathlib import Path
 from random import Random
 from statistics import NormalDist
@@ -178,6 +179,16 @@ def test_the_smallest_levels_and_drops_the_flags_take_give_a_finite_plan() -> No
     assert upper_quantile(5e-20) == pytest.approx(-NormalDist().inv_cdf(5e-20))
     assert 0 < pairs_needed(1e-4, 1.0, alpha=1e-12, power=0.5) < 10**12
     assert pairs_needed(0.1, 0.3, alpha=1e-12) > pairs_needed(0.1, 0.3)
+
+
+def test_a_plan_past_what_one_run_takes_says_to_run_it_in_parts(capsys: pytest.CaptureFixture[str]) -> None:
+    travel = str(ROOT / "scenarios" / "travel.yaml")
+    assert main(["plan", travel, "--hazard", "transient_error", "--drop", "0.001"]) == 0
+    out = capsys.readouterr().out
+    attempts = int(re.search(r"Every comparison: (\d+) attempts", out).group(1))  # type: ignore[union-attr]
+    assert attempts > 100_000 and "more seeds than one run takes (100000): run them in parts" in out
+    assert main(["plan", travel, "--hazard", "transient_error", "--drop", "0.2"]) == 0
+    assert "in parts" not in capsys.readouterr().out
 
 
 def _index(attempts: dict[tuple[str, str, int], list[bool]]) -> dict[Any, Any]:
