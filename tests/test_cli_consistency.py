@@ -15,6 +15,7 @@ import pytest
 from conftest import WAIT_S, CliRun, run_main
 
 from mcp_hazard.cli import COMMANDS, build_parser, command_module
+from mcp_hazard.commands.flag_values import parse_seeds
 from mcp_hazard.hazards import REGISTRY
 from tests.e2e.support import ROOT, console_script, free_port_server
 
@@ -161,3 +162,14 @@ def test_run_prints_a_short_scorecard_saying_once_which_kinds_were_left_out(tmp_
     assert lines[-1].startswith(f"Full report: {out / 'report.html'} ")
     markdown = (out / "report.md").read_text(encoding="utf-8")
     assert "## Hazard kinds left out of some tasks" in markdown and "travel/fare-class" in markdown
+
+
+def test_a_seed_named_twice_runs_once(tmp_path: Path) -> None:
+    """`--seeds 0-1,1-2` is seeds 0, 1 and 2: a run of it was refused as 'two cells of the matrix have the same
+    episode id'."""
+    assert parse_seeds("0-1,1-2") == [0, 1, 2] and parse_seeds("5,1-3,2") == [5, 1, 2, 3]
+    done = run_main("run", "scenarios/travel.yaml", "--agent", "golden", "--task", "fare-class", "--hazard",
+                    "transient_error", "--seeds", "0-1,1-2", "--transport", "memory", "--no-progress", "--out",
+                    str(tmp_path / "run"), cwd=ROOT)  # fmt: skip
+    assert done.returncode == 0, done.stderr
+    assert len(list((tmp_path / "run" / "traces").glob("*.jsonl"))) == 6  # 3 seeds x (clean, transient_error)

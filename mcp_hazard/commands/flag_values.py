@@ -20,7 +20,8 @@ MAX_SEEDS = 100_000
 
 
 def parse_seeds(text: str) -> list[int]:
-    """`0-19`, `1,5,9` or a mix: the seeds a check or a run covers."""
+    """`0-19`, `1,5,9` or a mix: the seeds a check or a run covers, each once, in the order given (`0-5,3-9` is
+    0 to 9: a seed is one episode per cell however often it is named)."""
     seeds: list[int] = []
     for part in filter(None, text.split(",")):
         low, sep, high = part.partition("-")
@@ -38,7 +39,7 @@ def parse_seeds(text: str) -> list[int]:
         seeds.extend(range(first, last + 1))
     if not seeds:
         raise argparse.ArgumentTypeError("no seeds given")
-    return seeds
+    return list(dict.fromkeys(seeds))
 
 
 def positive(text: str, limit: int = 1_000_000) -> int:
