@@ -18,6 +18,7 @@ from mcp_hazard.errors import UserError
 from mcp_hazard.proxy.server_frames import load_bounded
 from mcp_hazard.proxy.upstream import LOST, Progress, Upstream, UpstreamError, request_key
 from mcp_hazard.proxy.upstream_info import UpstreamInfo
+from mcp_hazard.regular_file import NotRegularFile, open_regular
 from mcp_hazard.server.frames import MAX_FRAME_BYTES
 
 MAX_CASSETTE_BYTES = 256 * 1024 * 1024
@@ -35,8 +36,10 @@ class Cassette:
 def load_cassette(path: str) -> Cassette:
     """Read a cassette; a damaged one is a one-line error naming the line."""
     try:
-        with open(path, "rb") as handle:
+        with open_regular(path, binary=True) as handle:  # a FIFO named by mistake would block `open`
             raw = handle.read(MAX_CASSETTE_BYTES + 1)
+    except NotRegularFile as exc:
+        raise UserError(f"{path}: cannot read cassette: {exc.kind}, not a file") from None
     except OSError as exc:
         raise UserError(f"{path}: cannot read cassette: {exc.strerror or exc}") from None
     if len(raw) > MAX_CASSETTE_BYTES:

@@ -52,6 +52,24 @@ def test_special_files_are_one_line_warnings_and_the_traces_are_scored(folder: P
     assert len(done.stderr.splitlines()) == 6, done.stderr  # those five, and where the report went
 
 
+def test_gate_and_proxy_replay_name_a_fifo_instead_of_waiting_on_it(folder: Path, tmp_path: Path) -> None:
+    """`open()` of a FIFO waits for a writer: a gate whose report.json is one said 'no report.json in it', and a
+    cassette that is one made `proxy --replay` wait for ever."""
+    (tmp_path / "run").mkdir()
+    os.mkfifo(tmp_path / "run" / "report.json")
+    os.mkfifo(tmp_path / "cassette.jsonl")
+    for args, said in (
+        (["gate", str(tmp_path / "run"), "--min", "overall=0.5"], f"RUN_DIR {tmp_path / 'run'}: its report.json is "
+         "a FIFO, not a file"),
+        (["gate", str(folder / "traces" / "waiting.jsonl"), "--min", "overall=0.5"],
+         f"RUN_DIR {folder / 'traces' / 'waiting.jsonl'}: a FIFO, not a run folder or a report.json"),
+        (["proxy", "--replay", str(tmp_path / "cassette.jsonl")],
+         f"{tmp_path / 'cassette.jsonl'}: cannot read cassette: a FIFO, not a file"),
+    ):  # fmt: skip
+        done = cli(*args)
+        assert done.returncode == 2 and done.stderr.splitlines() == [f"mcp-hazard: error: {said}"], done.stderr
+
+
 def _damaged(source: Path, out: Path, line: int, change: dict[str, Any]) -> None:
     """`source` with line `line` (1-based) updated by `change` (a None value drops the key), written to `out`."""
     events = [json.loads(text) for text in source.read_text(encoding="utf-8").splitlines()]

@@ -15,6 +15,7 @@ from typing import Any
 
 from mcp_hazard.errors import UserError
 from mcp_hazard.json_parse import loads
+from mcp_hazard.regular_file import kind_of, read_regular
 
 EPISODE_KEY = ("scenario", "task", "condition", "interventions", "profile", "seed", "repeat")
 GATE_INFRASTRUCTURE = ("endpoint_error", "timeout", "server_crashed", "interrupted")
@@ -80,7 +81,11 @@ def _report_file(path: Path, what: str) -> Path:
         return path
     if not path.exists():
         raise UserError(f"{what} {path}: no such folder")
+    if not path.is_dir():
+        raise UserError(f"{what} {path}: {_kind(path)}, not a run folder or a report.json")
     report = path / "report.json"
+    if report.exists() and not report.is_file():
+        raise UserError(f"{what} {path}: its report.json is {_kind(report)}, not a file")
     if not report.is_file():
         raise UserError(
             f"{what} {path}: no report.json in it (a run folder of `mcp-hazard run`; for traces scored elsewhere: "
@@ -89,11 +94,18 @@ def _report_file(path: Path, what: str) -> Path:
     return report
 
 
+def _kind(path: Path) -> str:
+    try:
+        return kind_of(path.stat().st_mode) or "a file"
+    except OSError:
+        return "unreadable"
+
+
 def load_run(path: str | Path, what: str = "RUN_DIR") -> RunData:
     """The run at `path` (a run folder, or its report.json); one line (UserError) for anything unreadable."""
     report_path = _report_file(Path(path), what)
     try:
-        text = report_path.read_text(encoding="utf-8")
+        text = read_regular(report_path)
     except (OSError, UnicodeDecodeError) as exc:
         raise UserError(f"{report_path}: cannot read: {getattr(exc, 'strerror', None) or exc}") from None
     try:
