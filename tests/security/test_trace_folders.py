@@ -53,8 +53,8 @@ def test_special_files_are_one_line_warnings_and_the_traces_are_scored(folder: P
 
 
 def test_gate_and_proxy_replay_name_a_fifo_instead_of_waiting_on_it(folder: Path, tmp_path: Path) -> None:
-    """`open()` of a FIFO waits for a writer: a gate whose report.json is one said 'no report.json in it', and a
-    cassette that is one made `proxy --replay` wait for ever."""
+    """`open()` of a FIFO waits for a writer: a gate whose report.json is one said 'no report.json in it', a
+    cassette that is one made `proxy --replay` wait for ever, and `score --scenarios` passed over one in silence."""
     (tmp_path / "run").mkdir()
     os.mkfifo(tmp_path / "run" / "report.json")
     os.mkfifo(tmp_path / "cassette.jsonl")
@@ -65,6 +65,8 @@ def test_gate_and_proxy_replay_name_a_fifo_instead_of_waiting_on_it(folder: Path
          f"RUN_DIR {folder / 'traces' / 'waiting.jsonl'}: a FIFO, not a run folder or a report.json"),
         (["proxy", "--replay", str(tmp_path / "cassette.jsonl")],
          f"{tmp_path / 'cassette.jsonl'}: cannot read cassette: a FIFO, not a file"),
+        (["score", str(folder / "other" / "copied.jsonl"), "--scenarios", str(tmp_path / "cassette.jsonl")],
+         f"--scenarios {tmp_path / 'cassette.jsonl'}: a FIFO, not a folder or a scenario file"),  # it was ignored
     ):  # fmt: skip
         done = cli(*args)
         assert done.returncode == 2 and done.stderr.splitlines() == [f"mcp-hazard: error: {said}"], done.stderr
