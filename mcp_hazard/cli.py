@@ -112,6 +112,12 @@ def _command_word(argv: Sequence[str]) -> str | None:
     return None
 
 
+def _first_leaf(group: BaseException) -> BaseException:
+    while isinstance(group, BaseExceptionGroup) and group.exceptions:
+        group = group.exceptions[0]
+    return group
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     from mcp_hazard.logs import configure_logging
 
@@ -126,6 +132,12 @@ def main(argv: Sequence[str] | None = None) -> int:
         return EXIT_USAGE
     except UserError as exc:
         print(f"{ERROR_PREFIX}{exc}", file=sys.stderr)
+        return EXIT_USAGE
+    except BaseExceptionGroup as group:  # a user error met by several concurrent tasks at once: said once
+        mistakes, others = group.split(UserError)
+        if mistakes is None or others is not None:
+            raise
+        print(f"{ERROR_PREFIX}{_first_leaf(mistakes)}", file=sys.stderr)
         return EXIT_USAGE
     except Interrupted as exc:
         print(f"mcp-hazard: {exc}", file=sys.stderr)

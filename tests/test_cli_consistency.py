@@ -14,8 +14,9 @@ from pathlib import Path
 import pytest
 from conftest import WAIT_S, CliRun, run_main
 
-from mcp_hazard.cli import COMMANDS, build_parser, command_module
+from mcp_hazard.cli import COMMANDS, build_parser, command_module, main
 from mcp_hazard.commands.flag_values import parse_seeds
+from mcp_hazard.errors import UserError
 from mcp_hazard.hazards import REGISTRY
 from tests.e2e.support import ROOT, console_script, free_port_server
 
@@ -173,3 +174,23 @@ def test_a_seed_named_twice_runs_once(tmp_path: Path) -> None:
                     str(tmp_path / "run"), cwd=ROOT)  # fmt: skip
     assert done.returncode == 0, done.stderr
     assert len(list((tmp_path / "run" / "traces").glob("*.jsonl"))) == 6  # 3 seeds x (clean, transient_error)
+
+
+def test_a_user_error_met_by_concurrent_tasks_is_said_once(monkeypatch: pytest.MonkeyPatch, capsys) -> None:
+    """A UserError raised inside a task group reaches the CLI wrapped in an ExceptionGroup (one per task that met
+    it); it is one error line, as when raised alone. A group holding anything else stays an exception."""
+    import mcp_hazard.commands.replay as replay
+
+    def twice(args: object) -> int:
+        raise ExceptionGroup("tasks", [UserError("hazard #1 (x): no tool"), ExceptionGroup("inner", [UserError("b")])])
+
+    monkeypatch.setattr(replay, "replay", twice)
+    assert main(["replay", "script.yaml"]) == 2
+    assert capsys.readouterr().err == "mcp-hazard: error: hazard #1 (x): no tool\n"
+
+    def mixed(args: object) -> int:
+        raise ExceptionGroup("tasks", [UserError("a"), RuntimeError("a defect")])
+
+    monkeypatch.setattr(replay, "replay", mixed)
+    with pytest.raises(ExceptionGroup):
+        main(["replay", "script.yaml"])

@@ -102,8 +102,10 @@ def all_hazards(scenario: Scenario, task: Task) -> list[HazardSpec]:
             continue
         if changes_interface(cls):
             position = interface_kinds.index(kind)
-            mine = [t for i, t in enumerate(tools) if i % len(interface_kinds) == position and t not in taken]
-            mine = mine or [t for t in tools if t not in taken][:1]
+            fits = _changeable(kind, scenario, task)  # a tool with no argument to change is dealt out, not kept
+            mine = [t for i, t in enumerate(tools) if i % len(interface_kinds) == position and t not in taken
+                    and t in fits]  # fmt: skip
+            mine = mine or [t for t in tools if t not in taken and t in fits][:1]
             if not mine:
                 continue
             taken.update(mine)
@@ -111,6 +113,16 @@ def all_hazards(scenario: Scenario, task: Task) -> list[HazardSpec]:
         else:
             specs.append(HazardSpec(kind=kind))
     return specs
+
+
+def _changeable(kind: str, scenario: Scenario, task: Task) -> set[str]:
+    """The tools the kind, with its defaults, can change in `task` (`usable`): a tool whose arguments are all
+    optional has none that invocation_error can make a call miss."""
+    try:
+        hazard, _ = check_spec(HazardSpec(kind=kind), 0, scenario, task)
+    except NoToolError:
+        return set()
+    return {tool for tool in applicable_tools(type(hazard), scenario, task) if usable(hazard, tool) is None}
 
 
 def expand(options: list[HazardSpec | str], scenario: Scenario, task: Task) -> list[HazardSpec]:
@@ -147,7 +159,7 @@ def unfit_reason(spec: HazardSpec, scenario: Scenario, task: Task) -> str | None
 def applicable_options(options: list[HazardSpec | str], scenario: Scenario, task: Task) -> list[HazardSpec]:
     """The concrete hazards of `options` that can act in `task`: a kind given without tools that fits no tool of the
     task is dropped (a matrix crosses every kind with every task); any other problem is still an error."""
-    usable = []
+    fitting = []
     for index, spec in enumerate(expand(options, scenario, task)):
         try:
             check_spec(spec, index, scenario, task)
@@ -157,8 +169,8 @@ def applicable_options(options: list[HazardSpec | str], scenario: Scenario, task
             if spec.tools is None and (field is None or known):
                 continue
             raise
-        usable.append(spec)
-    return usable
+        fitting.append(spec)
+    return fitting
 
 
 # Kinds that only another kind of tool environment has: named as such, not as unknown, where they do not apply.

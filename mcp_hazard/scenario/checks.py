@@ -96,7 +96,7 @@ def _check_fallback(scenario: Scenario, tool: ToolSpec, fallback: Any, fpath: Pa
         return
     if not set(other.serves) & set(tool.serves):
         problems.add((*fpath, "tool"), f"{fallback.tool!r} serves no fact that {tool.name!r} serves ('serves:')")
-    own = set((tool.input_schema.get("properties") or {}).keys()) | {"args"}
+    own = _argument_names(tool) | {"args"}
     for source in template_expressions(fallback.arguments):
         try:
             unknown = referenced_names(source) - own
@@ -109,6 +109,13 @@ def _check_fallback(scenario: Scenario, tool: ToolSpec, fallback: Any, fpath: Pa
                 f"refers to {sorted(unknown)}, which are not arguments of {tool.name!r}"
                 + did_you_mean(min(unknown), own - {"args"}),
             )
+
+
+def _argument_names(tool: ToolSpec) -> set[str]:
+    """The tool's argument names; none where `properties` is not a mapping (a problem `_check_schemas` reports, and
+    the other checks go on past)."""
+    properties = tool.input_schema.get("properties")
+    return set(properties) if isinstance(properties, dict) else set()
 
 
 def _check_checked_by(scenario: Scenario, tool: ToolSpec, path: Path, problems: Problems) -> None:
@@ -128,7 +135,7 @@ def _check_behaviour(tool: ToolSpec, bpath: Path, problems: Problems, allow_pyth
     is `usable`), and Python runs only when allowed."""
     behaviour = tool.behaviour
     if isinstance(behaviour, TableBehaviour):
-        properties = set((tool.input_schema.get("properties") or {}).keys())
+        properties = _argument_names(tool)
         for i, row in enumerate(behaviour.rows):
             for key in row.when:
                 if key not in properties:
