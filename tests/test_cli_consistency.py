@@ -63,6 +63,9 @@ def one_error_line(done: subprocess.CompletedProcess[str] | CliRun) -> str:
         (["run", "scenarios/travel.yaml", "--seeds", ",".join(f"{n}-{n + 89_999}" for n in range(0, 900_000, 90_000))],
          "argument --seeds: at most 100000 seeds in all"),
         (["serve", "scenarios/travel.yaml", "--max-connections", "0"], "must be between 1 and 1000000, got 0"),
+        # a file where the run folder goes: it said "File exists"
+        (["run", "scenarios/travel.yaml", "--out", "README.md"], "cannot write the run folder README.md: a file, not a "
+         "folder"),
     ],
     ids=lambda value: value if isinstance(value, str) else " ".join(value),
 )  # fmt: skip

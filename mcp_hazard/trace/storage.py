@@ -16,6 +16,7 @@ from pathlib import Path
 from typing import IO
 
 from mcp_hazard.errors import UserError
+from mcp_hazard.regular_file import kind_of
 
 PROBE_PREFIX = ".mcp-hazard-probe-"
 
@@ -104,6 +105,12 @@ def check_writable(folder: Path, what: str) -> None:
     is one line (`what` says what the folder is for, e.g. "the trace folder") before any work starts."""
     try:
         folder.mkdir(parents=True, exist_ok=True)
+    except FileExistsError:  # something that is not a folder has the name
+        try:
+            kind = kind_of(folder.stat().st_mode) or "a file"
+        except OSError:
+            kind = "something else"
+        raise StorageError(f"cannot write {what} {folder}: {kind}, not a folder", "not a folder") from None
     except OSError as exc:
         raise storage_error(folder, exc, what) from None
     probe = folder / f"{PROBE_PREFIX}{os.getpid()}-{secrets.token_hex(4)}"
