@@ -146,7 +146,7 @@ def drop(text: str) -> float:
 
 
 def fraction(text: str) -> float:
-    """A share given as 0.1 or 10%: the argparse type of --drop and --base-rate."""
+    """A share given as 0.1 or 10%: the argparse type of --base-rate, and of --drop through `drop`."""
     value = text.strip()
     try:
         number = float(value[:-1]) / 100 if value.endswith("%") else float(value)
