@@ -12,7 +12,7 @@ from typing import Any, NoReturn, cast
 
 from mcp_hazard import __version__
 from mcp_hazard.commands import ERROR_PREFIX, EXIT_INTERRUPTED, EXIT_USAGE
-from mcp_hazard.errors import Interrupted, ScenarioError, UserError
+from mcp_hazard.errors import Interrupted, ScenarioError, UserError, first_leaf
 from mcp_hazard.suggest import did_you_mean
 
 COMMANDS = (
@@ -112,12 +112,6 @@ def _command_word(argv: Sequence[str]) -> str | None:
     return None
 
 
-def _first_leaf(group: BaseException) -> BaseException:
-    while isinstance(group, BaseExceptionGroup) and group.exceptions:
-        group = group.exceptions[0]
-    return group
-
-
 def main(argv: Sequence[str] | None = None) -> int:
     from mcp_hazard.logs import configure_logging
 
@@ -137,7 +131,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         mistakes, others = group.split(UserError)
         if mistakes is None or others is not None:
             raise
-        print(f"{ERROR_PREFIX}{_first_leaf(mistakes)}", file=sys.stderr)
+        print(f"{ERROR_PREFIX}{first_leaf(mistakes)}", file=sys.stderr)
         return EXIT_USAGE
     except Interrupted as exc:
         print(f"mcp-hazard: {exc}", file=sys.stderr)

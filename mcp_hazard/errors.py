@@ -44,3 +44,11 @@ class ScenarioError(UserError):
     def __init__(self, problems: list[Problem]) -> None:
         self.problems = problems
         super().__init__("\n".join(str(p) for p in problems))
+
+
+def first_leaf(exc: BaseException) -> BaseException:
+    """The first exception that is not a group: what a task raised from inside a task group (the SDK client's, or
+    the runner's), for a one-line account of it."""
+    while isinstance(exc, BaseExceptionGroup) and exc.exceptions:
+        exc = exc.exceptions[0]
+    return exc

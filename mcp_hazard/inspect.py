@@ -42,7 +42,7 @@ from mcp_hazard.agents.drive import AgentReport
 from mcp_hazard.agents.llm import NUDGE, NUDGE_SUBMIT
 from mcp_hazard.agents.llm_config import one_line
 from mcp_hazard.commands.run import hazard_options, keep_scenarios, parse_profiles
-from mcp_hazard.errors import UserError
+from mcp_hazard.errors import UserError, first_leaf
 from mcp_hazard.interventions.by_name import parse_composition
 from mcp_hazard.runner.matrix import Cell, plan, select_tasks
 from mcp_hazard.runner.outcome import exception_line
@@ -249,9 +249,7 @@ def _ended_by(exc: BaseException, asking: bool) -> tuple[AgentOutcome, str]:
     timeout, an error while asking the model an endpoint error, anything else a crash."""
     from inspect_ai.util import LimitExceededError
 
-    leaf = exc
-    while isinstance(leaf, BaseExceptionGroup) and leaf.exceptions:
-        leaf = leaf.exceptions[0]
+    leaf = first_leaf(exc)
     if isinstance(leaf, LimitExceededError):
         return "timeout", f"inspect {leaf.type} limit reached"
     if isinstance(leaf, anyio.get_cancelled_exc_class()):

@@ -26,6 +26,16 @@ def kind_of(mode: int) -> str | None:
     return next((name for test, name in _KINDS if test(mode)), "a special file")
 
 
+def what_is(path: str | Path) -> str:
+    """What is at `path`, in words ("a file", "a FIFO", "a directory"), for a message saying why it cannot be used;
+    the system's words when nothing is there ("no such file or directory")."""
+    try:
+        mode = os.stat(path).st_mode
+    except OSError as exc:
+        return (exc.strerror or "cannot be read").lower()
+    return kind_of(mode) or "a file"
+
+
 class NotRegularFile(OSError):
     """The path names a folder, FIFO, socket or device; `kind` says which."""
 

@@ -5,16 +5,10 @@ from __future__ import annotations
 
 from pathlib import Path
 
+from mcp_hazard.errors import first_leaf
 from mcp_hazard.runner.records import server_gone
 from mcp_hazard.trace.events import AgentOutcome
 from mcp_hazard.trace.storage import StorageError
-
-
-def _leaf(exc: BaseException) -> BaseException:
-    """The first exception that is not a group: what an agent raised from inside the SDK client's task group."""
-    while isinstance(exc, BaseExceptionGroup) and exc.exceptions:
-        exc = exc.exceptions[0]
-    return exc
 
 
 def outcome_of(exc: BaseException) -> tuple[AgentOutcome, str]:
@@ -48,5 +42,5 @@ def server_side(path: Path, outcome: AgentOutcome, detail: str) -> tuple[AgentOu
 
 
 def exception_line(exc: BaseException) -> str:
-    exc = _leaf(exc)
+    exc = first_leaf(exc)
     return f"{type(exc).__name__}: {str(exc).splitlines()[0] if str(exc) else ''}"[:300]

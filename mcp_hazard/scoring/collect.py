@@ -32,7 +32,7 @@ from mcp_hazard.agentdojo.suite_scenario import is_suite
 from mcp_hazard.errors import ScenarioError, UserError
 from mcp_hazard.proxy.config import LoadedProxyFile
 from mcp_hazard.proxy.environment import scenario_from_trace
-from mcp_hazard.regular_file import kind_of
+from mcp_hazard.regular_file import what_is
 from mcp_hazard.scenario.models import AnswerSpec, Scenario
 from mcp_hazard.scenario.suite_id import scenario_hash
 from mcp_hazard.scoring.collector import collector_paused
@@ -80,15 +80,6 @@ def jsonl_files(paths: list[str]) -> list[str]:
     return list(resolved_jsonl_files(paths))
 
 
-def _missing(path: Path) -> str:
-    """Why a path named to be scored is neither a folder nor a file: absent, or a FIFO, device or socket."""
-    try:
-        kind = kind_of(path.stat().st_mode)
-    except OSError as exc:
-        return exc.strerror.lower() if exc.strerror else "cannot be read"
-    return f"{kind}, not a trace file or a folder of them"
-
-
 def resolved_jsonl_files(paths: list[str]) -> dict[str, str]:
     """`jsonl_files`, each with its resolved path (what tells two names of one file apart; the scorer looks for
     scenarios and run logs beside it): trace_listing.py lists a folder, a file named is resolved on its own."""
@@ -100,7 +91,9 @@ def resolved_jsonl_files(paths: list[str]) -> dict[str, str]:
         elif path.is_file():
             found.append((str(path), os.path.realpath(path)))
         else:
-            raise UserError(f"{item}: {_missing(path)}")
+            if not path.exists():
+                raise UserError(f"{item}: no such file or directory")
+            raise UserError(f"{item}: {what_is(path)}, not a trace file or a folder of them")
     unique: dict[str, str] = {}
     seen: set[str] = set()
     for file, key in found:  # a file named and also inside a named folder is read once

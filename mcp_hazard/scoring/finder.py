@@ -15,7 +15,7 @@ from mcp_hazard.agentdojo.source_names import is_source
 from mcp_hazard.errors import ScenarioError, UserError
 from mcp_hazard.load import load_scenario
 from mcp_hazard.proxy.config import LoadedProxyFile, is_proxy_file, load_proxy_file
-from mcp_hazard.regular_file import kind_of
+from mcp_hazard.regular_file import what_is
 from mcp_hazard.scenario.files import SCENARIO_SUFFIXES, LoadedScenario
 from mcp_hazard.scenario.yaml_source import MAX_FILE_BYTES
 
@@ -53,7 +53,7 @@ class ScenarioFinder:
             if not path.exists():
                 raise UserError(f"--scenarios {item}: no such file or directory")
             if not path.is_dir() and not path.is_file():
-                raise UserError(f"--scenarios {item}: {kind_of(path.stat().st_mode)}, not a folder or a scenario file")
+                raise UserError(f"--scenarios {item}: {what_is(path)}, not a folder or a scenario file")
             self.folders.append(path)
         self._hashes: dict[Path, str | None] = {}
         self._listing: dict[Path, list[Path]] = {}

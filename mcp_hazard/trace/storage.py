@@ -16,7 +16,7 @@ from pathlib import Path
 from typing import IO
 
 from mcp_hazard.errors import UserError
-from mcp_hazard.regular_file import kind_of
+from mcp_hazard.regular_file import what_is
 
 PROBE_PREFIX = ".mcp-hazard-probe-"
 
@@ -106,11 +106,7 @@ def check_writable(folder: Path, what: str) -> None:
     try:
         folder.mkdir(parents=True, exist_ok=True)
     except FileExistsError:  # something that is not a folder has the name
-        try:
-            kind = kind_of(folder.stat().st_mode) or "a file"
-        except OSError:
-            kind = "something else"
-        raise StorageError(f"cannot write {what} {folder}: {kind}, not a folder", "not a folder") from None
+        raise StorageError(f"cannot write {what} {folder}: {what_is(folder)}, not a folder", "not a folder") from None
     except OSError as exc:
         raise storage_error(folder, exc, what) from None
     probe = folder / f"{PROBE_PREFIX}{os.getpid()}-{secrets.token_hex(4)}"

@@ -15,7 +15,7 @@ from typing import Any
 
 from mcp_hazard.errors import UserError
 from mcp_hazard.json_parse import loads
-from mcp_hazard.regular_file import kind_of, read_regular
+from mcp_hazard.regular_file import read_regular, what_is
 
 EPISODE_KEY = ("scenario", "task", "condition", "interventions", "profile", "seed", "repeat")
 GATE_INFRASTRUCTURE = ("endpoint_error", "timeout", "server_crashed", "interrupted")
@@ -82,23 +82,16 @@ def _report_file(path: Path, what: str) -> Path:
     if not path.exists():
         raise UserError(f"{what} {path}: no such folder")
     if not path.is_dir():
-        raise UserError(f"{what} {path}: {_kind(path)}, not a run folder or a report.json")
+        raise UserError(f"{what} {path}: {what_is(path)}, not a run folder or a report.json")
     report = path / "report.json"
     if report.exists() and not report.is_file():
-        raise UserError(f"{what} {path}: its report.json is {_kind(report)}, not a file")
+        raise UserError(f"{what} {path}: its report.json is {what_is(report)}, not a file")
     if not report.is_file():
         raise UserError(
             f"{what} {path}: no report.json in it (a run folder of `mcp-hazard run`; for traces scored elsewhere: "
             f"mcp-hazard score {path} --out {report})"
         )
     return report
-
-
-def _kind(path: Path) -> str:
-    try:
-        return kind_of(path.stat().st_mode) or "a file"
-    except OSError:
-        return "unreadable"
 
 
 def load_run(path: str | Path, what: str = "RUN_DIR") -> RunData:
