@@ -244,6 +244,23 @@ def test_validate_good_and_bad_files_together(tmp_path: Path) -> None:
     assert lines and all(PROBLEM_LINE.match(line)["file"].endswith("b_bad.yaml") for line in lines)
 
 
+def test_validate_reads_a_file_named_twice_once(tmp_path: Path) -> None:
+    (tmp_path / "tiny.yaml").write_text(GOOD, encoding="utf-8")
+    (tmp_path / "link.yaml").symlink_to(tmp_path / "tiny.yaml")
+    done = hazard("validate", "tiny.yaml", ".", ".", "link.yaml", cwd=tmp_path)
+    assert done.returncode == 0, done.stderr
+    assert stderr_lines(done) == []
+    assert done.stdout.strip() == "tiny.yaml: ok (tiny: 2 tools, 1 tasks, golden paths reach answers)"
+
+
+def test_validate_two_files_with_one_scenario_id(tmp_path: Path) -> None:
+    (tmp_path / "a.yaml").write_text(GOOD, encoding="utf-8")
+    (tmp_path / "b.yaml").write_text(GOOD, encoding="utf-8")
+    done = hazard("validate", ".", cwd=tmp_path)
+    assert done.returncode != 0
+    assert stderr_lines(done) == ["b.yaml: id: scenario id 'tiny' is also used by a.yaml"]
+
+
 def test_validate_missing_path(tmp_path: Path) -> None:
     done = hazard("validate", "nowhere.yaml", cwd=tmp_path)
     assert done.returncode != 0

@@ -3,6 +3,7 @@ together with the file it came from."""
 
 from __future__ import annotations
 
+import os
 from collections.abc import Iterable
 from dataclasses import dataclass
 from pathlib import Path as FsPath
@@ -62,16 +63,21 @@ def read_source(path: str | FsPath) -> tuple[bytes, str]:
 
 
 def scenario_files(paths: Iterable[str | FsPath]) -> list[FsPath]:
-    """The scenario files named by `paths`, directories expanded (sorted, so runs are repeatable)."""
-    files: list[FsPath] = []
+    """The scenario files named by `paths`, directories expanded (sorted, so runs are repeatable). A file named twice
+    (`scenarios/ scenarios/travel.yaml`, or through a link) is read once, where it was first named: it is one scenario,
+    not two that share an id."""
+    found: list[FsPath] = []
     for item in paths:
         path = FsPath(item)
         if path.is_dir():
-            files.extend(sorted(p for p in path.iterdir() if p.suffix in SCENARIO_SUFFIXES and p.is_file()))
+            found.extend(sorted(p for p in path.iterdir() if p.suffix in SCENARIO_SUFFIXES and p.is_file()))
         elif path.exists():
-            files.append(path)
+            found.append(path)
         else:
             raise UserError(f"{item}: no such file or directory")
-    if not files:
+    if not found:
         raise UserError(f"no scenario files (*.yaml, *.yml) in {', '.join(map(str, paths))}")
-    return files
+    files: dict[str, FsPath] = {}
+    for path in found:
+        files.setdefault(os.path.realpath(path), path)
+    return list(files.values())
