@@ -12,7 +12,7 @@ from typing import Any, NoReturn, cast
 
 from mcp_hazard import __version__
 from mcp_hazard.commands import ERROR_PREFIX, EXIT_INTERRUPTED, EXIT_USAGE
-from mcp_hazard.errors import Interrupted, ScenarioError, UserError, first_leaf
+from mcp_hazard.errors import Interrupted, ScenarioError, UserError, first_leaf, path_error_line
 from mcp_hazard.suggest import did_you_mean
 
 COMMANDS = (
@@ -143,3 +143,9 @@ def main(argv: Sequence[str] | None = None) -> int:
 
         os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
         return 0
+    except OSError as exc:  # the system refused a path the user named where no check stood before it
+        line = path_error_line(exc)
+        if line is None:
+            raise
+        print(f"{ERROR_PREFIX}{line}", file=sys.stderr)
+        return EXIT_USAGE

@@ -52,3 +52,16 @@ def first_leaf(exc: BaseException) -> BaseException:
     while isinstance(exc, BaseExceptionGroup) and exc.exceptions:
         exc = exc.exceptions[0]
     return exc
+
+
+def path_error_line(exc: OSError) -> str | None:
+    """`PATH: REASON` for a file-system error about a path the user named (a name longer than the system takes, a
+    folder it may not read), or None when the error names no path. Paths are checked where they are used, but the
+    system can refuse a path at any `stat`; a path of thousands of characters is shown by its ends and its length."""
+    name = exc.filename
+    if name is None:
+        return None
+    shown = name if isinstance(name, str) else repr(name)
+    if len(shown) > 120:
+        shown = f"{shown[:60]}...{shown[-40:]} ({len(shown)} characters)"
+    return f"{shown}: {exc.strerror or type(exc).__name__}"

@@ -66,8 +66,14 @@ def one_error_line(done: subprocess.CompletedProcess[str] | CliRun) -> str:
         # a file where the run folder goes: it said "File exists"
         (["run", "scenarios/travel.yaml", "--out", "README.md"], "cannot write the run folder README.md: a file, not a "
          "folder"),
+        (["verify", "scenarios/travel.yaml", "--out", "README.md"], "cannot write the run folder README.md: a file, "
+         "not a folder"),  # a NotADirectoryError traceback from inside the runner before
+        # a name longer than the system takes: an OSError traceback from the first `stat` before
+        (["score", "a" * 5000], f"{'a' * 60}...{'a' * 40} (5000 characters): File name too long"),
+        (["validate", "a" * 5000], "(5000 characters): File name too long"),
+        (["diff", "a" * 300, "b"], f"{'a' * 60}...{'a' * 40} (300 characters): File name too long"),
     ],
-    ids=lambda value: value if isinstance(value, str) else " ".join(value),
+    ids=lambda value: (value if isinstance(value, str) else " ".join(value))[:100],
 )  # fmt: skip
 def test_a_user_error_is_one_line_exit_2_with_a_suggestion(args: list[str], suggestion: str) -> None:
     done = run_main(*args, cwd=ROOT)  # what the command says: the console script is tested below
@@ -196,4 +202,25 @@ def test_a_user_error_met_by_concurrent_tasks_is_said_once(monkeypatch: pytest.M
 
     monkeypatch.setattr(replay, "replay", mixed)
     with pytest.raises(ExceptionGroup):
+        main(["replay", "script.yaml"])
+
+
+def test_a_path_the_system_refuses_is_one_line_and_other_os_errors_stay_errors(monkeypatch: pytest.MonkeyPatch,
+                                                                                 capsys) -> None:  # fmt: skip
+    """An OSError naming a path (one no check stood before) is the user's: one line, exit 2. One that names no
+    path is a defect or the machine's, and stays an exception."""
+    import mcp_hazard.commands.replay as replay
+
+    def denied(args: object) -> int:
+        raise PermissionError(13, "Permission denied", "/srv/private/run")
+
+    monkeypatch.setattr(replay, "replay", denied)
+    assert main(["replay", "script.yaml"]) == 2
+    assert capsys.readouterr().err == "mcp-hazard: error: /srv/private/run: Permission denied\n"
+
+    def no_path(args: object) -> int:
+        raise OSError(28, "No space left on device")
+
+    monkeypatch.setattr(replay, "replay", no_path)
+    with pytest.raises(OSError, match="No space left"):
         main(["replay", "script.yaml"])

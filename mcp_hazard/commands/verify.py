@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import argparse
+import contextlib
 import sys
 from pathlib import Path
 from typing import Any
@@ -16,6 +17,7 @@ from mcp_hazard.commands.options import (
     hazard_options,
     scenario_paths,
 )
+from mcp_hazard.commands.run_folder import locked
 
 
 def verify(args: argparse.Namespace) -> int:
@@ -42,13 +44,14 @@ def verify(args: argparse.Namespace) -> int:
 
     # under an intervention only solvability counts, so the naive agent sits those out
     cells = [cell for cell in planned if not (cell.interventions and cell.agent == "naive")] + obeying
+    concurrency = args.concurrency or default_concurrency(args.transport, [], external=False, proxied=False)
     with tempfile.TemporaryDirectory(prefix="mcp-hazard-verify-") as scratch:
         out = Path(args.out or scratch)
-        concurrency = args.concurrency or default_concurrency(args.transport, [], external=False, proxied=False)
-        runner = Runner(out, transport=args.transport, concurrency=concurrency, timeout_s=60,
-                        call_timeout_s=1.0, show_progress=False)  # fmt: skip
-        anyio.run(runner.run, cells)
-        scores = score_traces([str(out / "traces")], allow_python=args.allow_python).scores
+        with locked(out) if args.out else contextlib.nullcontext():  # a folder of the user's: checked, one run at once
+            runner = Runner(out, transport=args.transport, concurrency=concurrency, timeout_s=60,
+                            call_timeout_s=1.0, show_progress=False)  # fmt: skip
+            anyio.run(runner.run, cells)
+            scores = score_traces([str(out / "traces")], allow_python=args.allow_python).scores
     checked, found = check(cells, scores)
     findings = [finding for finding in found if not finding.explained]
     for finding in findings:
