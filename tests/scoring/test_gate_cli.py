@@ -227,3 +227,26 @@ def test_diff_lists_the_flipped_episodes_strongest_evidence_first(runs, capsys, 
     assert html.startswith("<!doctype html>") and html.count('<tr class="worse">') == 12
     assert main(["diff", str(runs["naive"]), str(runs["naive"])]) == 0
     assert "0 solved in A and not in B, 0 solved in B and not in A, 24 unchanged" in capsys.readouterr().out
+
+
+@pytest.mark.parametrize(
+    ("damage", "message"),
+    [
+        (lambda rows: rows[2].update(agent={"name": "naive"}), "per_episode[2].agent: Input should be a valid string"),
+        (lambda rows: rows[0].update(seed=[0]), "per_episode[0].seed: Input should be a valid integer"),
+        (lambda rows: rows[1].update(correct="yes"), "per_episode[1].correct: Input should be a valid boolean"),
+        (lambda rows: rows[0].update(hazards=[{"recovered": True}]), "per_episode[0].hazards[0].kind: Field required"),
+        (lambda rows: rows[3].pop("episode_id"), "per_episode[3].episode_id: Field required"),
+    ],
+    ids=["agent-object", "seed-list", "correct-text", "firing-without-kind", "no-episode-id"],
+)
+def test_a_damaged_row_in_either_report_is_one_line_naming_it(runs, capsys, tmp_path, damage, message) -> None:
+    """A report.json is often a CI artifact from elsewhere: a row the gate cannot read is named by its field path
+    (an unhashable agent or seed was a TypeError traceback in the pairing before)."""
+    damaged = copy_run(runs["naive"], tmp_path / "damaged", lambda report: damage(report["per_episode"]))
+    for args in ([str(damaged), "--min", "overall=0.5"], [str(runs["naive"]), "--baseline", str(damaged)]):
+        code, out, err = gate(capsys, *args)
+        assert (code, out) == (2, ""), err
+        assert err == f"mcp-hazard: error: {damaged / 'report.json'}: {message}\n"
+    assert main(["diff", str(runs["naive"]), str(damaged)]) == 2
+    assert capsys.readouterr().err == f"mcp-hazard: error: {damaged / 'report.json'}: {message}\n"

@@ -16,6 +16,7 @@ from typing import Any
 from mcp_hazard.errors import UserError
 from mcp_hazard.json_parse import loads
 from mcp_hazard.regular_file import read_regular, what_is
+from mcp_hazard.scoring.gate.rows import row_problem
 
 EPISODE_KEY = ("scenario", "task", "condition", "interventions", "profile", "seed", "repeat")
 GATE_INFRASTRUCTURE = ("endpoint_error", "timeout", "server_crashed", "interrupted")
@@ -109,6 +110,9 @@ def load_run(path: str | Path, what: str = "RUN_DIR") -> RunData:
     if not isinstance(rows, list) or not all(isinstance(r, dict) and "agent" in r for r in rows):
         raise UserError(f"{report_path}: per_episode: missing or not a list of episodes; is it a report.json of "
                         "`mcp-hazard run` or `mcp-hazard score --out report.json`?")  # fmt: skip
+    problem = row_problem(rows)
+    if problem is not None:
+        raise UserError(f"{report_path}: {problem}")
     suite = report.get("suite")
     folder = report_path.parent
     files: dict[str, set[str]] = {}
