@@ -14,9 +14,13 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
+import mcp_types as types
+from pydantic import BaseModel, ValidationError
+
 from mcp_hazard.errors import UserError
 from mcp_hazard.proxy.server_frames import load_bounded
 from mcp_hazard.proxy.upstream import LOST, Progress, Upstream, UpstreamError, request_key
+from mcp_hazard.proxy.upstream_errors import unfit
 from mcp_hazard.proxy.upstream_info import UpstreamInfo
 from mcp_hazard.regular_file import NotRegularFile, open_regular
 from mcp_hazard.server.frames import MAX_FRAME_BYTES
@@ -68,10 +72,35 @@ def load_cassette(path: str) -> Cassette:
         error = data.get("error")
         if error is not None and (type(error.get("code")) is not int or not isinstance(error.get("message"), str)):
             raise UserError(f"{path}:{number}: an exchange's error needs an integer 'code' and a text 'message'")
+        if error is None:
+            _check_result(data["request"].partition(" ")[0], data.get("result"), f"{path}:{number}")
         cassette.replies.setdefault(data["request"], []).append(data)
     if cassette is None:
         raise UserError(f"{path}: the cassette is empty (write one with --record)")
     return cassette
+
+
+_RESULTS: dict[str, type[BaseModel]] = {
+    "tools/list": types.ListToolsResult, "tools/call": types.CallToolResult,
+    "resources/list": types.ListResourcesResult, "resources/templates/list": types.ListResourceTemplatesResult,
+    "resources/read": types.ReadResourceResult, "resources/subscribe": types.EmptyResult,
+    "resources/unsubscribe": types.EmptyResult, "prompts/list": types.ListPromptsResult,
+    "prompts/get": types.GetPromptResult, "completion/complete": types.CompleteResult,
+    "logging/setLevel": types.EmptyResult, "ping": types.EmptyResult,
+}  # fmt: skip
+"""The SDK's model of each answer the proxy passes on (upstream._send): what a live server's answer must fit."""
+
+
+def _check_result(method: str, result: Any, where: str) -> None:
+    """A recorded result the SDK would have refused from a live server is refused at load, by its line: served, it
+    would reach the client as a result the protocol does not allow."""
+    model = _RESULTS.get(method)
+    if model is None:
+        return  # a request the proxy never sends: never replayed
+    try:
+        model.model_validate(result)
+    except ValidationError as exc:
+        raise UserError(f"{where}: {unfit(method, exc).message}") from None
 
 
 class ReplayUpstream(Upstream):

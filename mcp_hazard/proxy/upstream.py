@@ -27,7 +27,7 @@ from pydantic import ValidationError
 from mcp_hazard.errors import UserError
 from mcp_hazard.logs import log
 from mcp_hazard.proxy.tools import usable_tools
-from mcp_hazard.proxy.upstream_errors import LOST, UpstreamError, timed_out
+from mcp_hazard.proxy.upstream_errors import LOST, UpstreamError, timed_out, unfit
 from mcp_hazard.proxy.upstream_info import UpstreamInfo, UpstreamSource
 
 warnings.filterwarnings("ignore", category=MCPDeprecationWarning)
@@ -105,10 +105,7 @@ class LiveUpstream(Upstream):
         except TimeoutError:
             raise timed_out(method, self.timeout) from None
         except ValidationError as exc:  # the SDK's model of the answer refused it
-            first = exc.errors()[0]
-            where = ".".join(str(part) for part in first["loc"])
-            raise UpstreamError(LOST, " ".join(f"the server's answer to {method} does not fit the protocol: "
-                                                f"{where}: {first['msg']}".split())[:300]) from None  # fmt: skip
+            raise unfit(method, exc) from None
         except MCPError as exc:
             error = UpstreamError(exc.error.code, exc.error.message, exc.error.data)
             if self.recorder is not None:

@@ -7,6 +7,7 @@ from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
     from mcp.shared.exceptions import MCPError
+    from pydantic import ValidationError
 
 LOST = -32603
 """JSON-RPC's internal error: the server's connection was lost, or its answer could not be used."""
@@ -31,3 +32,12 @@ def timed_out(method: str, seconds: float) -> UpstreamError:
     return UpstreamError(
         REQUEST_TIMEOUT, f"the upstream server did not answer {method} within {seconds:g} s (--upstream-timeout)"
     )
+
+
+def unfit(method: str, exc: ValidationError) -> UpstreamError:
+    """The server's answer to `method` (live, or as a cassette recorded it) that the SDK's model of it refused, said
+    by its first problem: the client gets -32603, never a result the protocol does not allow."""
+    first = exc.errors()[0]
+    where = ".".join(str(part) for part in first["loc"])
+    text = " ".join(f"the server's answer to {method} does not fit the protocol: {where}: {first['msg']}".split())
+    return UpstreamError(LOST, text[:300])

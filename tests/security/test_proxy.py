@@ -399,6 +399,11 @@ DAMAGED = [
      ":2: an exchange's error needs an integer 'code' and a text 'message'"),
     ("not-utf8", b'{"request":"tools/list {}","result":{"t":"\xff"}}', ":2: not UTF-8 (byte 42)"),
     ("nan", b'{"request":"tools/list {}","result":{"t":NaN}}', ":2: not JSON (NaN is not JSON)"),
+    # results a live server could not have given (the SDK refuses them): served, they crashed the call
+    ("call-result", b'{"request":"tools/call {}","result":{"content":[],"isError":{"x":1}}}',
+     ":2: the server's answer to tools/call does not fit the protocol: isError: Input should be a valid boolean"),
+    ("listing-result", b'{"request":"tools/list {}","result":{"tools":[{"name":7,"inputSchema":{}}]}}',
+     ":2: the server's answer to tools/list does not fit the protocol: tools.0.name: Input should be a valid string"),
 ]  # fmt: skip
 
 
