@@ -59,6 +59,8 @@ MAX_EMPTY_REPLIES = 2
 TRACE_KEY = "mcp_hazard_trace"
 
 Option = str | int | list[str] | list[int] | None
+MAX_TURNS = 10_000
+"""The most model turns `-T max_turns` takes (a typo of many digits would hold a sample for ever)."""
 O200K_URL = "https://openaipublic.blob.core.windows.net/encodings/o200k_base.tiktoken"
 
 
@@ -134,7 +136,7 @@ def hazard_task(
     seeds: Option = 0,
     hazard: Option = "all",
     intervention: Option = None,
-    profile: str = "strict",
+    profile: Option = "strict",
     trace_dir: str | None = None,
     max_turns: int = 20,
 ) -> Task:
@@ -146,7 +148,10 @@ def hazard_task(
     chosen, tasks = select_tasks(load_sources(paths), _texts(scenario), _texts(task))
     interventions = [parse_composition(text) for text in _texts(intervention)]
     options = hazard_options(_texts(hazard) or None)
-    cells = plan(chosen, [AGENT], options, parse_profiles(profile), _seeds(seeds), interventions, tasks)
+    profiles = parse_profiles(",".join(_texts(profile)))  # `-T profile=[strict,guided]` is a list
+    if type(max_turns) is not int or not 1 <= max_turns <= MAX_TURNS:
+        raise UserError(f"max_turns: expected a whole number from 1 to {MAX_TURNS}, got {max_turns!r}")
+    cells = plan(chosen, [AGENT], options, profiles, _seeds(seeds), interventions, tasks)
     if not cells:
         raise UserError("nothing to run: the selected scenarios have no tasks")
     root = Path(trace_dir).resolve() if trace_dir else _default_trace_dir()
@@ -179,7 +184,7 @@ def hazard(
     seeds: Option = 0,
     hazard: Option = "all",
     intervention: Option = None,
-    profile: str = "strict",
+    profile: Option = "strict",
     trace_dir: str | None = None,
     max_turns: int = 20,
 ) -> Task:

@@ -270,3 +270,39 @@ def test_inspect_eval_finds_the_installed_package_task_from_any_directory(
         ]
         assert trace[0]["run"]["agent"] == "inspect-mockllm-model"
         assert Path(trace[0]["scenario"]["path"]).resolve() == work / "scenarios" / "travel.yaml", trace[0]
+
+
+@pytest.mark.parametrize(
+    ("options", "said"),
+    [
+        (
+            {"max_turns": "abc"},
+            "max_turns: expected a whole number from 1 to 10000, got 'abc'",
+        ),  # a TypeError mid-sample
+        ({"max_turns": -5}, "max_turns: expected a whole number from 1 to 10000, got -5"),  # ran with no model turn
+        ({"max_turns": True}, "max_turns: expected a whole number from 1 to 10000, got True"),
+        (
+            {"profile": [1]},
+            "expected strict, guided, guarded or a comma-separated list of them, got '1'",
+        ),  # a traceback
+    ],
+    ids=["text", "negative", "bool", "profile-number"],
+)
+def test_a_wrong_task_option_is_one_line_before_any_sample(tmp_path: Path, options: dict[str, Any], said: str) -> None:
+    from mcp_hazard.errors import UserError
+    from mcp_hazard.inspect import hazard_task
+
+    with pytest.raises(UserError) as refused:
+        hazard_task(str(TRAVEL), task="fare-class", hazard="transient_error", trace_dir=str(tmp_path), **options)
+    assert said in str(refused.value)
+    assert not list(tmp_path.iterdir())  # refused before its folder was made
+
+
+def test_a_profile_list_plans_each_profile(tmp_path: Path) -> None:
+    """`-T profile=[strict,guided]` reaches the task as a list, as `-T hazard=[...]` does."""
+    from mcp_hazard.inspect import hazard_task
+
+    task = hazard_task(str(TRAVEL), task="fare-class", hazard="transient_error", profile=["strict", "guided"],
+                       trace_dir=str(tmp_path))  # fmt: skip
+    profiles = sorted({sample.metadata["profile"] for sample in task.dataset if sample.metadata})
+    assert profiles == ["guided", "strict"] and len(task.dataset) == 4  # clean and transient_error, each profile
