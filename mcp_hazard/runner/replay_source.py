@@ -13,6 +13,7 @@ from mcp_hazard.errors import UserError
 from mcp_hazard.load import load_scenario
 from mcp_hazard.scenario.files import LoadedScenario, read_source
 from mcp_hazard.scenario.yaml_source import parse_yaml
+from mcp_hazard.trace.misfit import misfit
 from mcp_hazard.trace.reader import Trace, read_trace
 
 
@@ -41,7 +42,23 @@ def read_recorded(path: str, *, scenarios: str | None, allow_python: bool) -> Re
     started = trace.started
     if started is None:
         raise UserError(f"{path}: no episode_started event; nothing to replay")
+    problem = misfit(path) or _unsendable(trace)  # a stranger's trace: every event replayed must fit the format
+    if problem is not None:
+        raise UserError(f"{problem}; nothing replayed")
     return RecordedEpisode(trace, started, _scenario_for(started, scenarios, allow_python))
+
+
+def _unsendable(trace: Trace) -> str | None:
+    """A recorded call whose arguments no client could have sent (the SDK sends an object or nothing), so it cannot
+    be sent again: the trace was changed after it was written."""
+    for event in trace.events:
+        arguments = event.get("arguments")
+        if event.get("type") in ("tool_called", "call_refused") and not isinstance(arguments, dict | None):
+            return (
+                f"{trace.path}: {event['type']} (seq {event.get('seq')}): arguments: an object or nothing, got "
+                f"{type(arguments).__name__}"
+            )
+    return None
 
 
 def read_script(path: str, *, allow_python: bool) -> ReplayScript:

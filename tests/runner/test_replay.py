@@ -266,3 +266,23 @@ def test_a_bad_trace_is_a_one_line_error(content: str | None, mentions: str, tmp
         path.write_text(content, encoding="utf-8")
     line = one_line_error(main_cli("replay", str(path), cwd=REPO_ROOT))
     assert mentions in line and str(path) in line, line
+
+
+@pytest.mark.parametrize(
+    ("field", "value", "mentions"),
+    [("condition", True, ":1: episode_started: condition: Input should be a valid dictionary; nothing replayed"),
+     ("arguments", [], ": tool_called (seq {seq}): arguments: an object or nothing, got list; nothing replayed")],
+    ids=["condition-not-an-object", "arguments-a-list"],
+)  # fmt: skip
+def test_a_changed_trace_is_refused_before_anything_runs(
+    recorded: list[Path], tmp_path: Path, field: str, value: Any, mentions: str
+) -> None:
+    """A trace from someone else, changed by hand: a condition that is not an object was a TypeError traceback, and
+    a call's arguments that are a list an SDK ValidationError inside an exception group, once the episode had begun."""
+    events = jsonl(recorded[0])
+    changed = next(e for e in events if field in e)
+    changed[field] = value
+    path = tmp_path / "changed.jsonl"
+    path.write_text("".join(json.dumps(e) + "\n" for e in events), encoding="utf-8")
+    line = one_line_error(main_cli("replay", str(path), cwd=REPO_ROOT))
+    assert line.endswith(mentions.format(seq=changed["seq"])) and str(path) in line, line
