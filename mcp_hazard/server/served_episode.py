@@ -199,8 +199,9 @@ class Episode:
         self, *, code: int, message: str, id: str | int | None, method: str | None, replied: bool
     ) -> None:
         """Trace a malformed frame (server/frames.py). One that arrives before the first good request waits until
-        `episode_started` is written, so that stays the first line; after the end it is appended like a refused
-        call. Kept to a bounded number before the start, so junk sent to an idle episode cannot grow memory."""
+        `episode_started` is written (at that request, or at the end when none came), so that stays the first line;
+        after the end it is appended like a refused call. Kept to a bounded number before the start, so junk sent
+        to an idle episode cannot grow memory."""
         fields: dict[str, Any] = {"code": code, "message": message, "id": id, "method": method, "replied": replied}
         if self.started:
             self.trace.write(ev.FrameRefused, **fields)
@@ -218,6 +219,8 @@ class Episode:
         if self.trace.closed:
             return
         try:
+            if not self.started and self._early_refusals:  # every frame the client sent was refused: keep them
+                self.start("none")
             for waiting in list(self.waiting):  # calls still hanging when the client left: same record, same place
                 self.cancel(waiting)
             self.ended = True

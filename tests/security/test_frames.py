@@ -133,6 +133,24 @@ def test_stdio_answers_every_malformed_frame_and_keeps_serving(tmp_path: Path) -
     assert events[0]["type"] == "episode_started"
 
 
+def test_a_stdio_client_whose_every_frame_was_refused_still_leaves_its_trace(tmp_path: Path) -> None:
+    """An agent that sends only malformed frames and leaves: the episode never started (no good request), and its
+    refusals, kept until it did, were dropped with it, so no trace was on disk. They are its whole record."""
+    server = _StdioServer(tmp_path)
+    try:
+        server.send(json.dumps(INITIALIZE).encode())
+        assert "result" in server.reply()
+        server.send(b'{"jsonrpc":"2.0","method":"notifications/initialized"}')
+        server.send(CALL.replace(b'"ID"', b'"only"') + b'{"name":"get_fare","arguments":"economy"}}')
+        _check_error(server.reply(), -32602, "only")
+    finally:
+        stderr = server.close()
+    assert "Traceback" not in stderr, stderr
+    events = [json.loads(line) for line in (tmp_path / "raw.jsonl").read_text(encoding="utf-8").splitlines()]
+    assert [event["type"] for event in events] == ["episode_started", "frame_refused", "episode_ended"]
+    assert events[1]["id"] == "only" and events[2]["reason"] == "disconnected"
+
+
 def _sse_or_json(response: httpx.Response) -> dict[str, Any]:
     if response.headers.get("content-type", "").startswith("text/event-stream"):
         data = [line[5:] for line in response.text.splitlines() if line.startswith("data:")]
