@@ -25,6 +25,7 @@ from mcp import Client, StdioServerParameters
 from mcp.client.streamable_http import streamable_http_client
 
 from mcp_hazard.condition import Condition
+from mcp_hazard.errors import UserError
 from mcp_hazard.scenario.files import LoadedScenario
 from mcp_hazard.server.connections import Limits, Server, http_server
 from mcp_hazard.server.episodes import EpisodeRegistry, new_episode_id
@@ -193,6 +194,8 @@ class HttpHost:
         response = await self.http.post(f"{self.base_url}/episodes", json=payload)
         if response.status_code == 507:  # the trace folder took no probe: the run's disk, which stops the run
             check_writable(self.registry.trace_dir, "the trace folder")
+        if response.status_code == 400:  # a condition no one checked before: a replayed trace's, as recorded
+            raise UserError(str(response.json().get("error") or response.text))
         response.raise_for_status()
         return dict(response.json())
 

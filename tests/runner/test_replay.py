@@ -286,3 +286,17 @@ def test_a_changed_trace_is_refused_before_anything_runs(
     path.write_text("".join(json.dumps(e) + "\n" for e in events), encoding="utf-8")
     line = one_line_error(main_cli("replay", str(path), cwd=REPO_ROOT))
     assert line.endswith(mentions.format(seq=changed["seq"])) and str(path) in line, line
+
+
+@pytest.mark.parametrize("transport", ["memory", pytest.param("http", marks=pytest.mark.e2e)])
+def test_a_recorded_condition_no_server_takes_is_one_line_over_each_transport(
+    recorded: list[Path], tmp_path: Path, transport: str
+) -> None:
+    """A hazard kind changed by hand in `episode_started`: over HTTP the episode's server refused it with a 400 that
+    reached the command as an HTTPStatusError traceback; now it is the server's own line, as over memory."""
+    events = jsonl(next(path for path in recorded if ".transient_error." in path.name))
+    events[0]["condition"]["hazards"][0]["kind"] = "ok"
+    path = tmp_path / "changed.jsonl"
+    path.write_text("".join(json.dumps(e) + "\n" for e in events), encoding="utf-8")
+    line = one_line_error(main_cli("replay", str(path), "--transport", transport, cwd=REPO_ROOT))
+    assert "hazard #1 (ok): unknown kind; known kinds: " in line, line
