@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import Any
 
 
 @dataclass(frozen=True)
@@ -52,6 +53,13 @@ def first_leaf(exc: BaseException) -> BaseException:
     while isinstance(exc, BaseExceptionGroup) and exc.exceptions:
         exc = exc.exceptions[0]
     return exc
+
+
+def first_error(exc: Any) -> tuple[str, str]:
+    """The first problem of a pydantic ValidationError: its field path (`params.arguments`, `tools.0.name`) and its
+    message, for a one-line account of what a stranger's input got wrong."""
+    error = exc.errors()[0]
+    return ".".join(str(part) for part in error["loc"]), str(error["msg"])
 
 
 def path_error_line(exc: OSError) -> str | None:

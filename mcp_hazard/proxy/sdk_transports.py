@@ -29,6 +29,7 @@ from mcp.shared._httpx_utils import MCP_DEFAULT_SSE_READ_TIMEOUT, MCP_DEFAULT_TI
 from mcp.shared.message import SessionMessage
 from pydantic import ValidationError
 
+from mcp_hazard.errors import first_error
 from mcp_hazard.proxy.lines import Lines
 from mcp_hazard.proxy.server_frames import REFUSED_CODE, LogBudget, Refused, ServerFrames
 from mcp_hazard.proxy.server_process import ServerProcess
@@ -162,8 +163,8 @@ def _int_id(frame: dict[str, Any]) -> int | None:
 
 
 def _first_error(exc: ValidationError) -> str:
-    error = exc.errors()[0]
-    return " ".join(f"{'.'.join(str(part) for part in error['loc'])}: {error['msg']}".split())[:160]
+    where, message = first_error(exc)
+    return " ".join(f"{where}: {message}".split())[:160]
 
 
 # -- Streamable HTTP ---------------------------------------------------------------------------------------------------

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from mcp_hazard.errors import first_error
 from mcp_hazard.scenario.models import ToolSpec
 
 
@@ -67,6 +68,6 @@ def _tool_problem(tool: dict[str, Any]) -> str | None:
     try:
         types.Tool.model_validate({**tool, "inputSchema": {"type": "object", **schema}}, by_name=False)
     except ValidationError as exc:
-        error = exc.errors()[0]
-        return " ".join(f"{'.'.join(str(part) for part in error['loc'])}: {error['msg']}".split())[:200]
+        where, message = first_error(exc)
+        return " ".join(f"{where}: {message}".split())[:200]
     return None

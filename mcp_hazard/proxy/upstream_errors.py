@@ -5,6 +5,8 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
+from mcp_hazard.errors import first_error
+
 if TYPE_CHECKING:
     from mcp.shared.exceptions import MCPError
     from pydantic import ValidationError
@@ -37,7 +39,6 @@ def timed_out(method: str, seconds: float) -> UpstreamError:
 def unfit(method: str, exc: ValidationError) -> UpstreamError:
     """The server's answer to `method` (live, or as a cassette recorded it) that the SDK's model of it refused, said
     by its first problem: the client gets -32603, never a result the protocol does not allow."""
-    first = exc.errors()[0]
-    where = ".".join(str(part) for part in first["loc"])
-    text = " ".join(f"the server's answer to {method} does not fit the protocol: {where}: {first['msg']}".split())
+    where, message = first_error(exc)
+    text = " ".join(f"the server's answer to {method} does not fit the protocol: {where}: {message}".split())
     return UpstreamError(LOST, text[:300])

@@ -12,7 +12,7 @@ from typing import Any
 from pydantic import ValidationError
 
 from mcp_hazard.condition import Condition
-from mcp_hazard.errors import UserError
+from mcp_hazard.errors import UserError, first_error
 from mcp_hazard.scenario.files import LoadedScenario
 from mcp_hazard.server.served_episode import Episode
 from mcp_hazard.suggest import did_you_mean
@@ -62,10 +62,8 @@ def parse_condition(fields: dict[str, Any]) -> Condition:
     try:
         return Condition.model_validate(fields)
     except ValidationError as exc:
-        first = exc.errors()[0]
-        where = ".".join(str(part) for part in first["loc"]) or "condition"
-        message = str(first["msg"]).removeprefix("Value error, ")
-        raise UserError(f"{where}: {message}") from None
+        where, message = first_error(exc)
+        raise UserError(f"{where or 'condition'}: {message.removeprefix('Value error, ')}") from None
 
 
 class EpisodeRegistry:

@@ -26,6 +26,7 @@ import orjson
 from pydantic import BaseModel, ValidationError
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
+from mcp_hazard.errors import first_error
 from mcp_hazard.logs import log
 from mcp_hazard.server.bodies import BodyTooLarge, ClientGone, read_body
 from mcp_hazard.trace.storage import StorageError
@@ -138,9 +139,8 @@ def _params_problem(model: type[BaseModel], frame: dict[str, Any]) -> str | None
     try:
         model.model_validate({"method": frame["method"], "params": frame.get("params")}, by_name=False)
     except ValidationError as exc:
-        error = exc.errors()[0]
-        where = ".".join(str(part) for part in error["loc"])
-        return _one_line(f"{where}: {error['msg']}")
+        where, message = first_error(exc)
+        return _one_line(f"{where}: {message}")
     return None
 
 
