@@ -4,6 +4,7 @@
 from __future__ import annotations
 
 import argparse
+import io
 import re
 import sys
 from collections.abc import Sequence
@@ -13,7 +14,9 @@ from typing import Any, NoReturn, cast
 from mcp_hazard import __version__
 from mcp_hazard.commands import ERROR_PREFIX, EXIT_INTERRUPTED, EXIT_USAGE
 from mcp_hazard.errors import Interrupted, ScenarioError, UserError, first_leaf, path_error_line
+from mcp_hazard.json_parse import LONE_SURROGATE
 from mcp_hazard.suggest import did_you_mean
+from mcp_hazard.terminal_text import visible
 
 COMMANDS = (
     "validate", "serve", "proxy", "schema", "hazards", "score", "run", "gate", "diff", "verify", "plan", "perturb",
@@ -116,22 +119,30 @@ def main(argv: Sequence[str] | None = None) -> int:
     from mcp_hazard.logs import configure_logging
 
     words = sys.argv[1:] if argv is None else list(argv)
+    if isinstance(sys.stdout, io.TextIOWrapper):  # a file name not in UTF-8 is printed as `\udcff`, as stderr does
+        sys.stdout.reconfigure(errors="backslashreplace")
+    foreign = next((word for word in words if LONE_SURROGATE.search(word)), None)
+    if foreign is not None:  # it would reach a lock file, a trace or a report, all UTF-8 text, only to fail there
+        shown = foreign.encode("utf-8", "backslashreplace").decode("utf-8")
+        print(f"{ERROR_PREFIX}{shown}: not UTF-8 text (a name in another encoding); mcp-hazard records the paths "
+              "and values it is given as UTF-8: rename it", file=sys.stderr)  # fmt: skip
+        return EXIT_USAGE
     args = _parse(build_parser(_command_word(words)), words)
     configure_logging(args.log_level)
     try:
         return cast(int, args.handler(args))
     except ScenarioError as exc:
         for problem in exc.problems:
-            print(problem, file=sys.stderr)
+            print(visible(str(problem)), file=sys.stderr)
         return EXIT_USAGE
     except UserError as exc:
-        print(f"{ERROR_PREFIX}{exc}", file=sys.stderr)
+        print(f"{ERROR_PREFIX}{visible(str(exc))}", file=sys.stderr)
         return EXIT_USAGE
     except BaseExceptionGroup as group:  # a user error met by several concurrent tasks at once: said once
         mistakes, others = group.split(UserError)
         if mistakes is None or others is not None:
             raise
-        print(f"{ERROR_PREFIX}{first_leaf(mistakes)}", file=sys.stderr)
+        print(f"{ERROR_PREFIX}{visible(str(first_leaf(mistakes)))}", file=sys.stderr)
         return EXIT_USAGE
     except Interrupted as exc:
         print(f"mcp-hazard: {exc}", file=sys.stderr)
@@ -147,5 +158,5 @@ def main(argv: Sequence[str] | None = None) -> int:
         line = path_error_line(exc)
         if line is None:
             raise
-        print(f"{ERROR_PREFIX}{line}", file=sys.stderr)
+        print(f"{ERROR_PREFIX}{visible(line)}", file=sys.stderr)
         return EXIT_USAGE

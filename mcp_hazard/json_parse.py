@@ -6,12 +6,24 @@ limit allows (`[[[[...]]]]`) raises RecursionError, and an integer of more than 
 ValueError (Python's limit on converting long digit strings). Either ended a command in a traceback. `loads` here
 raises `json.JSONDecodeError` for both, as for any other text that is not JSON. The trace readers, which parse every
 line of every file, call `json.loads` themselves, catch `(ValueError, RecursionError)` and say why with `problem`.
+
+JSON text may also spell a lone surrogate (`"\\ud800"`, an escape without its pair): `json.loads` turns it into a
+str that cannot be encoded as UTF-8, so a report, a trace or a peer it reaches fails to be written. Text read here
+has each lone surrogate replaced by U+FFFD (`loads` does it; the trace readers and the proxy call `repair_surrogates`
+themselves, to say so).
 """
 
 from __future__ import annotations
 
 import json
+import re
 from typing import Any
+
+_SURROGATE_ESCAPE = re.compile(r"\\u[dD][89a-fA-F]")
+_SURROGATE_ESCAPE_BYTES = re.compile(rb"\\u[dD][89a-fA-F]")
+LONE_SURROGATE = re.compile("[\ud800-\udfff]")
+"""A character no UTF-8 text holds: what `json.loads` makes of an unpaired escape, and Python of a byte that is not
+UTF-8 in a file name or a command-line word (surrogateescape)."""
 
 
 def problem(exc: ValueError | RecursionError) -> str:
@@ -25,10 +37,49 @@ def problem(exc: ValueError | RecursionError) -> str:
 
 def loads(text: str | bytes) -> Any:
     """`json.loads`, with every refusal of the text raised as `json.JSONDecodeError` (position 0 when json gave
-    none); bytes that are not UTF-8 raise UnicodeDecodeError, as with `json.loads`."""
+    none); bytes that are not UTF-8 raise UnicodeDecodeError, as with `json.loads`; lone surrogates become U+FFFD."""
     try:
-        return json.loads(text)
+        value = json.loads(text)
     except (json.JSONDecodeError, UnicodeDecodeError):  # bytes that are not UTF-8 stay what they are
         raise
     except (ValueError, RecursionError) as exc:
         raise json.JSONDecodeError(problem(exc), text if isinstance(text, str) else "", 0) from None
+    return repair_surrogates(value)[0] if escapes_surrogate(text) else value
+
+
+def escapes_surrogate(text: str | bytes) -> bool:
+    """Whether JSON text may spell a lone surrogate: a `\\ud800` to `\\udfff` escape (paired or not, or after an
+    escaped backslash: `repair_surrogates` tells). A plain search for `\\u` first, which most text does not hold."""
+    if isinstance(text, bytes):
+        return b"\\u" in text and _SURROGATE_ESCAPE_BYTES.search(text) is not None
+    return "\\u" in text and _SURROGATE_ESCAPE.search(text) is not None
+
+
+def repair_surrogates(value: Any) -> tuple[Any, int]:
+    """`value` with every lone surrogate (a `\\ud800` escape without its pair) replaced by U+FFFD, and how many strings
+    held one. Iterative, in place for containers."""
+    if isinstance(value, str):
+        fixed, count = LONE_SURROGATE.subn("\ufffd", value)
+        return fixed, int(count > 0)
+    repaired = 0
+    stack: list[Any] = [value]
+    while stack:
+        node = stack.pop()
+        slots: list[tuple[Any, Any]]
+        if isinstance(node, dict):
+            for key in [k for k in node if isinstance(k, str) and LONE_SURROGATE.search(k)]:
+                node[LONE_SURROGATE.sub("\ufffd", key)] = node.pop(key)
+                repaired += 1
+            slots = list(node.items())
+        elif isinstance(node, list):
+            slots = list(enumerate(node))
+        else:
+            continue
+        for slot, item in slots:
+            if isinstance(item, str):
+                if LONE_SURROGATE.search(item):
+                    node[slot] = LONE_SURROGATE.sub("\ufffd", item)
+                    repaired += 1
+            elif isinstance(item, dict | list):
+                stack.append(item)
+    return value, repaired

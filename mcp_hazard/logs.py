@@ -17,6 +17,8 @@ import os
 import sys
 from typing import Any, TextIO, cast
 
+from mcp_hazard.terminal_text import visible
+
 _LEVELS = {"debug": logging.DEBUG, "info": logging.INFO, "warning": logging.WARNING, "error": logging.ERROR}
 _threshold = logging.NOTSET  # library use without configure_logging(): every line, on stderr
 
@@ -36,7 +38,7 @@ class _Stderr:
     """Whatever `sys.stderr` is when a line is written (a test may have replaced it since the first line)."""
 
     def write(self, text: str) -> int:
-        return sys.stderr.write(text)
+        return sys.stderr.write(visible(text))
 
     def flush(self) -> None:
         sys.stderr.flush()

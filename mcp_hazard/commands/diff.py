@@ -13,6 +13,7 @@ from typing import Any
 from mcp_hazard.commands.options import command_parser
 from mcp_hazard.commands.output_file import write_output
 from mcp_hazard.errors import UserError
+from mcp_hazard.terminal_text import visible
 
 SUFFIXES = {".txt": "text", ".md": "markdown", ".html": "html", ".htm": "html"}
 
@@ -37,7 +38,7 @@ def diff_command(args: argparse.Namespace) -> int:
     found = diff_runs(load_run(args.run_a, "RUN_A"), load_run(args.run_b, "RUN_B"), args.agent)
     text = render_diff(found, fmt)
     if args.out is None:
-        print(text)
+        print(visible(text))
         return 0
     write_output(args.out, text, "the diff")
     print(f"mcp-hazard: wrote the {fmt} diff of {found.pairs} paired episodes to {args.out}", file=sys.stderr)

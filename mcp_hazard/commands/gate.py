@@ -17,6 +17,7 @@ from mcp_hazard.commands.flag_values import level
 from mcp_hazard.commands.options import command_parser
 from mcp_hazard.commands.output_file import write_output
 from mcp_hazard.errors import UserError
+from mcp_hazard.terminal_text import visible
 
 METRIC_HELP = "overall, clean, hazard_kind.KIND, recovery.KIND, irs.INTERVENTION, pass^K (names as in report.json)"
 
@@ -102,7 +103,7 @@ def report(result: Any, args: argparse.Namespace, fmt: str = "text") -> int:
     summary = os.environ.get("GITHUB_STEP_SUMMARY")
     if summary:
         write_output(summary, render_markdown(result), "the step summary (GITHUB_STEP_SUMMARY)", append=True)
-    print(render_json(result) if fmt == "json" else render_text(result))
+    print(render_json(result) if fmt == "json" else visible(render_text(result)))
     return EXIT_FINDING if result.failed else 0
 
 

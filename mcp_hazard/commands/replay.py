@@ -8,6 +8,7 @@ from typing import Any
 
 from mcp_hazard.commands import EXIT_FINDING
 from mcp_hazard.commands.options import allow_python, command_parser
+from mcp_hazard.terminal_text import visible
 
 
 def replay(args: argparse.Namespace) -> int:
@@ -24,7 +25,7 @@ def replay(args: argparse.Namespace) -> int:
 
     _old, new, difference = replay_trace(recorded, transport=args.transport)
     if difference is not None:
-        print(f"mcp-hazard: replay differs from {args.trace}: {difference}", file=sys.stderr)
+        print(visible(f"mcp-hazard: replay differs from {args.trace}: {difference}"), file=sys.stderr)
         return EXIT_FINDING
     print(f"replay: {len(new.events)} events, identical to {args.trace} apart from times, durations and the run block")
     return 0

@@ -255,7 +255,7 @@ def _report(
     report = aggregate(scores, scored.warnings, unscorable, scored.scenarios, kinds,  # this run's plan alone
                        suite_parts=scored.suite_parts)  # fmt: skip
     for fmt, name in (("json", "report.json"), ("markdown", "report.md"), ("html", "report.html")):
-        write_file(out / name, render(report, fmt, timelines=scored.timelines).encode("utf-8"))
+        write_file(out / name, render(report, fmt, timelines=scored.timelines).encode("utf-8", "backslashreplace"))
     print(render(report, "table", verbose=args.verbose))
     servers = f", {statuses['server_crashed']} server crashes" if statuses["server_crashed"] else ""
     print(

@@ -14,6 +14,7 @@ from typing import Any
 from mcp_hazard.commands import ERROR_PREFIX, EXIT_USAGE
 from mcp_hazard.commands.options import allow_python, command_parser
 from mcp_hazard.commands.output_file import write_output
+from mcp_hazard.terminal_text import visible
 
 SUFFIX_FORMATS = {".json": "json", ".md": "markdown", ".html": "html", ".htm": "html", ".txt": "table"}
 MORE = "--verbose prints every table; --out report.html writes the full report, with each episode's timeline"
@@ -95,7 +96,7 @@ def _score(args: argparse.Namespace) -> int:
                           timelines=fmt == "html")  # fmt: skip
     if not scored.scores:
         for warning in scored.warnings:
-            print(f"mcp-hazard: warning: {warning}", file=sys.stderr)
+            print(f"mcp-hazard: warning: {visible(warning)}", file=sys.stderr)
         where = ", ".join(args.paths)
         if scored.traces == 0:
             raise _Refused(
@@ -119,7 +120,7 @@ def _score(args: argparse.Namespace) -> int:
         write_output(args.per_episode, render_episodes(report["per_episode"], episodes_fmt), "per-episode table")
         print(f"mcp-hazard: wrote {len(report['per_episode'])} episodes to {args.per_episode}", file=sys.stderr)
     for warning in scored.warnings:
-        print(f"mcp-hazard: warning: {warning}", file=sys.stderr)
+        print(f"mcp-hazard: warning: {visible(warning)}", file=sys.stderr)
     return 0
 
 

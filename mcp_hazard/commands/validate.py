@@ -10,6 +10,7 @@ from mcp_hazard.commands import EXIT_FINDING, EXIT_USAGE
 from mcp_hazard.commands.flag_values import parse_seeds
 from mcp_hazard.commands.options import allow_python, command_parser, hazard_options, scenario_paths
 from mcp_hazard.errors import ScenarioError
+from mcp_hazard.terminal_text import visible
 
 
 def validate(args: argparse.Namespace) -> int:
@@ -36,7 +37,7 @@ def validate(args: argparse.Namespace) -> int:
         except ScenarioError as exc:
             invalid += 1
             for problem in exc.problems:
-                print(problem, file=sys.stderr)
+                print(visible(str(problem)), file=sys.stderr)
             continue
         if loaded.id in seen:
             invalid += 1
@@ -50,7 +51,7 @@ def validate(args: argparse.Namespace) -> int:
         tasks = len(loaded.model.tasks)
         checked, unsolvable = anyio.run(_check_solvable, loaded, args, options)
         for line in unsolvable:
-            print(f"{file}: unsolvable: {line}", file=sys.stderr)
+            print(visible(f"{file}: unsolvable: {line}"), file=sys.stderr)
         unsolvable_files += bool(unsolvable)
         hazards = f", {checked} hazard instances solvable" if checked and not unsolvable else ""
         if not unsolvable:
@@ -70,7 +71,7 @@ def _validate_suite(suite: Any, named: list[Any]) -> bool:
 
     problems = anyio.run(check_suite, suite)
     for line in problems:
-        print(f"{suite.path}: unsolvable: {line}", file=sys.stderr)
+        print(visible(f"{suite.path}: unsolvable: {line}"), file=sys.stderr)
     if not problems:
         hazards = f"; hazard instances: mcp-hazard verify {suite.path}" if named else ""
         print(f"{suite.path}: ok ({suite.id}: {len(suite.model.tools)} tools, {len(suite.model.tasks)} tasks, "

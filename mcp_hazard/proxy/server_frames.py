@@ -16,6 +16,7 @@ import re
 from dataclasses import dataclass
 from typing import Any
 
+from mcp_hazard.json_parse import escapes_surrogate, repair_surrogates
 from mcp_hazard.logs import log
 from mcp_hazard.proxy.lines import Lines, Oversize
 from mcp_hazard.server.frames import MAX_FRAME_BYTES, MAX_FRAME_DEPTH, refuse_constant, too_deep
@@ -25,8 +26,6 @@ REFUSED_CODE = -32603
 
 _HEAD_ID = re.compile(rb'\s*\{\s*(?:"jsonrpc"\s*:\s*"2\.0"\s*,\s*)?"id"\s*:\s*(-?\d{1,18})\s*[,}]')
 _TAIL_ID = re.compile(rb'[{,]\s*"id"\s*:\s*(-?\d{1,18})\s*(?:,\s*"jsonrpc"\s*:\s*"2\.0"\s*)?\}\s*$')
-_SURROGATE_ESCAPE = re.compile(rb"\\u[dD][89a-fA-F]")
-_LONE_SURROGATE = re.compile("[\ud800-\udfff]")
 
 
 @dataclass(frozen=True)
@@ -51,41 +50,6 @@ def _sniffed_id(head: bytes, tail: bytes) -> int | None:
     return int(found.group(1)) if found else None
 
 
-def repair_surrogates(value: Any) -> tuple[Any, int]:
-    """`value` with every lone surrogate (a `\\ud800` escape without its pair) replaced by U+FFFD, and how many strings
-    held one. Iterative, in place for containers."""
-    if isinstance(value, str):
-        fixed, count = _LONE_SURROGATE.subn("\ufffd", value)
-        return fixed, int(count > 0)
-    repaired = 0
-    stack: list[Any] = [value]
-    while stack:
-        node = stack.pop()
-        if isinstance(node, dict):
-            for key in list(node):
-                item = node[key]
-                if isinstance(key, str) and _LONE_SURROGATE.search(key):
-                    del node[key]
-                    key = _LONE_SURROGATE.sub("\ufffd", key)
-                    node[key] = item
-                    repaired += 1
-                if isinstance(item, str):
-                    if _LONE_SURROGATE.search(item):
-                        node[key] = _LONE_SURROGATE.sub("\ufffd", item)
-                        repaired += 1
-                elif isinstance(item, dict | list):
-                    stack.append(item)
-        elif isinstance(node, list):
-            for i, item in enumerate(node):
-                if isinstance(item, str):
-                    if _LONE_SURROGATE.search(item):
-                        node[i] = _LONE_SURROGATE.sub("\ufffd", item)
-                        repaired += 1
-                elif isinstance(item, dict | list):
-                    stack.append(item)
-    return value, repaired
-
-
 def load_bounded(line: bytes) -> Any:
     """JSON text parsed within the proxy's limits (depth, no NaN), lone surrogates repaired; ValueError says why not,
     in one line. Also for cassette lines."""
@@ -103,7 +67,7 @@ def load_bounded(line: bytes) -> Any:
         raise ValueError(f"not JSON ({exc})") from None
     if line.count(b"{") + line.count(b"[") > MAX_FRAME_DEPTH and too_deep(value):
         raise ValueError(f"nested deeper than {MAX_FRAME_DEPTH} levels")
-    if b"\\u" in line and _SURROGATE_ESCAPE.search(line):
+    if escapes_surrogate(line):
         value, repaired = repair_surrogates(value)
         if repaired:
             log.warning("lone surrogates (\\ud800 to \\udfff) replaced with U+FFFD", strings=repaired,

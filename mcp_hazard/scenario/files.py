@@ -9,6 +9,7 @@ from dataclasses import dataclass
 from pathlib import Path as FsPath
 
 from mcp_hazard.errors import Problem, ScenarioError, UserError
+from mcp_hazard.json_parse import LONE_SURROGATE
 from mcp_hazard.regular_file import NotRegularFile, open_regular
 from mcp_hazard.scenario.models import Scenario
 from mcp_hazard.scenario.yaml_source import MAX_FILE_BYTES
@@ -46,6 +47,8 @@ def read_source(path: str | FsPath) -> tuple[bytes, str]:
     def refuse(message: str) -> ScenarioError:
         return ScenarioError([Problem(file, None, None, "", message)])
 
+    if not file.isascii() and LONE_SURROGATE.search(file):  # a name in another encoding, found in a folder
+        raise refuse("the file's name is not UTF-8 text, and traces and reports record it as text: rename the file")
     try:
         with open_regular(path, binary=True) as handle:
             raw = handle.read(MAX_FILE_BYTES + 1)  # never more than the limit, however large the file

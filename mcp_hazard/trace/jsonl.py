@@ -7,10 +7,10 @@ JSON object is passed over. (`read_trace`, in reader.py, is the reader that repo
 
 from __future__ import annotations
 
-import json
 from pathlib import Path
 from typing import Any
 
+from mcp_hazard.json_parse import loads
 from mcp_hazard.regular_file import read_regular
 
 
@@ -23,7 +23,7 @@ def json_records(path: Path) -> list[dict[str, Any]]:
     records = []
     for line in lines:
         try:
-            record = json.loads(line)
+            record = loads(line)
         except (ValueError, RecursionError):  # not JSON (json_parse.py says which kinds)
             continue
         if isinstance(record, dict):

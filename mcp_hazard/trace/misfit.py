@@ -6,12 +6,12 @@ is done only for a trace that could not be scored, to say which line and field t
 
 from __future__ import annotations
 
-import json
 from functools import cache
 from typing import Any
 
 from pydantic import TypeAdapter, ValidationError
 
+from mcp_hazard.json_parse import loads
 from mcp_hazard.regular_file import read_regular
 from mcp_hazard.trace.events import EVENT_TYPES, TraceEvent
 
@@ -31,7 +31,7 @@ def misfit(path: str) -> str | None:
         return None
     for number, line in enumerate(lines, start=1):
         try:
-            event = json.loads(line)
+            event = loads(line)
         except (ValueError, RecursionError):
             continue
         kind = event.get("type") if isinstance(event, dict) else None

@@ -8,7 +8,7 @@ from pathlib import Path
 from typing import Any
 
 from mcp_hazard.errors import UserError
-from mcp_hazard.json_parse import problem
+from mcp_hazard.json_parse import escapes_surrogate, problem, repair_surrogates
 from mcp_hazard.regular_file import read_regular
 from mcp_hazard.trace.events import EVENT_TYPES, SCHEMA_VERSION, comparable
 
@@ -43,6 +43,7 @@ def parse_trace(text: str, file: str) -> Trace:
     """`read_trace` of a file's text already read (`file` names it in warnings): the scorer reads each file once."""
     trace = Trace(path=file, events=[])
     lines = text.split("\n")
+    suspect = escapes_surrogate(text)  # once per file; then only its lines with an escape are looked at
     for number, line in enumerate(lines, start=1):
         if not line.strip():
             continue
@@ -68,6 +69,11 @@ def parse_trace(text: str, file: str) -> Trace:
                     f"{file}:{number}: trace schema_version {version!r} is newer than this mcp-hazard reads "
                     f"({SCHEMA_VERSION}); upgrade mcp-hazard"
                 )
+        if suspect and "\\u" in line:
+            event, repaired = repair_surrogates(event)
+            if repaired:
+                trace.warnings.append(f"{file}:{number}: lone surrogate (\\ud800 to \\udfff) in {repaired} "
+                                      "string(s), not Unicode text; replaced by U+FFFD")  # fmt: skip
         trace.events.append(event)
     return trace
 

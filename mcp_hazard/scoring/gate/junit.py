@@ -11,6 +11,7 @@ required attribute and element present), which the lenient readers all accept.
 from __future__ import annotations
 
 import datetime
+import re
 import xml.etree.ElementTree as ET
 from collections import defaultdict
 from typing import Any
@@ -18,6 +19,7 @@ from typing import Any
 from mcp_hazard.scoring.gate.evaluate import GateResult
 from mcp_hazard.scoring.gate.pairs import select_agents
 from mcp_hazard.scoring.gate.runs import describe, infrastructure, key_of
+from mcp_hazard.terminal_text import escaped
 
 GATE_SUITE = "mcp-hazard gate"
 
@@ -111,4 +113,10 @@ def render_junit(result: GateResult) -> str:
     _close(gate, {"failures": len(result.failed), "skipped": sum(c.status == "no data" for c in result.checks)},
            len(result.checks), 0.0)  # fmt: skip
     ET.indent(root)
-    return '<?xml version="1.0" encoding="UTF-8"?>\n' + ET.tostring(root, encoding="unicode") + "\n"
+    text = ET.tostring(root, encoding="unicode")
+    return '<?xml version="1.0" encoding="UTF-8"?>\n' + _NOT_XML.sub(escaped, text) + "\n"
+
+
+_NOT_XML = re.compile("[\x00-\x08\x0b\x0c\x0e-\x1f\ud800-\udfff\ufffe\uffff]")
+"""Characters XML 1.0 cannot hold, even as `&#1;`, which a trace's answer or agent name may (a reader refuses the
+whole file): written as their escapes (`\\x1b`), in text and attributes alike, where no markup is."""

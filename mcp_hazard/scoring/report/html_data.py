@@ -31,4 +31,5 @@ def episode_rows(report: dict[str, Any], timelines: dict[str, list[Any]] | None)
 
 def episode_data(report: dict[str, Any], timelines: dict[str, list[Any]] | None) -> str:
     text = json.dumps(episode_rows(report, timelines), ensure_ascii=False, separators=(",", ":"))
-    return base64.b64encode(gzip.compress(text.encode("utf-8"), compresslevel=9, mtime=0)).decode("ascii")
+    data = text.encode("utf-8", "backslashreplace")  # a file name not in UTF-8 holds surrogates: `\udcff` in JSON
+    return base64.b64encode(gzip.compress(data, compresslevel=9, mtime=0)).decode("ascii")

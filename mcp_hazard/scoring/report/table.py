@@ -19,6 +19,7 @@ from mcp_hazard.scenario.suite_id import describe as describe_suite
 from mcp_hazard.scoring.report import _format as f
 from mcp_hazard.scoring.report.section import Section
 from mcp_hazard.scoring.report.sections import build
+from mcp_hazard.terminal_text import visible
 
 WIDTH = 120
 MAX_WARNINGS = 20
@@ -33,7 +34,7 @@ def _table(section: Section, columns: list[int]) -> Table:
         table.add_column(Text(section.columns[index]), justify=justify, overflow="fold",
                          style="bold" if facts and index == 0 else None)  # fmt: skip
     for row in section.rows:
-        table.add_row(*(Text(row[i]) for i in columns))  # Text: data never parsed as rich markup
+        table.add_row(*(Text(visible(row[i])) for i in columns))  # Text: data never parsed as rich markup
     return table
 
 
@@ -43,7 +44,7 @@ def _print(console: Console, section: Section, *, brief: bool) -> None:
         console.print(Text(section.blurb, style="dim"))
     if section.kind == "list":
         for line, *_ in section.rows[:MAX_WARNINGS]:
-            console.print(Text(f"- {line}"), soft_wrap=True)  # whole, so a path can be copied or grepped
+            console.print(Text(f"- {visible(line)}"), soft_wrap=True)  # whole, so a path can be copied or grepped
         hidden = len(section.rows) - MAX_WARNINGS
         if hidden > 0:
             console.print(Text(f"... and {hidden} more (all of them in --format json, markdown or html)"))
@@ -90,4 +91,5 @@ def render_table(report: dict[str, Any], width: int = WIDTH, *, verbose: bool = 
         for section in empty:
             console.print(Text(f"- {section.title}: {section.empty}"))
     lines = console.export_text(styles=False).splitlines()
-    return "\n".join(line.rstrip() for line in lines).rstrip() + "\n"
+    # rich drops some control characters and keeps others: each cell is made visible before it is laid out
+    return visible("\n".join(line.rstrip() for line in lines).rstrip() + "\n")

@@ -1,0 +1,25 @@
+"""Text from strangers (traces, reports, scenario files, file names) shown on a terminal.
+
+A control character printed as it is acts on the terminal instead of being read: an escape sequence in an agent's
+name or answer can move the cursor, rewrite a line already printed, retitle the window or write the clipboard, and a
+bidirectional override can make a line read as something else. A lone surrogate (a file name that is not
+UTF-8) cannot be written at all. What `mcp-hazard` prints itself holds none of them but the newline and the tab, so
+every other one is shown the way Python writes it in a string (`\\x1b`, `\\u202e`). Files are written as they are
+(JSON escapes them; the JUnit report escapes what XML cannot hold).
+"""
+
+from __future__ import annotations
+
+import re
+
+_CONTROL = re.compile("[\x00-\x08\x0b-\x1f\x7f-\x9f\u061c\u200e\u200f\u202a-\u202e\u2066-\u2069\ud800-\udfff]")
+
+
+def escaped(found: re.Match[str]) -> str:
+    """A matched character as Python writes it in a string: `\\x1b`, `\\u202e`, `\\udcff`."""
+    return found.group().encode("unicode_escape").decode("ascii")
+
+
+def visible(text: str) -> str:
+    """`text` with each control character but newline and tab written as its escape."""
+    return _CONTROL.sub(escaped, text) if _CONTROL.search(text) else text
