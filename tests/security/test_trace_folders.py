@@ -125,3 +125,23 @@ def test_traces_with_fields_of_the_wrong_shape_are_one_line_each_and_the_rest_is
     shown = {Path(e["trace"]).stem: e for e in embedded_episodes(report.read_text(encoding="utf-8"))}
     assert {"tools-number", "notes-not-objects", "type-list"} <= set(shown), sorted(shown)
     assert all(e.get("timeline") for e in shown.values()), "every episode's timeline is drawn"
+
+
+def test_a_report_file_is_replaced_whole_or_kept_when_the_disk_fills(folder: Path, tmp_path: Path) -> None:
+    """`score --out`, `gate --junit` and `diff --out` write beside the file and rename: a disk that fills mid-write
+    leaves the report of the last run as it was (before: truncated, then cut short where the disk filled)."""
+    from .disk import full_disk
+
+    run = folder.parent / "run-copy"
+    shutil.copytree(folder, run, ignore=shutil.ignore_patterns("waiting.jsonl", "endless.jsonl", "loop.jsonl", "other"))
+    report = tmp_path / "report.json"
+    assert cli("score", str(run), "--out", str(report)).returncode == 0
+    kept = report.read_bytes()
+    assert len(kept) > 4096
+    report.write_bytes(kept[:100] + b"  the last run's report " + kept[100:])  # the same report, told apart
+    before = report.read_bytes()
+    done = cli("score", str(run), "--out", str(report), preexec=full_disk(4096))
+    assert done.returncode == 2 and "Traceback" not in done.stderr, done.stderr[-2000:]
+    assert done.stderr.strip().splitlines()[-1] == f"mcp-hazard: error: {report}: cannot write report: File too large"
+    assert report.read_bytes() == before and sorted(p.name for p in tmp_path.iterdir()) == ["report.json"]
+    assert cli("score", str(run), "--out", str(report)).returncode == 0 and report.read_bytes() == kept
