@@ -20,6 +20,7 @@ import httpx
 from mcp_hazard.agents.drive import AgentReport
 from mcp_hazard.agents.llm_config import ENV_API_KEY, ENV_RETRIES, ENV_TIMEOUT_S, LlmConfig, one_line
 from mcp_hazard.errors import UserError
+from mcp_hazard.json_parse import loads
 from mcp_hazard.logs import log
 
 MAX_BACKOFF_S = 8.0
@@ -59,8 +60,8 @@ def _excerpt(response: httpx.Response) -> str:
 def _chat_completion(config: LlmConfig, response: httpx.Response) -> dict[str, Any]:
     where = f"LLM endpoint {config.url}"
     try:
-        body = response.json()
-    except ValueError:
+        body = loads(response.content)  # json_parse.py: nesting too deep, lone surrogates
+    except ValueError:  # UnicodeDecodeError too
         raise LlmEndpointError(
             f"{where}: HTTP {response.status_code} but the body is not JSON: {_excerpt(response)}"
         ) from None

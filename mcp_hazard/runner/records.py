@@ -91,7 +91,8 @@ def log_result(out: Path, result: CellResult, log: IO[bytes] | None = None) -> N
         "ts": utc_now(), "episode_id": result.cell.episode_id, "agent": result.cell.agent,
         "status": result.status, "note": result.note, "notes": result.notes,
     }  # fmt: skip
-    line = (json.dumps(record, ensure_ascii=False) + "\n").encode("utf-8")
+    # An agent's note may hold a lone surrogate (a program's output): its JSON escape keeps the line valid (writer.py)
+    line = (json.dumps(record, ensure_ascii=False) + "\n").encode("utf-8", "backslashreplace")
     if log is not None:
         write_whole(log, line)
     else:

@@ -131,7 +131,9 @@ def event_line(event_type: type[BaseModel], seq: int, ts: str, fields: dict[str,
                     return text
     record = event_type(seq=seq, ts=ts, **{key: _clip(value) for key, value in fields.items()})
     dumped = json.dumps(record.model_dump(mode="json"), ensure_ascii=False, separators=(",", ":"))
-    return dumped.encode("utf-8") + b"\n"
+    # A lone surrogate (from a peer's JSON or a file name) becomes its JSON escape: the line stays valid and the
+    # reader puts U+FFFD in its place with a warning, where the episode's trace would have ended here.
+    return dumped.encode("utf-8", "backslashreplace") + b"\n"
 
 
 class TraceWriter:

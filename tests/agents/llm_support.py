@@ -91,7 +91,7 @@ async def run_agent(
                     assert returned is brief.report
                 except LlmEndpointError as exc:
                     failure = exc
-    assert fake.problems == [], "the agent sent a request a strict server refuses"
+    assert fake.problems == [], f"the agent sent a request a strict server refuses: {fake.problems}"
     if failure is not None:
         raise failure
     return Run(brief.report, fake, read_trace(ep.trace_path), waits)

@@ -3,6 +3,7 @@ the one-line `LlmEndpointError` for a refusal or an endpoint that stays down."""
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
 
 import anyio
@@ -77,8 +78,9 @@ async def test_backoff_is_capped_and_gives_up(travel: LoadedScenario, tmp_path: 
         (http_reply(422, ""), "HTTP 422: (empty body)"),
         (http_reply(200, "<html>not json</html>"), "HTTP 200 but the body is not JSON: <html>"),
         (http_reply(200, '{"object": "error"}'), "not a chat completion"),
+        (http_reply(200, '{"choices": ' + "[" * 100_000 + "]" * 100_000 + "}"), "HTTP 200 but the body is not JSON"),
     ],
-    ids=["400", "404", "422", "not-json", "not-a-completion"],
+    ids=["400", "404", "422", "not-json", "not-a-completion", "nested-too-deeply"],  # deep: was a RecursionError
 )
 async def test_refusals_fail_at_once(travel: LoadedScenario, tmp_path: Path, turn: Turn, expected: str) -> None:
     fake = FakeLlm([turn])
@@ -88,6 +90,24 @@ async def test_refusals_fail_at_once(travel: LoadedScenario, tmp_path: Path, tur
     message = str(caught.value)
     assert isinstance(caught.value, UserError)
     assert expected in message and "/v1/chat/completions" in message and "\n" not in message
+
+
+async def test_a_lone_surrogate_from_the_model_is_u_fffd_in_the_answer_and_the_trace(
+    travel: LoadedScenario, tmp_path: Path
+) -> None:
+    """`\\ud800` is JSON a model server may send (a token cut mid-character): no UTF-8 text can hold it, so the
+    episode's trace could not be written and the whole run ended in a traceback. json_parse.py replaces it, in the
+    reply's text (taken as the answer here) as in a call's arguments (JSON text inside the JSON)."""
+    arguments = json.dumps(json.dumps({"answer": "Standard \ud800"}))  # the escape, escaped again
+    reply = '{"choices": [{"message": {"role": "assistant", "content": "It is Standard \\udfff"}}]}'
+    submit = ('{"choices": [{"message": {"role": "assistant", "content": null, "tool_calls": [{"id": "c1", "type": '
+              f'"function", "function": {{"name": "{SUBMIT_TOOL}", "arguments": {arguments}}}}}]}}}}]}}')  # fmt: skip
+    for turns, answer in (([reply, reply], "It is Standard \ufffd"), ([submit], "Standard \ufffd")):
+        assert "\\ud" in turns[0]  # two replies of text in a row: the second is submitted as the answer
+        run = await run_agent(travel, tmp_path / answer[:2], [http_reply(200, body) for body in turns])
+        assert run.report.answer == answer
+        assert run.trace.warnings == []
+        assert [e["answer"] for e in run.trace.events if e["type"] == "answer_submitted"] == [answer]
 
 
 async def test_a_slow_answer_is_not_asked_again(travel: LoadedScenario, tmp_path: Path) -> None:

@@ -25,7 +25,10 @@ from lxml import etree
 
 from mcp_hazard.json_parse import loads
 from mcp_hazard.terminal_text import visible
+from mcp_hazard.trace.events import AnswerSubmitted
 from mcp_hazard.trace.jsonl import json_records
+from mcp_hazard.trace.reader import parse_trace
+from mcp_hazard.trace.writer import event_line
 
 from .test_runs import one_error
 
@@ -75,6 +78,15 @@ def test_loads_and_the_log_reader_replace_a_lone_surrogate() -> None:
     assert loads('{"a": "x\\ud800y", "\\udfff": ["\\ud83d\\ude00"]}') == {"a": "x\ufffdy", "\ufffd": ["\U0001f600"]}
     assert loads(b'"\\\\ud800"') == "\\ud800"  # an escaped backslash, then text: nothing to replace
     assert visible("a\x1b[2Jb\tc\nd\u202ee\udcff") == "a\\x1b[2Jb\tc\nd\\u202ee\\udcff"
+
+
+def test_a_lone_surrogate_given_to_the_trace_writer_is_written_as_its_escape() -> None:
+    """Whatever reaches an episode's trace (a peer's text, a name) cannot end the episode: the line stays valid JSON,
+    and the reader puts U+FFFD in its place with a warning."""
+    line = event_line(AnswerSubmitted, 3, "2026-01-01T00:00:00Z", {"answer": "x\ud800", "slot": 1})
+    assert b"\\ud800" in line and line.endswith(b"\n")
+    trace = parse_trace(line.decode("utf-8"), "t.jsonl")
+    assert trace.events[0]["answer"] == "x\ufffd" and trace.warnings[0].startswith("t.jsonl:1: lone surrogate")
 
 
 def test_log_records_with_a_lone_surrogate_are_read_with_u_fffd(tmp_path: Path) -> None:
