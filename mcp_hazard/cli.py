@@ -133,16 +133,16 @@ def main(argv: Sequence[str] | None = None) -> int:
         return cast(int, args.handler(args))
     except ScenarioError as exc:
         for problem in exc.problems:
-            print(visible(str(problem)), file=sys.stderr)
+            print(visible(str(problem), one_line=True), file=sys.stderr)
         return EXIT_USAGE
     except UserError as exc:
-        print(f"{ERROR_PREFIX}{visible(str(exc))}", file=sys.stderr)
+        print(f"{ERROR_PREFIX}{visible(str(exc), one_line=True)}", file=sys.stderr)
         return EXIT_USAGE
     except BaseExceptionGroup as group:  # a user error met by several concurrent tasks at once: said once
         mistakes, others = group.split(UserError)
         if mistakes is None or others is not None:
             raise
-        print(f"{ERROR_PREFIX}{visible(str(first_leaf(mistakes)))}", file=sys.stderr)
+        print(f"{ERROR_PREFIX}{visible(str(first_leaf(mistakes)), one_line=True)}", file=sys.stderr)
         return EXIT_USAGE
     except Interrupted as exc:
         print(f"mcp-hazard: {exc}", file=sys.stderr)
@@ -158,5 +158,5 @@ def main(argv: Sequence[str] | None = None) -> int:
         line = path_error_line(exc)
         if line is None:
             raise
-        print(f"{ERROR_PREFIX}{visible(line)}", file=sys.stderr)
+        print(f"{ERROR_PREFIX}{visible(line, one_line=True)}", file=sys.stderr)
         return EXIT_USAGE

@@ -13,6 +13,7 @@ from __future__ import annotations
 import re
 
 _CONTROL = re.compile("[\x00-\x08\x0b-\x1f\x7f-\x9f\u061c\u200e\u200f\u202a-\u202e\u2066-\u2069\ud800-\udfff]")
+_CONTROL_OR_NEWLINE = re.compile(_CONTROL.pattern.replace("\x0b", "\n\x0b", 1))
 
 
 def escaped(found: re.Match[str]) -> str:
@@ -20,6 +21,8 @@ def escaped(found: re.Match[str]) -> str:
     return found.group().encode("unicode_escape").decode("ascii")
 
 
-def visible(text: str) -> str:
-    """`text` with each control character but newline and tab written as its escape."""
-    return _CONTROL.sub(escaped, text) if _CONTROL.search(text) else text
+def visible(text: str, *, one_line: bool = False) -> str:
+    """`text` with each control character but newline and tab written as its escape; with `one_line` (an error or
+    a warning, one line each however strange the value it quotes) the newline too."""
+    pattern = _CONTROL_OR_NEWLINE if one_line else _CONTROL
+    return pattern.sub(escaped, text) if pattern.search(text) else text

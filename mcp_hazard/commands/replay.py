@@ -25,7 +25,7 @@ def replay(args: argparse.Namespace) -> int:
 
     _old, new, difference = replay_trace(recorded, transport=args.transport)
     if difference is not None:
-        print(visible(f"mcp-hazard: replay differs from {args.trace}: {difference}"), file=sys.stderr)
+        print(visible(f"mcp-hazard: replay differs from {args.trace}: {difference}", one_line=True), file=sys.stderr)
         return EXIT_FINDING
     print(f"replay: {len(new.events)} events, identical to {args.trace} apart from times, durations and the run block")
     return 0

@@ -96,7 +96,7 @@ def _score(args: argparse.Namespace) -> int:
                           timelines=fmt == "html")  # fmt: skip
     if not scored.scores:
         for warning in scored.warnings:
-            print(f"mcp-hazard: warning: {visible(warning)}", file=sys.stderr)
+            print(f"mcp-hazard: warning: {visible(warning, one_line=True)}", file=sys.stderr)
         where = ", ".join(args.paths)
         if scored.traces == 0:
             raise _Refused(
@@ -120,7 +120,7 @@ def _score(args: argparse.Namespace) -> int:
         write_output(args.per_episode, render_episodes(report["per_episode"], episodes_fmt), "per-episode table")
         print(f"mcp-hazard: wrote {len(report['per_episode'])} episodes to {args.per_episode}", file=sys.stderr)
     for warning in scored.warnings:
-        print(f"mcp-hazard: warning: {visible(warning)}", file=sys.stderr)
+        print(f"mcp-hazard: warning: {visible(warning, one_line=True)}", file=sys.stderr)
     return 0
 
 

@@ -37,7 +37,7 @@ def validate(args: argparse.Namespace) -> int:
         except ScenarioError as exc:
             invalid += 1
             for problem in exc.problems:
-                print(visible(str(problem)), file=sys.stderr)
+                print(visible(str(problem), one_line=True), file=sys.stderr)
             continue
         if loaded.id in seen:
             invalid += 1
@@ -51,7 +51,7 @@ def validate(args: argparse.Namespace) -> int:
         tasks = len(loaded.model.tasks)
         checked, unsolvable = anyio.run(_check_solvable, loaded, args, options)
         for line in unsolvable:
-            print(visible(f"{file}: unsolvable: {line}"), file=sys.stderr)
+            print(visible(f"{file}: unsolvable: {line}", one_line=True), file=sys.stderr)
         unsolvable_files += bool(unsolvable)
         hazards = f", {checked} hazard instances solvable" if checked and not unsolvable else ""
         if not unsolvable:
@@ -71,7 +71,7 @@ def _validate_suite(suite: Any, named: list[Any]) -> bool:
 
     problems = anyio.run(check_suite, suite)
     for line in problems:
-        print(visible(f"{suite.path}: unsolvable: {line}"), file=sys.stderr)
+        print(visible(f"{suite.path}: unsolvable: {line}", one_line=True), file=sys.stderr)
     if not problems:
         hazards = f"; hazard instances: mcp-hazard verify {suite.path}" if named else ""
         print(f"{suite.path}: ok ({suite.id}: {len(suite.model.tools)} tools, {len(suite.model.tasks)} tasks, "

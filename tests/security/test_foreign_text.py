@@ -128,6 +128,14 @@ def test_control_characters_reach_the_terminal_and_junit_as_escapes(run: Path, t
         assert done.returncode in (0, 1), done.stderr.decode(errors="replace")[-2000:]
         assert not [c for c in RAW_CONTROL if c in done.stdout + done.stderr], done.stdout.decode(errors="replace")
         assert b"ev\\x1b]0;owned\\x07il\\x00" in done.stdout, done.stdout.decode(errors="replace")[-3000:]
+    stray = copy / "traces" / "stray.jsonl"  # its scenario cannot be found: the warning quotes the id it names
+    events = [json.loads(line) for line in (run / "traces" / clean).read_text().splitlines()]
+    events[0]["scenario"] = {"id": "x\ny\x1b[2K", "path": "x\ny.yaml", "sha256": "0" * 64}
+    stray.write_text("".join(json.dumps(event) + "\n" for event in events))
+    done = _program("score", str(copy))
+    assert done.returncode == 0 and not [c for c in RAW_CONTROL if c in done.stderr]
+    quoted = [line for line in done.stderr.decode().splitlines() if "x\\ny\\x1b[2K" in line]
+    assert len(quoted) == 1 and quoted[0].startswith("mcp-hazard: warning: ") and "1 trace not scored" in quoted[0]
     xml = etree.parse(str(copy / "junit.xml"))  # lxml refuses XML 1.0 that holds a control character
     names = {suite.get("name") for suite in xml.iter("testsuite")}
     assert "ev\\x1b]0;owned\\x07il\\x00.transient_error" in names, names

@@ -44,7 +44,8 @@ def _print(console: Console, section: Section, *, brief: bool) -> None:
         console.print(Text(section.blurb, style="dim"))
     if section.kind == "list":
         for line, *_ in section.rows[:MAX_WARNINGS]:
-            console.print(Text(f"- {visible(line)}"), soft_wrap=True)  # whole, so a path can be copied or grepped
+            shown = Text(f"- {visible(line, one_line=True)}")
+            console.print(shown, soft_wrap=True)  # whole, so a path can be copied or grepped
         hidden = len(section.rows) - MAX_WARNINGS
         if hidden > 0:
             console.print(Text(f"... and {hidden} more (all of them in --format json, markdown or html)"))
