@@ -11,6 +11,7 @@ from mcp_hazard.commands.options import command_parser
 from mcp_hazard.commands.output_file import write_output
 from mcp_hazard.errors import UserError
 from mcp_hazard.suggest import did_you_mean
+from mcp_hazard.terminal_text import visible
 
 
 def perturb(args: argparse.Namespace) -> int:
@@ -41,7 +42,7 @@ def perturb(args: argparse.Namespace) -> int:
         write_output(args.out, text, "the listing")
         print(f"mcp-hazard: wrote the perturbed listing of {loaded.id}/{task.id} to {args.out}", file=sys.stderr)
     else:
-        print(text, end="")
+        print(visible(text), end="")
     return 0
 
 

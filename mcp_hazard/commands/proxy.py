@@ -17,6 +17,7 @@ from mcp_hazard.commands.options import (
     trace_options,
 )
 from mcp_hazard.errors import UserError
+from mcp_hazard.terminal_text import visible
 
 if TYPE_CHECKING:
     from mcp_hazard.condition import Condition
@@ -122,7 +123,8 @@ def _serve_http(args: argparse.Namespace, service: ProxyService, condition: Cond
         build=lambda resolve: build_proxy_server(resolve, env.info, with_task=service.with_task),
         around=service.running,
     )  # fmt: skip
-    print(f"mcp-hazard: proxying {env.info.name} {env.info.version} ({service.source.label()}) on "
+    upstream = visible(f"{env.info.name} {env.info.version}", one_line=True)  # as the server names itself
+    print(f"mcp-hazard: proxying {upstream} ({service.source.label()}) on "
           f"{base_url}; create an episode with POST /episodes{needs(token)}", file=sys.stderr)  # fmt: skip
     announce(token, generated, base_url)
     freeze_start_up()

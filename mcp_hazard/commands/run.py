@@ -25,6 +25,7 @@ from mcp_hazard.commands.options import (
 from mcp_hazard.commands.run_folder import claimed, closing, keep_scenarios, locked
 from mcp_hazard.errors import UserError
 from mcp_hazard.suggest import did_you_mean
+from mcp_hazard.terminal_text import visible
 
 if TYPE_CHECKING:
     from mcp_hazard.runner.upstream_log import UpstreamLog
@@ -269,7 +270,8 @@ def _report(
         upstream.summary(args.verbose)
     troubled = [r for r in results if r.status in ("timeout", "crashed", "endpoint_error", "server_crashed")]
     for result in troubled[:MAX_PROBLEM_LINES]:
-        print(f"mcp-hazard: {result.status}: {result.cell.episode_id}: {result.note}", file=sys.stderr)
+        note = visible(result.note or "", one_line=True)  # an agent's or a model server's words
+        print(f"mcp-hazard: {result.status}: {result.cell.episode_id}: {note}", file=sys.stderr)
     if len(troubled) > MAX_PROBLEM_LINES:
         print(f"mcp-hazard: ... and {len(troubled) - MAX_PROBLEM_LINES} more in {out / 'run.jsonl'}", file=sys.stderr)
     if statuses["endpoint_error"]:

@@ -18,6 +18,7 @@ from mcp_hazard.commands.options import (
     scenario_paths,
 )
 from mcp_hazard.commands.run_folder import locked
+from mcp_hazard.terminal_text import visible
 
 
 def verify(args: argparse.Namespace) -> int:
@@ -55,10 +56,10 @@ def verify(args: argparse.Namespace) -> int:
     checked, found = check(cells, scores)
     findings = [finding for finding in found if not finding.explained]
     for finding in findings:
-        print(f"mcp-hazard: {finding}", file=sys.stderr)
+        print(visible(f"mcp-hazard: {finding}", one_line=True), file=sys.stderr)
     explained = [finding for finding in found if finding.explained]
     for finding in explained:  # not the hazard's doing: said with the reason, not counted as a problem
-        print(f"verify: exception: {finding}; {finding.explained}")
+        print(visible(f"verify: exception: {finding}; {finding.explained}", one_line=True))
     verdict = "all solvable, all biting" if not findings else f"{len(findings)} problem(s)"
     if explained:
         verdict += f" ({len(explained)} exception(s) above, each AgentDojo's own)"

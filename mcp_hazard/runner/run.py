@@ -47,6 +47,7 @@ from mcp_hazard.runner.stopping import interrupted, stop_on_signals
 from mcp_hazard.runner.transports import HttpHost, episode_maker, open_episode, serve_command
 from mcp_hazard.server.episodes import EpisodeRegistry
 from mcp_hazard.server.served_episode import SUBMIT_TOOL, Episode
+from mcp_hazard.terminal_text import visible
 from mcp_hazard.trace.events import AgentEnded, AgentOutcome
 from mcp_hazard.trace.storage import StorageError, storage_error
 
@@ -95,6 +96,7 @@ class Runner(Executor):
 
     def say(self, text: str) -> None:
         """One line on stderr, above the progress bar when it shows."""
+        text = visible(text, one_line=True)
         if self.console is not None and self.show_progress:
             self.console.print(text, markup=False, highlight=False)
         else:

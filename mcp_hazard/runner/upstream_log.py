@@ -13,6 +13,8 @@ import sys
 from collections import deque
 from pathlib import Path
 
+from mcp_hazard.terminal_text import visible
+
 UPSTREAM_LOG = "upstream.log"
 SHOWN_LINES = 200  # --verbose prints at most this many (the last ones); the file keeps every line
 
@@ -52,4 +54,4 @@ class UpstreamLog:
             shown = "" if count <= SHOWN_LINES else f", the last {SHOWN_LINES}"
             print(f"mcp-hazard: the upstream server's stderr ({self.path}{shown}):", file=sys.stderr)
             for line in last:
-                print(line, file=sys.stderr)
+                print(visible(line, one_line=True), file=sys.stderr)  # a stranger's server wrote it

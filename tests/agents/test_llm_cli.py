@@ -123,6 +123,17 @@ def test_a_permanent_500_is_an_endpoint_error(tmp_path: Path) -> None:
     assert run.scored()["agent_outcome"] == "endpoint_error"
 
 
+def test_a_model_servers_words_reach_the_terminal_with_control_characters_escaped(tmp_path: Path) -> None:
+    """A refusal's body is quoted in the episode's line on stderr: an escape sequence in it (a server that retitles
+    the window, rewrites lines) is shown as `\\x1b`, and a newline does not split the line."""
+    run = run_llm(tmp_path, [http_reply(400, "\x1b]0;owned\x07bad\nrequest\x1b[2K")], "http")
+    assert run.ran.code == 1, run.ran.explain()
+    assert run.log()["status"] == "endpoint_error"
+    assert "\x1b" not in run.ran.stderr and "\x07" not in run.ran.stderr
+    (line,) = [line for line in run.ran.stderr.splitlines() if line.startswith("mcp-hazard: endpoint_error:")]
+    assert line.endswith("HTTP 400: \\x1b]0;owned\\x07bad request\\x1b[2K"), line
+
+
 def test_invalid_json_arguments_are_a_malformed_call(tmp_path: Path) -> None:
     script = [tool_calls(call("get_fare", '{"flight_id": AU-426}')), tool_calls(FARE), SUBMIT]
     run = run_llm(tmp_path, script, "stdio")
