@@ -216,7 +216,7 @@ def test_diff_lists_the_flipped_episodes_strongest_evidence_first(runs, capsys, 
     assert "clean" not in text.split("transient_error: 12 worse", 1)[1]  # no clean episode flipped
     assert main(["diff", str(runs["recovering"]), str(runs["naive"]), "--format", "markdown"]) == 0
     markdown = capsys.readouterr().out
-    assert "### recovering -> naive, transient_error: 12 worse, 0 better of 12" in markdown
+    assert "### recovering -\\> naive, transient_error: 12 worse, 0 better of 12" in markdown  # `>` escaped
     assert (
         "| worse | travel/cheapest-trip transient_error s0 | solved | no_answer | transient_error (not recovered) |"
         in markdown

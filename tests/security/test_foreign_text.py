@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import shutil
 import subprocess
 import sys
@@ -175,3 +176,30 @@ def test_a_scenario_file_name_or_a_command_word_not_in_utf8_is_one_error_line(tm
         text = refused.stderr.decode("utf-8")
         one_error(subprocess.CompletedProcess(args, refused.returncode, "", text), "\\udcff", "not UTF-8 text")
     assert sorted(os.listdir(tmp_path)) == ["scenarios"]  # nothing made for the refused run
+
+
+def test_names_from_a_run_are_plain_text_in_the_markdown_of_diff_and_the_ci_summary(run: Path, tmp_path: Path) -> None:
+    """An agent name and a trace path from a stranger's run, in the Markdown a CI job renders: no tag, no emphasis,
+    no extra table column, no code span broken open."""
+    agent = "<img src=x onerror=alert(1)>|**bold**"
+    wrong, right = tmp_path / "wrong", tmp_path / "right"
+    shutil.copytree(_copy(run, tmp_path), wrong)
+    clean = "naive.travel.fare-class.clean.strict.s0.jsonl"
+    for trace in (wrong / "traces").glob("naive.*.jsonl"):
+        _edit(trace, {"agent": agent, "answer": "no idea"})
+    shutil.copytree(wrong, right)
+    shutil.copy(run / "traces" / clean, right / "traces" / clean)  # solved in `right` only
+    _edit(right / "traces" / clean, {"agent": agent})
+    for folder in (wrong, right):
+        (folder / "traces" / clean).rename(folder / "traces" / "odd`|name.jsonl")
+    for folder in (wrong, right):
+        assert run_main("score", str(folder), "--out", str(folder / "report.json")).returncode == 0
+    summary = tmp_path / "summary.md"
+    done = run_main("diff", str(right), str(wrong), "--format", "markdown")
+    gated = run_main("gate", str(wrong), "--baseline", str(right), env={"GITHUB_STEP_SUMMARY": str(summary)})
+    assert done.returncode == 0 and gated.returncode == 0, done.stderr + gated.stderr  # one flip: no evidence
+    for text in (done.stdout, summary.read_text()):
+        assert not re.search(r"(?<!\\)[<>]", text) and "\\<img src=x onerror=alert(1)\\>\\|\\*\\*bold\\*\\*" in text
+        assert re.search(r"``/[^`]*/traces/odd`\\\|name\.jsonl``", text), text  # one code span, the pipe escaped
+    rows = [line for line in done.stdout.splitlines() if line.startswith("| worse |")]
+    assert len(rows) == 1 and rows[0].replace("\\|", "").count("|") == 7, rows

@@ -13,6 +13,7 @@ from typing import Any
 
 from mcp_hazard.scoring.gate.pairs import Pairing, check_comparable, pair_runs
 from mcp_hazard.scoring.gate.runs import RunData, describe, judged
+from mcp_hazard.scoring.markdown_text import code, escape
 from mcp_hazard.scoring.stats import mcnemar_exact
 
 Row = dict[str, Any]
@@ -110,15 +111,18 @@ def render_text(diff: Diff) -> str:
 
 
 def render_markdown(diff: Diff) -> str:
-    lines = ["## mcp-hazard diff", "", f"A: `{diff.a.path}`, B: `{diff.b.path}`", "", _summary(diff), ""]
+    e = escape  # every name, class and path comes from the runs' reports: shown as written, never as Markdown
+    lines = ["## mcp-hazard diff", "", f"A: {code(str(diff.a.path))}, B: {code(str(diff.b.path))}", "",
+             e(_summary(diff)), ""]  # fmt: skip
     for group in (g for g in diff.groups if g.worse or g.better):
-        lines += [f"### {group.title}: {len(group.worse)} worse, {len(group.better)} better of {group.pairs} "
+        lines += [f"### {e(group.title)}: {len(group.worse)} worse, {len(group.better)} better of {group.pairs} "
                   f"(p = {group.p_value:.2g})", "", "| change | episode | A | B | hazards in B | trace B |",
                   "|---|---|---|---|---|---|"]  # fmt: skip
         for what, a, b in _flips(group):
-            lines.append(f"| {what} | {describe(b)} | {a['class']} | {b['class']} | {_hazards(b)} | `{b['trace']}` |")
+            lines.append(f"| {what} | {e(describe(b))} | {e(str(a['class']))} | {e(str(b['class']))} | "
+                         f"{e(_hazards(b))} | {code(str(b['trace']))} |")  # fmt: skip
         lines.append("")
-    lines += [f"- {line}" for line in _unpaired(diff)]
+    lines += [f"- {e(line)}" for line in _unpaired(diff)]
     return "\n".join(lines).rstrip() + "\n"
 
 

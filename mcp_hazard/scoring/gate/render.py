@@ -7,6 +7,7 @@ from typing import Any
 
 from mcp_hazard.scoring.gate.evaluate import GateResult
 from mcp_hazard.scoring.gate.runs import describe
+from mcp_hazard.scoring.markdown_text import code, escape
 
 MAX_LISTED = 10
 
@@ -61,25 +62,22 @@ def render_text(result: GateResult) -> str:
     return "\n".join(lines)
 
 
-def _cell(text: str) -> str:
-    return text.replace("|", "\\|").replace("\n", " ")
-
-
 def render_markdown(result: GateResult) -> str:
     """The summary a CI job shows (GitHub's `GITHUB_STEP_SUMMARY`): the verdict, one row per check, what was not
     compared, and the episodes that got worse."""
     mark = {"pass": "✅ pass", "fail": "❌ **fail**", "no data": "➖ no data"}
-    lines = [f"### mcp-hazard {_headline(result)}", "", "| check | metric | agent | result | why |",
+    lines = [f"### mcp-hazard {escape(_headline(result))}", "", "| check | metric | agent | result | why |",
              "|---|---|---|---|---|"]  # fmt: skip
     for c in result.checks:
-        lines.append(f"| {c.rule} | `{c.metric}` | {_cell(c.agent)} | {mark[c.status]} | {_cell(c.reason)} |")
+        lines.append(f"| {c.rule} | {code(c.metric)} | {escape(c.agent)} | {mark[c.status]} | {escape(c.reason)} |")
     extra = _not_compared(result) + result.notes
     if extra:
-        lines += ["", *[f"- {_cell(line)}" for line in extra]]
+        lines += ["", *[f"- {escape(line)}" for line in extra]]
     flipped = _flipped(result)
     if flipped:
         lines += ["", f"**Solved in the baseline, not in the run** ({len(flipped)}):", ""]
-        lines += [f"- {_cell(describe(a))} ({a['agent']}): {a['class']}, trace `{a['trace']}`"
+        lines += [f"- {escape(describe(a))} ({escape(str(a['agent']))}): {escape(str(a['class']))}, trace "
+                  f"{code(str(a['trace']))}"
                   for a, _ in flipped[:MAX_LISTED]]  # fmt: skip
         if len(flipped) > MAX_LISTED:
             lines.append(f"- ... and {len(flipped) - MAX_LISTED} more (`mcp-hazard diff` lists them all)")

@@ -7,23 +7,14 @@ answer beside the expected answer, where the HTML report has its drill-down.
 
 from __future__ import annotations
 
-import re
 from typing import Any
 
+from mcp_hazard.scoring.markdown_text import escape
 from mcp_hazard.scoring.report.episodes import episode_section
 from mcp_hazard.scoring.report.section import Section
 from mcp_hazard.scoring.report.sections import build
 
-# Backslash-escape Markdown punctuation (CommonMark allows it before any ASCII punctuation), but only where it can
-# mean something, so the raw text stays readable: an underscore inside a word never emphasises in GFM
-# (`transient_error`), and a `]` makes a link only when `(`, `[` or `:` follows, so `[48.7–57.9]` is left alone.
-# `<`, `>` and `&` are always escaped: a name from a scenario file must never become an HTML tag or entity.
-_SPECIAL = re.compile(r"[\\`*<>&|~#!]|(?<![0-9A-Za-z])_|_(?![0-9A-Za-z])|\[(?=[^\]]*\][(\[:])|\](?=[(\[:])")
 NOTHING = "Nothing to show"
-
-
-def escape(text: str) -> str:
-    return _SPECIAL.sub(lambda m: "\\" + m.group(0), " ".join(text.split()))
 
 
 def _table(section: Section) -> list[str]:
