@@ -71,7 +71,26 @@ def open_regular(path: str | Path, binary: bool = False) -> IO[str] | IO[bytes]:
         raise
 
 
+MAX_READ_BYTES = 1 << 30
+"""The largest file read whole (a trace, a run log, a report.json): a run of 100,000 episodes writes a report of
+about 250 MB. A sparse file of 100 GB costs a stranger no disk, and reading it would take all memory."""
+
+
+class TooLarge(OSError):
+    """A regular file larger than MAX_READ_BYTES; an OSError, which callers report as "cannot read"."""
+
+    def __init__(self, path: str | Path, size: int) -> None:
+        super().__init__(errno.EFBIG, f"{size:,} bytes, larger than the {MAX_READ_BYTES >> 30} GiB limit on a file "
+                         "read whole", str(path))  # fmt: skip
+
+
 def read_regular(path: str | Path) -> str:
-    """The whole text of `path`, under `open_regular`'s refusal."""
+    """The whole text of `path`, under `open_regular`'s refusal and MAX_READ_BYTES."""
     with open_regular(path) as handle:
-        return handle.read()
+        size = os.fstat(handle.fileno()).st_size
+        if size > MAX_READ_BYTES:
+            raise TooLarge(path, size)
+        text = handle.read(MAX_READ_BYTES + 1)  # a file that grows while it is read is cut off there
+        if len(text) > MAX_READ_BYTES:
+            raise TooLarge(path, len(text.encode("utf-8", "surrogatepass")))
+        return text

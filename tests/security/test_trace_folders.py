@@ -15,7 +15,7 @@ from conftest import TRAVEL, run_main
 
 from tests.scoring.test_report_support import embedded_episodes
 
-from .test_runs import cli
+from .test_runs import cli, one_error
 
 pytestmark = pytest.mark.e2e
 
@@ -145,3 +145,26 @@ def test_a_report_file_is_replaced_whole_or_kept_when_the_disk_fills(folder: Pat
     assert done.stderr.strip().splitlines()[-1] == f"mcp-hazard: error: {report}: cannot write report: File too large"
     assert report.read_bytes() == before and sorted(p.name for p in tmp_path.iterdir()) == ["report.json"]
     assert cli("score", str(run), "--out", str(report)).returncode == 0 and report.read_bytes() == kept
+
+
+def test_a_file_too_large_to_read_whole_is_one_line_and_the_rest_is_scored(folder: Path, tmp_path: Path) -> None:
+    """A sparse file costs a stranger no disk whatever its size; read whole, 100 GB would take all memory. A trace,
+    a run log or a report.json over MAX_READ_BYTES is refused from its size, before a byte is read."""
+    from mcp_hazard.regular_file import MAX_READ_BYTES
+
+    run = tmp_path / "run"
+    shutil.copytree(folder, run, ignore=shutil.ignore_patterns("waiting.jsonl", "endless.jsonl", "loop.jsonl", "other"))
+    traces = sorted((run / "traces").glob("*.jsonl"))
+    huge = traces[0]
+    with huge.open("ab") as handle:
+        handle.truncate(MAX_READ_BYTES + 1)  # sparse: no disk, no time
+    done = cli("score", str(run), "--out", str(tmp_path / "report.json"))
+    assert done.returncode == 0, done.stderr[-2000:]
+    assert f"mcp-hazard: warning: {huge}: cannot read trace: {MAX_READ_BYTES + 1:,} bytes, larger than the 1 GiB " \
+           "limit on a file read whole; trace not scored" in done.stderr.splitlines()  # fmt: skip
+    assert json.loads((tmp_path / "report.json").read_text())["episodes"] == len(traces) - 1
+    report = run / "report.json"
+    shutil.copy(tmp_path / "report.json", report)
+    with report.open("ab") as handle:
+        handle.truncate(MAX_READ_BYTES + 1)
+    one_error(cli("gate", str(run), "--min", "overall=0.1"), f"{report}: cannot read", "1 GiB limit")
