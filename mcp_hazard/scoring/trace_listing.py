@@ -15,14 +15,19 @@ from pathlib import Path
 
 # (sort key: the folder's parts below the root, then the name; the listed path; its resolved path)
 _Found = tuple[tuple[str, ...], str, str]
+# (a folder still to walk, its resolved path, its sort key, its listed path)
+_Folder = tuple[str, str, tuple[str, ...], str]
 
 
 def jsonl_under(folder: str) -> list[tuple[str, str]]:
     """(path as listed, resolved path) of every `*.jsonl` under `folder`, sorted by their parts below it. A listed
-    path is spelled as `str(Path(folder) / part / ...)` spells it."""
+    path is spelled as `str(Path(folder) / part / ...)` spells it. The walk keeps its own stack of folders, so a
+    stranger's folder nested thousands deep is listed like any other (it was a RecursionError)."""
     base = str(Path(folder))
     found: list[_Found] = []
-    _walk(base, os.path.realpath(base), (), "" if base == "." else os.path.join(base, ""), found)
+    stack: list[_Folder] = [(base, os.path.realpath(base), (), "" if base == "." else os.path.join(base, ""))]
+    while stack:
+        _walk(*stack.pop(), stack, found)
     found.sort(key=_first)
     return [(listed, resolved) for _, listed, resolved in found]
 
@@ -31,9 +36,9 @@ def _first(item: _Found) -> tuple[str, ...]:
     return item[0]
 
 
-def _walk(folder: str, real: str, key: tuple[str, ...], listed: str, found: list[_Found]) -> None:
-    """Add what is under `folder` to `found`: `real` is its resolved path, `listed` its path as listed, each ending in
-    a separator (or empty)."""
+def _walk(folder: str, real: str, key: tuple[str, ...], listed: str, stack: list[_Folder], found: list[_Found]) -> None:
+    """Add the traces in `folder` to `found` and the folders in it to `stack`: `real` is its resolved path, `listed`
+    its path as listed, each ending in a separator (or empty)."""
     try:
         with os.scandir(folder) as entries:
             inside = list(entries)
@@ -52,6 +57,6 @@ def _walk(folder: str, real: str, key: tuple[str, ...], listed: str, found: list
             continue
         below = (*key, os.path.normcase(name))
         if into:
-            _walk(entry.path, real + name, below, listed + name + os.sep, found)
+            stack.append((entry.path, real + name, below, listed + name + os.sep))
         if is_trace:
             found.append((below, listed + name, os.path.realpath(entry.path) if is_link else real + name))

@@ -76,3 +76,26 @@ def test_a_link_that_loops_is_a_warning_not_a_crash(tmp_path: Path) -> None:
     done = run_main("score", str(root))
     assert done.returncode == 2 and "Traceback" not in done.stderr
     assert "mcp-hazard: error: nothing to score: no traces in" in done.stderr
+
+
+def test_a_folder_nested_deeper_than_the_recursion_limit_is_listed(tmp_path: Path) -> None:
+    """A stranger's run folder nested 1,500 deep (3,000 characters of path, within PATH_MAX) was a RecursionError
+    traceback from `score`; the walk now keeps its own stack."""
+    folder = tmp_path
+    for _ in range(1500):  # one by one: os.makedirs recurses
+        folder = folder / "d"
+        folder.mkdir()
+    names = [str(Path(*(["d"] * level), "t.jsonl")) for level in (0, 300, 600, 900, 1200, 1500)]
+    for name in names:
+        (tmp_path / name).write_text("{}\n", encoding="utf-8")
+    try:
+        listed = jsonl_under(str(tmp_path))
+    finally:  # bottom up, by hand: shutil.rmtree (pytest's clean-up) recurses too
+        while folder != tmp_path:
+            (folder / "t.jsonl").unlink(missing_ok=True)
+            folder.rmdir()
+            folder = folder.parent
+    expected = sorted(names, key=lambda name: Path(name).parts)  # the deepest first: "d" sorts before "t.jsonl"
+    assert expected == names[::-1]
+    assert [os.path.relpath(path, tmp_path) for path, _ in listed] == expected
+    assert [resolved for _, resolved in listed] == [str(tmp_path.resolve() / name) for name in expected]
