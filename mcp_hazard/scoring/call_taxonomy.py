@@ -32,11 +32,18 @@ _SKIPPED = frozenset({"rejected", "cancelled", "fault"})
 
 
 def _scalars(value: Any) -> list[Any]:
-    if isinstance(value, dict):
-        return [s for item in value.values() for s in _scalars(item)]
-    if isinstance(value, list):
-        return [s for item in value for s in _scalars(item)]
-    return [value]
+    """The scalars in `value`, depth first, in order; a stack, not recursion (a stranger's trace may nest deep)."""
+    found: list[Any] = []
+    stack = [value]
+    while stack:
+        item = stack.pop()
+        if isinstance(item, dict):
+            stack.extend(reversed(list(item.values())))
+        elif isinstance(item, list):
+            stack.extend(reversed(item))
+        else:
+            found.append(item)
+    return found
 
 
 def _argument_values(arguments: Any) -> Any:

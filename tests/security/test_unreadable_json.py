@@ -83,3 +83,28 @@ def test_model_arguments_nested_too_deeply_are_a_malformed_call() -> None:
     value, problem = parse_arguments('{"a": ' + DEEP + "}")
     assert value is None and problem is not None
     assert problem.startswith("the arguments are not valid JSON (nested too deeply at character 0)")
+
+
+def test_call_arguments_nested_as_deep_as_json_reads_are_scored(tmp_path: Path) -> None:
+    """Arguments nested 900 deep are JSON `json.loads` reads (its limit is near 1,000). No trace our server writes
+    holds them (its frames allow 64 levels), but a stranger's may: classifying the calls of a failed episode walked
+    them by recursion and ran out of stack (`cannot score: RecursionError`). Now the trace is scored."""
+    run = tmp_path / "run"
+    done = run_main("run", str(TRAVEL), "--task", "fare-class", "--agent", "recovering", "--transport", "memory",
+                    "--no-progress", "--out", str(run), cwd=tmp_path)  # fmt: skip
+    assert done.returncode == 0, done.stderr
+    traces = sorted((run / "traces").glob("*.jsonl"))
+    events = [json.loads(line) for line in traces[0].read_text().splitlines()]
+    deep: object = "AU-426"
+    for _ in range(900):
+        deep = [deep]
+    for event in events:
+        if event["type"] == "tool_called":
+            event["arguments"] = {"flight_id": deep}
+        if event["type"] == "answer_submitted":
+            event["answer"] = "Economy"  # a failed episode: its calls are classified
+    traces[0].write_text("".join(json.dumps(event) + "\n" for event in events))
+    scored = score_traces([str(run / "traces")])
+    assert scored.warnings == [] and len(scored.scores) == len(traces)
+    (deepest,) = [s for s in scored.scores if s.trace == str(traces[0])]
+    assert deepest.correct is False and deepest.call_classes, deepest.call_classes
