@@ -13,6 +13,7 @@ from mcp_hazard.errors import UserError
 from mcp_hazard.load import load_scenario
 from mcp_hazard.scenario.files import LoadedScenario, read_source
 from mcp_hazard.scenario.yaml_source import parse_yaml
+from mcp_hazard.server.frames import MAX_FRAME_DEPTH, too_deep
 from mcp_hazard.trace.misfit import misfit
 from mcp_hazard.trace.reader import Trace, read_trace
 
@@ -49,15 +50,18 @@ def read_recorded(path: str, *, scenarios: str | None, allow_python: bool) -> Re
 
 
 def _unsendable(trace: Trace) -> str | None:
-    """A recorded call whose arguments no client could have sent (the SDK sends an object or nothing), so it cannot
-    be sent again: the trace was changed after it was written."""
+    """A recorded call whose arguments no client could have sent (the SDK sends an object or nothing, and the server
+    takes a frame MAX_FRAME_DEPTH deep at most), so it cannot be sent again: the trace was changed after it was
+    written."""
     for event in trace.events:
         arguments = event.get("arguments")
-        if event.get("type") in ("tool_called", "call_refused") and not isinstance(arguments, dict | None):
-            return (
-                f"{trace.path}: {event['type']} (seq {event.get('seq')}): arguments: an object or nothing, got "
-                f"{type(arguments).__name__}"
-            )
+        if event.get("type") not in ("tool_called", "call_refused"):
+            continue
+        where = f"{trace.path}: {event['type']} (seq {event.get('seq')}): arguments"
+        if not isinstance(arguments, dict | None):
+            return f"{where}: an object or nothing, got {type(arguments).__name__}"
+        if too_deep({"params": {"arguments": arguments}}):  # as deep as they sit in the request's frame
+            return f"{where}: nested deeper than the {MAX_FRAME_DEPTH} levels a request may hold"
     return None
 
 

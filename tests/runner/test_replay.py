@@ -271,8 +271,10 @@ def test_a_bad_trace_is_a_one_line_error(content: str | None, mentions: str, tmp
 @pytest.mark.parametrize(
     ("field", "value", "mentions"),
     [("condition", True, ":1: episode_started: condition: Input should be a valid dictionary; nothing replayed"),
-     ("arguments", [], ": tool_called (seq {seq}): arguments: an object or nothing, got list; nothing replayed")],
-    ids=["condition-not-an-object", "arguments-a-list"],
+     ("arguments", [], ": tool_called (seq {seq}): arguments: an object or nothing, got list; nothing replayed"),
+     ("arguments", {"a": json.loads("[" * 62 + "]" * 62)},  # 3 + 62 levels in the request: one past the limit
+      ": tool_called (seq {seq}): arguments: nested deeper than the 64 levels a request may hold; nothing replayed")],
+    ids=["condition-not-an-object", "arguments-a-list", "arguments-too-deep"],  # deep: a pydantic ValueError
 )  # fmt: skip
 def test_a_changed_trace_is_refused_before_anything_runs(
     recorded: list[Path], tmp_path: Path, field: str, value: Any, mentions: str
