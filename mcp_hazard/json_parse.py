@@ -26,10 +26,27 @@ LONE_SURROGATE = re.compile("[\ud800-\udfff]")
 UTF-8 in a file name or a command-line word (surrogateescape)."""
 
 
+class NotJson(ValueError):
+    """`NaN`, `Infinity` or `-Infinity`: Python's json reads them, no other JSON reader does (RFC 8259 has no such
+    number), so a report or a page that passed one on could not be read by jq or a browser."""
+
+
+def refuse_constant(name: str) -> Any:
+    raise NotJson(f"{name} is not JSON")
+
+
+_DECODER = json.JSONDecoder(parse_constant=refuse_constant)
+decode = _DECODER.decode
+"""`json.loads` of a str, refusing NaN and the infinities (NotJson): one decoder, made once, as `json.loads` makes
+its own only when given no options."""
+
+
 def problem(exc: ValueError | RecursionError) -> str:
     """Why `json.loads` refused a text, in a few words."""
     if isinstance(exc, json.JSONDecodeError):
         return exc.msg
+    if isinstance(exc, NotJson):
+        return str(exc)
     if isinstance(exc, RecursionError):
         return "nested too deeply"
     return "a number with too many digits"  # the only other ValueError json.loads raises
@@ -37,9 +54,10 @@ def problem(exc: ValueError | RecursionError) -> str:
 
 def loads(text: str | bytes) -> Any:
     """`json.loads`, with every refusal of the text raised as `json.JSONDecodeError` (position 0 when json gave
-    none); bytes that are not UTF-8 raise UnicodeDecodeError, as with `json.loads`; lone surrogates become U+FFFD."""
+    none); bytes that are not UTF-8 raise UnicodeDecodeError, as with `json.loads`; lone surrogates become U+FFFD,
+    and NaN and the infinities are refused (NotJson)."""
     try:
-        value = json.loads(text)
+        value = decode(text if isinstance(text, str) else text.decode(json.detect_encoding(text), "surrogatepass"))
     except (json.JSONDecodeError, UnicodeDecodeError):  # bytes that are not UTF-8 stay what they are
         raise
     except (ValueError, RecursionError) as exc:

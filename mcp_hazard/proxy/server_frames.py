@@ -16,10 +16,10 @@ import re
 from dataclasses import dataclass
 from typing import Any
 
-from mcp_hazard.json_parse import escapes_surrogate, repair_surrogates
+from mcp_hazard.json_parse import escapes_surrogate, refuse_constant, repair_surrogates
 from mcp_hazard.logs import log
 from mcp_hazard.proxy.lines import Lines, Oversize
-from mcp_hazard.server.frames import MAX_FRAME_BYTES, MAX_FRAME_DEPTH, refuse_constant, too_deep
+from mcp_hazard.server.frames import MAX_FRAME_BYTES, MAX_FRAME_DEPTH, too_deep
 
 REFUSED_CODE = -32603
 """The code of the error a refused answer becomes (JSON-RPC's internal error, as for a lost connection)."""

@@ -27,6 +27,7 @@ from pydantic import BaseModel, ValidationError
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
 from mcp_hazard.errors import first_error
+from mcp_hazard.json_parse import refuse_constant
 from mcp_hazard.logs import log
 from mcp_hazard.server.bodies import BodyTooLarge, ClientGone, read_body
 from mcp_hazard.trace.storage import StorageError
@@ -78,10 +79,6 @@ def _request_models() -> dict[str, type[BaseModel]]:
 
 
 _REQUESTS = _request_models()
-
-
-def refuse_constant(name: str) -> Any:
-    raise ValueError(f"{name} is not JSON")
 
 
 def too_deep(value: Any) -> bool:

@@ -8,7 +8,7 @@ from pathlib import Path
 from typing import Any
 
 from mcp_hazard.errors import UserError
-from mcp_hazard.json_parse import escapes_surrogate, problem, repair_surrogates
+from mcp_hazard.json_parse import decode, escapes_surrogate, problem, repair_surrogates
 from mcp_hazard.regular_file import read_regular
 from mcp_hazard.trace.events import EVENT_TYPES, SCHEMA_VERSION, comparable
 
@@ -48,7 +48,7 @@ def parse_trace(text: str, file: str) -> Trace:
         if not line.strip():
             continue
         try:
-            event = json.loads(line)
+            event = decode(line)
         except (ValueError, RecursionError) as exc:  # JSONDecodeError is a ValueError (json_parse.py: the others)
             last = number == len(lines) or (number == len(lines) - 1 and not lines[-1])
             cut = last and isinstance(exc, json.JSONDecodeError)

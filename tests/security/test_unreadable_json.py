@@ -108,3 +108,21 @@ def test_call_arguments_nested_as_deep_as_json_reads_are_scored(tmp_path: Path) 
     assert scored.warnings == [] and len(scored.scores) == len(traces)
     (deepest,) = [s for s in scored.scores if s.trace == str(traces[0])]
     assert deepest.correct is False and deepest.call_classes, deepest.call_classes
+
+
+def test_nan_and_the_infinities_are_not_json_for_any_reader(tmp_path: Path) -> None:
+    """Python's json reads `NaN`, `Infinity` and `-Infinity`; RFC 8259 has no such number, and jq and the browser
+    refuse them. A trace holding one passed it into report.json, which no other reader could then load, and into the
+    HTML report's episode data. Now every reader refuses them as text that is not JSON."""
+    for text in ("NaN", '{"a": Infinity}', b"[-Infinity]"):
+        try:
+            loads(text)
+        except json.JSONDecodeError as exc:
+            assert exc.msg.endswith("is not JSON") and exc.msg.split()[0] in ("NaN", "Infinity", "-Infinity")
+        else:
+            raise AssertionError(f"{text!r} read")
+    (tmp_path / "t.jsonl").write_text(f'{STARTED}\n{{"type": "tool_called", "duration_ms": NaN}}\n', encoding="utf-8")
+    scored = score_traces([str(tmp_path)])
+    assert f"{tmp_path / 't.jsonl'}:2: invalid JSON (NaN is not JSON); skipped" in scored.warnings
+    (tmp_path / "run.jsonl").write_text('{"episode_id": "e", "note": Infinity}\n{"episode_id": "f"}\n')
+    assert json_records(tmp_path / "run.jsonl") == [{"episode_id": "f"}]
