@@ -52,12 +52,14 @@ def problem(exc: ValueError | RecursionError) -> str:
     return "a number with too many digits"  # the only other ValueError json.loads raises
 
 
-def loads(text: str | bytes) -> Any:
+def loads(text: str | bytes, *, allow_nan: bool = False) -> Any:
     """`json.loads`, with every refusal of the text raised as `json.JSONDecodeError` (position 0 when json gave
     none); bytes that are not UTF-8 raise UnicodeDecodeError, as with `json.loads`; lone surrogates become U+FFFD,
-    and NaN and the infinities are refused (NotJson)."""
+    and NaN and the infinities are refused (NotJson) unless `allow_nan` (a peer's reply, where one in a field we do
+    not read must not cost the whole reply)."""
     try:
-        value = decode(text if isinstance(text, str) else text.decode(json.detect_encoding(text), "surrogatepass"))
+        string = text if isinstance(text, str) else text.decode(json.detect_encoding(text), "surrogatepass")
+        value = json.loads(string) if allow_nan else decode(string)
     except (json.JSONDecodeError, UnicodeDecodeError):  # bytes that are not UTF-8 stay what they are
         raise
     except (ValueError, RecursionError) as exc:

@@ -60,7 +60,7 @@ def _excerpt(response: httpx.Response) -> str:
 def _chat_completion(config: LlmConfig, response: httpx.Response) -> dict[str, Any]:
     where = f"LLM endpoint {config.url}"
     try:
-        body = loads(response.content)  # json_parse.py: nesting too deep, lone surrogates
+        body = loads(response.content, allow_nan=True)  # json_parse.py: nesting too deep, lone surrogates
     except ValueError:  # UnicodeDecodeError too
         raise LlmEndpointError(
             f"{where}: HTTP {response.status_code} but the body is not JSON: {_excerpt(response)}"

@@ -110,6 +110,17 @@ async def test_a_lone_surrogate_from_the_model_is_u_fffd_in_the_answer_and_the_t
         assert [e["answer"] for e in run.trace.events if e["type"] == "answer_submitted"] == [answer]
 
 
+async def test_a_nan_in_a_field_the_agent_does_not_read_costs_nothing(travel: LoadedScenario, tmp_path: Path) -> None:
+    """NaN is not JSON, and the readers of files refuse it; a model server's reply is read as Python reads it, so
+    a NaN in its usage figures does not turn a good answer into an endpoint error."""
+    arguments = json.dumps(json.dumps({"answer": "Standard"}))
+    body = ('{"choices": [{"message": {"role": "assistant", "content": null, "tool_calls": [{"id": "c1", "type": '
+            f'"function", "function": {{"name": "{SUBMIT_TOOL}", "arguments": {arguments}}}}}]}}}}], '
+            '"usage": {"prompt_tokens": NaN, "completion_tokens": Infinity}}')  # fmt: skip
+    run = await run_agent(travel, tmp_path, [http_reply(200, body)])
+    assert run.report.answer == "Standard"
+
+
 async def test_a_slow_answer_is_not_asked_again(travel: LoadedScenario, tmp_path: Path) -> None:
     """A server that took the request but answers too late is still working on it (llama.cpp serves one request at
     a time): sending it again would queue a second copy behind the first. One line, no retry."""
