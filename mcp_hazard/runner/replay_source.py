@@ -13,7 +13,6 @@ from mcp_hazard.errors import UserError
 from mcp_hazard.load import load_scenario
 from mcp_hazard.scenario.files import LoadedScenario, read_source
 from mcp_hazard.scenario.yaml_source import parse_yaml
-from mcp_hazard.server.frames import MAX_FRAME_DEPTH, too_deep
 from mcp_hazard.trace.misfit import misfit
 from mcp_hazard.trace.reader import Trace, read_trace
 
@@ -53,6 +52,8 @@ def _unsendable(trace: Trace) -> str | None:
     """A recorded call whose arguments no client could have sent (the SDK sends an object or nothing, and the server
     takes a frame MAX_FRAME_DEPTH deep at most), so it cannot be sent again: the trace was changed after it was
     written."""
+    from mcp_hazard.server.frames import MAX_FRAME_DEPTH, too_deep  # with the SDK: after the file is read
+
     for event in trace.events:
         arguments = event.get("arguments")
         if event.get("type") not in ("tool_called", "call_refused"):
