@@ -85,7 +85,8 @@ class TooLarge(OSError):
 
 
 def read_regular(path: str | Path) -> str:
-    """The whole text of `path`, under `open_regular`'s refusal and MAX_READ_BYTES."""
+    """The whole text of `path`, under `open_regular`'s refusal and MAX_READ_BYTES, without a leading byte order
+    mark (an editor on Windows adds one; JSON readers may pass over it, RFC 8259 section 8.1)."""
     with open_regular(path) as handle:
         size = os.fstat(handle.fileno()).st_size
         if size > MAX_READ_BYTES:
@@ -93,4 +94,4 @@ def read_regular(path: str | Path) -> str:
         text = handle.read(MAX_READ_BYTES + 1)  # a file that grows while it is read is cut off there
         if len(text) > MAX_READ_BYTES:
             raise TooLarge(path, len(text.encode("utf-8", "surrogatepass")))
-        return text
+        return text[1:] if text.startswith("\ufeff") else text

@@ -203,3 +203,18 @@ def test_names_from_a_run_are_plain_text_in_the_markdown_of_diff_and_the_ci_summ
         assert re.search(r"``/[^`]*/traces/odd`\\\|name\.jsonl``", text), text  # one code span, the pipe escaped
     rows = [line for line in done.stdout.splitlines() if line.startswith("| worse |")]
     assert len(rows) == 1 and rows[0].replace("\\|", "").count("|") == 7, rows
+
+
+def test_a_byte_order_mark_before_a_trace_or_a_report_is_passed_over(run: Path, tmp_path: Path) -> None:
+    """A trace or report.json saved by an editor that writes a byte order mark: the trace was skipped as `first line
+    is not JSON (Expecting value)`, the report refused by `gate`. RFC 8259 lets a reader pass over the mark."""
+    copy = _copy(run, tmp_path)
+    trace = sorted((copy / "traces").glob("*.jsonl"))[0]
+    trace.write_bytes(b"\xef\xbb\xbf" + trace.read_bytes())
+    done = run_main("score", str(copy), "--out", str(copy / "report.json"))
+    assert done.returncode == 0 and "warning" not in done.stderr, done.stderr
+    report = copy / "report.json"
+    assert json.loads(report.read_text())["episodes"] == 4
+    report.write_bytes(b"\xef\xbb\xbf" + report.read_bytes())
+    gated = run_main("gate", str(copy), "--min", "overall=0.1")
+    assert gated.returncode == 0 and gated.stderr == "", gated.stderr
