@@ -2,7 +2,8 @@
 `mcp-hazard run` (through main() in this process: the report is the subject), opened from disk, offline. It loads
 without console errors, its heatmaps are coloured cells, a heatmap cell lists the episodes behind it, and an episode
 opens its verdict, the expected answer, the agent's notes, hazards and timeline; a value cut in the timeline opens
-whole on a click, and a four-digit `ms` stays on one line.
+whole on a click, and a four-digit `ms` stays on one line. A stranger's agent name and answer that hold HTML are
+shown as text, and none of their script runs.
 
 Needs the `chromium` binary and Playwright for Python (both installed by .ci/run); without them it skips, saying
 which is missing.
@@ -178,4 +179,40 @@ def test_a_four_digit_ms_stays_on_one_line(slow_run: Path) -> None:
         )
         assert heights, "no four-digit ms in the timeline"
         assert all(text <= line * 1.2 for text, line in heights), heights  # one line each, never wrapped
+        assert problems.messages == []
+
+
+HOSTILE_AGENT = '<img src=x onerror="window.pwned=1">'
+HOSTILE_ANSWER = "<script>window.pwned=2</script>\x00\ud800 [link=javascript:alert(3)]x[/link]"
+
+
+def test_names_and_answers_from_a_strangers_trace_are_text_in_the_page(run: Path, tmp_path: Path) -> None:
+    """A trace from someone else, its agent named with an HTML tag whose handler runs script and its answer a
+    script element, a NUL and a lone surrogate: the report shows them as text and runs nothing of them."""
+    copy = tmp_path / "copy"
+    (copy / "traces").mkdir(parents=True)
+    trace = sorted((run / "traces").glob("naive.travel.fare-class.clean.*.jsonl"))[0]
+    events = [json.loads(line) for line in trace.read_text(encoding="utf-8").splitlines()]
+    for event in events:
+        if event["type"] == "episode_started":
+            event["run"]["agent"] = HOSTILE_AGENT
+        if event["type"] == "answer_submitted":
+            event["answer"] = HOSTILE_ANSWER
+    (copy / "traces" / trace.name).write_text("".join(json.dumps(e) + "\n" for e in events), encoding="utf-8")
+    done = run_main("score", str(copy / "traces"), "--scenarios", str(ROOT / "scenarios"), "--out",
+                    str(copy / "report.html"), cwd=ROOT)  # fmt: skip
+    assert done.returncode == 0, done.stderr
+    shown = HOSTILE_ANSWER.replace("\ud800", "\ufffd")
+    with chromium() as browser:
+        page, problems = open_report(browser, copy / "report.html")
+        dialogs: list[str] = []
+        page.on("dialog", lambda dialog: (dialogs.append(dialog.message), dialog.dismiss()))
+        page.goto(f"{(copy / 'report.html').resolve().as_uri()}#episode/0")
+        page.wait_for_selector("#episode table.facts")
+        facts = dict(row.split("\t", 1) for row in page.inner_text("#episode table.facts").splitlines() if "\t" in row)
+        assert facts["answer"] == shown, repr(facts["answer"])
+        assert page.inner_text("#episode-title").startswith(HOSTILE_AGENT)
+        assert page.evaluate("window.pwned") is None and dialogs == []
+        assert page.locator("img[src=x]").count() == 0 and page.locator("script:not([src])").count() >= 1
+        assert HOSTILE_AGENT in page.inner_text("body")
         assert problems.messages == []
