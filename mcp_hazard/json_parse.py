@@ -5,7 +5,7 @@ Two kinds of such text get past an `except json.JSONDecodeError`: nesting deeper
 limit allows (`[[[[...]]]]`) raises RecursionError, and an integer of more than 4,300 digits raises a plain
 ValueError (Python's limit on converting long digit strings). Either ended a command in a traceback. `loads` here
 raises `json.JSONDecodeError` for both, as for any other text that is not JSON. The trace readers, which parse every
-line of every file, call `json.loads` themselves, catch `(ValueError, RecursionError)` and say why with `problem`.
+line of every file, call `decode` themselves, catch `(ValueError, RecursionError)` and say why with `problem`.
 
 JSON text may also spell a lone surrogate (`"\\ud800"`, an escape without its pair): `json.loads` turns it into a
 str that cannot be encoded as UTF-8, so a report, a trace or a peer it reaches fails to be written. Text read here
