@@ -21,8 +21,17 @@ def escaped(found: re.Match[str]) -> str:
     return found.group().encode("unicode_escape").decode("ascii")
 
 
+MAX_LINE = 2000
+"""The longest error or warning line shown whole: one that quotes a stranger's 200,000-character scenario id is
+shown by its start and its end (where a warning says what came of it), with how much was left out between."""
+
+
 def visible(text: str, *, one_line: bool = False) -> str:
     """`text` with each control character but newline and tab written as its escape; with `one_line` (an error or
-    a warning, one line each however strange the value it quotes) the newline too."""
+    a warning, one line each however strange the value it quotes) the newline too, and at most MAX_LINE long."""
     pattern = _CONTROL_OR_NEWLINE if one_line else _CONTROL
-    return pattern.sub(escaped, text) if pattern.search(text) else text
+    shown = pattern.sub(escaped, text) if pattern.search(text) else text
+    if one_line and len(shown) > MAX_LINE:
+        head, tail = MAX_LINE * 3 // 5, MAX_LINE // 5
+        return f"{shown[:head]} … ({len(shown) - head - tail:,} characters left out) … {shown[-tail:]}"
+    return shown

@@ -208,6 +208,7 @@ def _score_traces(paths: list[str], *, folders: list[str], allow_python: bool, t
         except Exception as exc:  # a field of the wrong shape: say which, and score the others
             why = misfit(file)
             said = str(exc) if isinstance(exc, ValueError) else f"{type(exc).__name__}: {exc}"  # ValueError: ours
+            said = said.removeprefix(f"{trace.path}: ")  # ours name the trace, as this line does
             why = f"{why}; trace not scored" if why else f"{file}: cannot score: {said}"
             scored.warnings.append(why)
             scored.unscorable.append(_unscorable(file, started, why))

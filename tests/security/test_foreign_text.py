@@ -26,7 +26,7 @@ from conftest import REPO_ROOT, TRAVEL, run_main
 from lxml import etree
 
 from mcp_hazard.json_parse import loads
-from mcp_hazard.terminal_text import visible
+from mcp_hazard.terminal_text import MAX_LINE, visible
 from mcp_hazard.trace.events import AnswerSubmitted
 from mcp_hazard.trace.jsonl import json_records
 from mcp_hazard.trace.reader import parse_trace
@@ -240,3 +240,19 @@ def test_an_answer_a_spreadsheet_would_run_is_text_in_the_csv(run: Path, tmp_pat
     for name, answer in answers.items():
         assert exact[name] == answer
         assert shown[name] == (answer if answer == "-5.25" else "'" + answer), shown[name]
+
+
+def test_a_warning_quoting_a_huge_value_is_shown_by_its_ends(run: Path, tmp_path: Path) -> None:
+    """A stranger's trace naming a task of 100,000 characters: its warning was 100 KB on one line, naming the trace
+    twice. It is shown by its start and its end (which says what came of it), the trace named once."""
+    copy = _copy(run, tmp_path)
+    trace = copy / "traces" / "naive.travel.fare-class.clean.strict.s0.jsonl"
+    events = [json.loads(line) for line in trace.read_text().splitlines()]
+    events[0]["task"] = "y" * 100_000
+    trace.write_text("".join(json.dumps(event) + "\n" for event in events))
+    done = run_main("score", str(copy))
+    assert done.returncode == 0, done.stderr[-3000:]
+    (line,) = [line for line in done.stderr.splitlines() if str(trace) in line]
+    assert line.startswith(f"mcp-hazard: warning: {trace}: cannot score: scenario 'travel' has no task 'yyy")
+    assert line.count(str(trace)) == 1 and len(line) <= MAX_LINE + len("mcp-hazard: warning: ")
+    assert " characters left out) … yyy" in line and line.endswith("yyy'")
