@@ -85,13 +85,21 @@ class TooLarge(OSError):
 
 
 def read_regular(path: str | Path) -> str:
-    """The whole text of `path`, under `open_regular`'s refusal and MAX_READ_BYTES, without a leading byte order
-    mark (an editor on Windows adds one; JSON readers may pass over it, RFC 8259 section 8.1)."""
-    with open_regular(path) as handle:
+    """The whole text of `path` (UTF-8, newlines as text mode reads them), under `open_regular`'s refusal and
+    MAX_READ_BYTES, without a leading byte order mark (an editor on Windows adds one; JSON readers may pass over
+    it, RFC 8259 section 8.1).
+
+    Read as bytes, as many as `fstat` says are there, then decoded once: a text-mode read bounded by a count
+    decodes chunk by chunk, which made reading 20,000 traces four times slower. A file that grows meanwhile is
+    read as it was; one that says it is empty (`/proc`) is read up to the limit."""
+    with open_regular(path, binary=True) as handle:
         size = os.fstat(handle.fileno()).st_size
         if size > MAX_READ_BYTES:
             raise TooLarge(path, size)
-        text = handle.read(MAX_READ_BYTES + 1)  # a file that grows while it is read is cut off there
-        if len(text) > MAX_READ_BYTES:
-            raise TooLarge(path, len(text.encode("utf-8", "surrogatepass")))
-        return text[1:] if text.startswith("\ufeff") else text
+        raw = handle.read(size + 1 if size else MAX_READ_BYTES + 1)
+    if len(raw) > MAX_READ_BYTES:
+        raise TooLarge(path, len(raw))
+    text = raw.decode("utf-8")
+    if "\r" in text:  # as text mode reads it: \r\n and a lone \r are each a newline
+        text = text.replace("\r\n", "\n").replace("\r", "\n")
+    return text[1:] if text.startswith("\ufeff") else text
