@@ -20,6 +20,7 @@ import anyio
 from anyio.abc import ByteReceiveStream, Process
 
 from mcp_hazard.errors import UserError
+from mcp_hazard.log_tail import last_line
 from mcp_hazard.proxy.lines import Lines
 from mcp_hazard.proxy.server_frames import LogBudget, ServerFrames
 from mcp_hazard.proxy.upstream_errors import LOST, UpstreamError, timed_out
@@ -37,18 +38,11 @@ def open_stderr_log(path: str | None) -> IO[bytes] | None:
 
 
 def stderr_tail(path: str | None) -> str:
-    """What a failure says about a server's stderr kept in a log: where it is, and its last line (cut to 200
-    characters); "" when there is no log."""
+    """What a failure says about a server's stderr kept in a log: where it is, and its last line; "" when there is
+    no log."""
     if path is None:
         return ""
-    try:
-        with open(path, "rb") as log:
-            log.seek(max(0, os.fstat(log.fileno()).st_size - 4096))
-            lines = [line.strip() for line in log.read().decode("utf-8", "replace").splitlines()]
-    except OSError:
-        lines = []
-    last = next((line for line in reversed(lines) if line), "")
-    last = last if len(last) <= 200 else last[:199] + "…"
+    last = last_line(path)
     return f"; its stderr is in {path}" + (f", last line: {last}" if last else " (empty)")
 
 

@@ -1,7 +1,8 @@
 """Run an external agent program against one episode (`mcp-hazard run --agent-cmd 'CMD ...'`).
 
 The program gets the episode through environment variables (docs/agents.md), connects as an MCP client, solves the
-task and calls `submit_answer`. It is killed (its whole process group) when the episode's time is up.
+task and calls `submit_answer`. Its whole process group is killed when it ends or when the episode's time is up, and
+its output is kept in a log of bounded size.
 """
 
 from __future__ import annotations
@@ -17,9 +18,13 @@ import tempfile
 from pathlib import Path
 
 import anyio
+from anyio.abc import Process
 
 from mcp_hazard.errors import UserError
+from mcp_hazard.runner.agent_output import CappedLog
 from mcp_hazard.trace.storage import storage_error
+
+LINGER_S = 1.0  # how long output is read after the program's group is killed
 
 
 def agent_name(command: str) -> str:
@@ -37,7 +42,8 @@ def agent_name(command: str) -> str:
 async def run_external(
     command: str, env_extra: dict[str, str], prompt: str, timeout_s: float, log_path: Path
 ) -> tuple[int | None, bool]:
-    """Run the agent; returns (exit code or None when killed, whether it timed out). Its output goes to `log_path`."""
+    """Run the agent; returns (exit code or None when killed, whether it timed out). Its output goes to `log_path`,
+    bounded (agent_output.py)."""
     try:  # the agent's log is in the run folder: a full disk there stops the run (runner/run.py)
         log_path.parent.mkdir(parents=True, exist_ok=True)
         log = log_path.open("wb")
@@ -48,24 +54,54 @@ async def run_external(
             handle.write(prompt)
             prompt_file = handle.name
         env = {**os.environ, **env_extra, "MCP_HAZARD_PROMPT": prompt, "MCP_HAZARD_PROMPT_FILE": prompt_file}
-        process = subprocess.Popen(
-            shlex.split(command), stdin=subprocess.DEVNULL, stdout=log, stderr=subprocess.STDOUT, env=env,
-            start_new_session=True,
-        )  # fmt: skip
-        timed_out = False
         try:
-            with anyio.fail_after(timeout_s):
-                while process.poll() is None:
-                    await anyio.sleep(0.05)
-        except TimeoutError:
-            timed_out = True
+            process = await anyio.open_process(
+                shlex.split(command), stdin=subprocess.DEVNULL, stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
+                env=env, start_new_session=True,
+            )  # fmt: skip
+            output = CappedLog(log)
+            try:
+                timed_out = await _supervise(process, timeout_s, output)
+            finally:
+                output.close()
         finally:
-            if process.poll() is None:
-                with contextlib.suppress(ProcessLookupError):
-                    os.killpg(process.pid, signal.SIGKILL)
-                process.wait()
             Path(prompt_file).unlink(missing_ok=True)
     return (None if timed_out else process.returncode), timed_out
+
+
+async def _supervise(process: Process, timeout_s: float, output: CappedLog) -> bool:
+    """Wait for the program for at most `timeout_s` (True: it did not end in time), reading its output all along.
+    Then its process group is killed, whether it timed out or ended: the episode is over, and what it started and
+    left running (a helper, a browser, a server of its own) must not outlive it, use the machine and hold the
+    output's pipe. A process that left the group (`setsid`) is out of reach; its output is read for at most
+    LINGER_S more."""
+    assert process.stdout is not None
+    stdout = process.stdout
+    drained = anyio.Event()
+
+    async def drain() -> None:
+        with contextlib.suppress(anyio.EndOfStream, anyio.ClosedResourceError, anyio.BrokenResourceError):
+            async for chunk in stdout:
+                output.write(chunk)
+        drained.set()
+
+    timed_out = False
+    async with anyio.create_task_group() as group:
+        group.start_soon(drain)
+        try:
+            with anyio.move_on_after(timeout_s) as waited:
+                await process.wait()
+            timed_out = waited.cancelled_caught
+        finally:
+            with anyio.CancelScope(shield=True):
+                with contextlib.suppress(ProcessLookupError, PermissionError):
+                    os.killpg(process.pid, signal.SIGKILL)
+                await process.wait()
+                with anyio.move_on_after(LINGER_S):
+                    await drained.wait()
+                group.cancel_scope.cancel()
+                await stdout.aclose()
+    return timed_out
 
 
 def stdio_env(command: list[str]) -> dict[str, str]:

@@ -28,6 +28,7 @@ import anyio
 from mcp_hazard.agents import make_agent
 from mcp_hazard.agents.drive import AgentReport, Brief, signatures_of
 from mcp_hazard.errors import UserError
+from mcp_hazard.log_tail import last_line
 from mcp_hazard.runner.executor import Executor, Played
 from mcp_hazard.runner.external import http_env, run_external, stdio_env
 from mcp_hazard.runner.matrix import Cell
@@ -61,15 +62,6 @@ def served_prompt(cell: Cell) -> str:
     task = cell.scenario.model.task(cell.task)
     assert task is not None
     return f"{task.prompt.strip()}\n\nWhen you have the answer, call the `{SUBMIT_TOOL}` tool with it."
-
-
-def _last_line(log: Path) -> str:
-    try:
-        lines = [line.strip() for line in log.read_text(encoding="utf-8", errors="replace").splitlines()]
-    except OSError:
-        return ""
-    last = next((line for line in reversed(lines) if line), "")
-    return last if len(last) <= 200 else last[:199] + "…"
 
 
 class Runner(Executor):
@@ -189,7 +181,7 @@ class Runner(Executor):
             if never_connected(self._trace(first)):
                 self._trace(first).unlink(missing_ok=True)
                 log = self.out / "agent-logs" / f"{first.episode_id}.log"
-                said = _last_line(log)
+                said = last_line(log)
                 how = result.note.split(" (output in")[0] if result.note else result.status
                 return rest, UserError(
                     f"--agent-cmd {command!r} ended ({how}) without connecting to its episode, so nothing else was "

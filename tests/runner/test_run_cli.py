@@ -20,6 +20,7 @@ import pytest
 import yaml
 
 from mcp_hazard.load import load_scenario
+from mcp_hazard.runner.agent_output import HEAD_BYTES, TAIL_BYTES
 from mcp_hazard.runner.external import agent_name
 from mcp_hazard.scoring.episode_score import score_episode
 from mcp_hazard.trace.reader import read_trace
@@ -249,6 +250,27 @@ def test_hanging_and_crashing_agents_are_scored_as_timeout_and_agent_crashed(mis
     for outcome, episodes_of_agent in outcomes.items():
         for episode_id in episodes_of_agent:
             assert_trace_ended(misbehaving_run.traces()[episode_id], outcome=outcome)
+
+
+def test_a_noisy_agent_gets_a_bounded_log_and_the_child_it_left_is_killed(fare_class: Path, tmp_path: Path) -> None:
+    """An agent that prints 12 MiB and exits leaving a child running: its log keeps the first 8 MiB and the last
+    64 KiB with a line on what was left out between (printed straight to the file, a minute of such output filled
+    the disk), and its child dies with the episode (it ran on after the run ended)."""
+    noisy = cli_run(tmp_path, str(fare_class), "--agent-cmd", agent_cmd("noisy_agent.py"), "--hazard",
+                    "transient_error", "--transport", "http", "--timeout", "30")  # fmt: skip
+    assert noisy.ran.code == 0, noisy.ran.explain()
+    assert [record["status"] for record in noisy.log] == ["done", "done"], noisy.log
+    last = b"noisy agent: done, leaving my child behind\n"
+    left_out = 12 * 1024 * 1024 + len(last) - HEAD_BYTES - TAIL_BYTES
+    marker = (f"\n[mcp-hazard: {left_out:,} bytes of the program's output left out here; its log keeps the first "
+              "8 MiB and the last 64 KiB]\n").encode()  # fmt: skip
+    for record in noisy.log:
+        text = (noisy.out / "agent-logs" / f"{record['episode_id']}.log").read_bytes()
+        assert text.startswith(b"noisy agent: step ...") and text.endswith(last), text[-200:]
+        assert len(text) == HEAD_BYTES + len(marker) + TAIL_BYTES, len(text)
+        assert text[HEAD_BYTES : HEAD_BYTES + len(marker)] == marker
+        agent, child = pids_of(noisy, record["episode_id"])
+        assert wait_gone([agent, child]) == [], "the child the agent left behind is still running"
 
 
 @pytest.fixture(scope="module", params=["stdio", "http"])
