@@ -9,6 +9,7 @@ read and written the SDK's way: the event loop cannot wait on a file, nor on eve
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import os
 import stat
 import sys
@@ -77,3 +78,12 @@ class PipeWriter:
 
     async def flush(self) -> None:
         await self.writer.drain()
+
+    def backlogged(self) -> bool:
+        """Whether replies are waiting for the client to read the ones before them (the pipe is full)."""
+        return self.writer.transport.get_write_buffer_size() > 0
+
+    async def drained(self) -> None:
+        """Wait until the client has read every reply written so far (or has gone)."""
+        with contextlib.suppress(ConnectionError):
+            await self.writer.drain()

@@ -57,6 +57,7 @@ class CheckedLines:
         self.reader = reader
         self.episode = episode
         self.replies: ObjectSendStream[SessionMessage] | None = None
+        self.paced_by: PipeWriter | None = None
 
     def __aiter__(self) -> CheckedLines:
         return self
@@ -86,6 +87,8 @@ class CheckedLines:
 
     async def __anext__(self) -> str:
         while True:
+            if self.paced_by is not None and self.paced_by.backlogged():
+                await self.paced_by.drained()  # a client that does not read its replies gets no more served
             line = await self._readline()
             if not line:
                 raise StopAsyncIteration
@@ -130,6 +133,7 @@ async def serve_stdio(episode: Episode, server: Any = None) -> None:
     lines = CheckedLines(wire, episode, await read_lines(wire) if watchable(wire) else None)
     out = claim_stdout() if lines.reader is not None else None
     stdout = await PipeWriter.open(out) if out is not None and watchable(out) else None
+    lines.paced_by = stdout
     if stdout is None and out is not None:  # not a pipe after all: the SDK claims fd 1 itself
         os.dup2(out.fileno(), 1)
     try:

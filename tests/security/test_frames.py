@@ -7,6 +7,7 @@ import json
 import subprocess
 import sys
 import threading
+import time
 from pathlib import Path
 from typing import Any
 
@@ -149,6 +150,47 @@ def test_a_stdio_client_whose_every_frame_was_refused_still_leaves_its_trace(tmp
     events = [json.loads(line) for line in (tmp_path / "raw.jsonl").read_text(encoding="utf-8").splitlines()]
     assert [event["type"] for event in events] == ["episode_started", "frame_refused", "episode_ended"]
     assert events[1]["id"] == "only" and events[2]["reason"] == "disconnected"
+
+
+def test_a_stdio_client_that_reads_no_replies_is_served_no_further(tmp_path: Path) -> None:
+    """A client that sends request after request and reads none of the replies: once the pipe to it is full, the
+    server reads no more requests until the client reads, as a socket's flow control would have it. It used to read
+    and serve every request sent and hold each reply in memory (2 GB after 45 s of tools/list). Once the client
+    reads, every request it sent is answered."""
+    most = 5_000  # the old server read this many (80 MB) without a pause; the pipes and the reader hold about 520
+    server = _StdioServer(tmp_path)
+    sent, stop = [0], threading.Event()
+
+    def flood() -> None:
+        while not stop.is_set() and sent[0] < most:
+            server.send(LIST.replace(b'"ID"', str(sent[0]).encode()) + b" " * 16_384 + b"{}}")
+            sent[0] += 1
+
+    try:
+        server.send(json.dumps(INITIALIZE).encode())
+        assert "result" in server.reply()
+        server.send(b'{"jsonrpc":"2.0","method":"notifications/initialized"}')
+        writer = threading.Thread(target=flood, daemon=True)
+        writer.start()
+        seen, still = -1, 0
+        while still < 6 and writer.is_alive():  # stalled: no request went out for 3 s
+            time.sleep(0.5)
+            still, seen = (still + 1, seen) if sent[0] == seen else (0, sent[0])
+        served = [json.loads(line)["type"] for line in (tmp_path / "raw.jsonl").read_text("utf-8").splitlines()]
+        assert sent[0] < most, "the server read every request while its client read no reply"
+        assert served.count("tools_listed") < 200, served.count("tools_listed")
+        stop.set()
+        answered = set()
+        while writer.is_alive() or len(answered) < sent[0]:
+            reply = server.reply()
+            assert "tools" in reply["result"], reply
+            answered.add(reply["id"])
+            writer.join(0 if len(answered) < sent[0] else 1)
+        assert answered == set(range(sent[0]))
+    finally:
+        stop.set()
+        stderr = server.close()
+    assert "Traceback" not in stderr, stderr
 
 
 def _sse_or_json(response: httpx.Response) -> dict[str, Any]:
