@@ -14,36 +14,17 @@ import os
 import sys
 from collections.abc import Awaitable, Callable
 from itertools import count
-from typing import IO, Any
+from typing import Any
 
 import anyio
 from anyio.abc import ByteReceiveStream, Process
 
 from mcp_hazard.errors import UserError
-from mcp_hazard.log_tail import last_line
 from mcp_hazard.proxy.lines import Lines
 from mcp_hazard.proxy.server_frames import LogBudget, ServerFrames
+from mcp_hazard.proxy.stderr_log import open_stderr_log
 from mcp_hazard.proxy.upstream_errors import LOST, UpstreamError, timed_out
 from mcp_hazard.proxy.upstream_info import UpstreamSource
-
-
-def open_stderr_log(path: str | None) -> IO[bytes] | None:
-    """The file a server's stderr is appended to, opened for one server start; None: ours."""
-    if path is None:
-        return None
-    try:
-        return open(path, "ab")  # handed to the child, closed once it is started
-    except OSError as exc:
-        raise UserError(f"cannot write the upstream server's log {path}: {exc.strerror or exc}") from None
-
-
-def stderr_tail(path: str | None) -> str:
-    """What a failure says about a server's stderr kept in a log: where it is, and its last line; "" when there is
-    no log."""
-    if path is None:
-        return ""
-    last = last_line(path)
-    return f"; its stderr is in {path}" + (f", last line: {last}" if last else " (empty)")
 
 
 class ServerProcess:

@@ -220,7 +220,7 @@ class UpstreamHost:
                       ) -> tuple[LiveUpstream, anyio.Event]:  # fmt: skip
         """A connected upstream and the event that closes it."""
         from mcp_hazard.proxy.sdk_transports import BoundedStdio
-        from mcp_hazard.proxy.server_process import stderr_tail
+        from mcp_hazard.proxy.stderr_log import stderr_tail
 
         if self._group is None:
             raise RuntimeError("UpstreamHost.connect outside running()")

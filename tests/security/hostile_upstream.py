@@ -22,6 +22,7 @@ HANDSHAKE_VERSIONS = ("2025-11-25", "2025-06-18", "2025-03-26")
 HUGE_BYTES = 50 * 1024 * 1024
 DEEP = 5_000
 FLOOD = 20_000
+SHOUT_MIB = 80
 
 
 def line(frame: dict[str, object]) -> bytes:
@@ -68,6 +69,13 @@ def _news_flood(request_id: int) -> bytes:
     return note * FLOOD + line(answer)
 
 
+def _shout(request_id: int) -> bytes:
+    """80 MiB on stderr, then an answer."""
+    sys.stderr.buffer.write((b"shouting " + b"!" * 1014 + b"\n") * (SHOUT_MIB * 1024))
+    sys.stderr.buffer.flush()
+    return line({"jsonrpc": "2.0", "id": request_id, "result": {"content": [{"type": "text", "text": "shouted"}]}})
+
+
 ATTACK = {
     "hang": lambda i: None,
     "truncated": lambda i: head(i) + b'{"content":[{"type":"text","te\n',
@@ -82,6 +90,7 @@ ATTACK = {
     "surrogate": lambda i: head(i) + b'{"content":[{"type":"text","text":"half \\ud800 a pair"}]}}\n',
     "flood": _flood,
     "news_flood": _news_flood,
+    "shout": _shout,
 }  # fmt: skip
 
 

@@ -26,6 +26,7 @@ from mcp import Client, StdioServerParameters
 from mcp.client.stdio import stdio_client
 from mcp.shared.exceptions import MCPError
 
+from mcp_hazard.proxy.stderr_log import LIMIT_BYTES, NOTE
 from tests.e2e.support import console_script
 from tests.proxy.support import made_once
 
@@ -78,10 +79,12 @@ class Seen:
     stderr: str
 
 
-def attack(tmp_path: Path, tool: str, *, sdk: bool = False, flags: tuple[str, ...] = ()) -> Seen:
-    """`mcp-hazard proxy --upstream-cmd HOSTILE` over stdio: list, call `tool`, then call `echo`."""
+def attack(
+    tmp_path: Path, tool: str, *, sdk: bool = False, flags: tuple[str, ...] = (), more: tuple[str, ...] = ()
+) -> Seen:
+    """`mcp-hazard proxy --upstream-cmd HOSTILE [MORE]` over stdio: list, call `tool`, then call `echo`."""
     args = ["proxy", "--upstream-cmd", upstream(tmp_path, *flags), "--upstream-timeout", str(UPSTREAM_TIMEOUT),
-            "--trace-dir", str(tmp_path / "traces"), *(["--sdk"] if sdk else [])]  # fmt: skip
+            "--trace-dir", str(tmp_path / "traces"), *(["--sdk"] if sdk else []), *more]  # fmt: skip
     params = StdioServerParameters(command=console_script(), args=args, cwd=str(REPO_ROOT))
     stderr_path = tmp_path / "proxy.stderr"
 
@@ -253,6 +256,19 @@ def test_a_line_that_is_not_utf8_before_the_handshake_is_named(tmp_path: Path) -
     assert error.endswith("before any answer it wrote a line that is not UTF-8 (byte 0)"), error
     assert "no answer to the handshake" not in error
     assert_clean(done.stderr)
+
+
+@pytest.mark.parametrize("sdk", [False, True], ids=["relay", "sdk"])
+def test_a_server_writing_its_stderr_without_end_fills_its_log_only_to_the_bound(tmp_path: Path, sdk: bool) -> None:
+    """80 MiB of stderr: `--upstream-log` (and a run's upstream.log) holds the first 64 MiB and one line saying the
+    rest was dropped; the call answers. The file took all of it, and a server that wrote on would fill the disk."""
+    log = tmp_path / "upstream.log"
+    seen = attack(tmp_path, "shout", sdk=sdk, more=("--upstream-log", str(log)))
+    assert seen.error is None and seen.result.content[0].text == "shouted" and seen.after == "after"
+    data = log.read_bytes()
+    assert len(data) == LIMIT_BYTES + len(NOTE), len(data)
+    assert data.startswith(b"shouting !!!") and data.endswith(NOTE.encode())
+    assert_clean(seen.stderr)
 
 
 # -- over HTTP: one process, many episodes, each with its own upstream --------------------------------------------
