@@ -27,6 +27,10 @@ MAX_BACKOFF_S = 8.0
 MAX_RETRY_AFTER_S = 30.0
 PREFLIGHT_TIMEOUT_S = 10.0
 RETRYABLE = frozenset({408, 429})
+_AS_SENT = frozenset({"content-encoding", "content-length", "transfer-encoding"})  # of the body before decoding
+MAX_BODY_BYTES = 64 * 1024 * 1024
+"""The largest reply read (a chat completion is kilobytes, megabytes with log-probabilities): the runner holds every
+episode's agent, so one endpoint's endless or decompressed-without-end body must not take its memory."""
 
 Sleep = Callable[[float], Awaitable[None]]
 
@@ -95,7 +99,7 @@ class Endpoint:
         for attempt in range(config.retries + 1):
             retry_after: float | None = None
             try:
-                response = await self._http.post(config.url, json=payload)
+                response = await self._post(payload)
             except httpx.ReadTimeout:
                 # The server took the request and is still working on it: a second copy would queue behind it.
                 raise LlmEndpointError(f"{where}: no response within {config.timeout_s:g}s ({ENV_TIMEOUT_S})") from None
@@ -124,6 +128,19 @@ class Endpoint:
             )
             await self.sleep(wait)
         raise AssertionError("unreachable: the last attempt returns or raises")
+
+    async def _post(self, payload: dict[str, Any]) -> httpx.Response:
+        """The reply, its body read whole up to MAX_BODY_BYTES (decompressed); a longer one is refused at that."""
+        async with self._http.stream("POST", self.config.url, json=payload) as streamed:
+            body = bytearray()
+            async for chunk in streamed.aiter_bytes():
+                body += chunk
+                if len(body) > MAX_BODY_BYTES:
+                    raise LlmEndpointError(f"LLM endpoint {self.config.url}: HTTP {streamed.status_code} with a body "
+                                           f"of more than {MAX_BODY_BYTES:,} bytes, more than a chat completion "
+                                           "holds; not read further")  # fmt: skip
+        headers = [(name, value) for name, value in streamed.headers.items() if name not in _AS_SENT]
+        return httpx.Response(streamed.status_code, headers=headers, content=bytes(body), request=streamed.request)
 
 
 def check_endpoint(config: LlmConfig) -> None:

@@ -55,7 +55,7 @@ class Turn:
 
     message: dict[str, Any] | None = None
     status: int = 200
-    raw: str | None = None
+    raw: str | bytes | None = None  # bytes: sent as they are (a compressed body, with its Content-Encoding)
     headers: dict[str, str] = field(default_factory=dict)
     before: tuple[Turn, ...] = ()
     finish_reason: str | None = None

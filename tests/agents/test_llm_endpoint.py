@@ -3,6 +3,7 @@ the one-line `LlmEndpointError` for a refusal or an endpoint that stays down."""
 
 from __future__ import annotations
 
+import gzip
 import json
 from pathlib import Path
 
@@ -11,6 +12,7 @@ import pytest
 
 from mcp_hazard.agents.drive import Brief
 from mcp_hazard.agents.llm import ALL_ENV, LlmAgent, LlmEndpointError
+from mcp_hazard.agents.llm_endpoint import MAX_BODY_BYTES
 from mcp_hazard.condition import Condition
 from mcp_hazard.errors import UserError
 from mcp_hazard.runner.transports import free_port, open_episode
@@ -118,6 +120,25 @@ async def test_a_nan_in_a_field_the_agent_does_not_read_costs_nothing(travel: Lo
             f'"function", "function": {{"name": "{SUBMIT_TOOL}", "arguments": {arguments}}}}}]}}}}], '
             '"usage": {"prompt_tokens": NaN, "completion_tokens": Infinity}}')  # fmt: skip
     run = await run_agent(travel, tmp_path, [http_reply(200, body)])
+    assert run.report.answer == "Standard"
+
+
+async def test_a_body_without_end_is_refused_at_the_bound(travel: LoadedScenario, tmp_path: Path) -> None:
+    """100 MiB of reply from 100 KB sent (gzip): the runner holds every episode's agent, so a reply is read only up
+    to MAX_BODY_BYTES once decompressed, and refused there in one line, never asked again. A compressed completion
+    of the usual size is read as any other."""
+    bomb = Turn(raw=gzip.compress(b" " * (100 * 1024 * 1024), 1), headers={"Content-Encoding": "gzip"})
+    fake = FakeLlm([bomb])
+    with pytest.raises(LlmEndpointError) as caught:
+        await run_agent(travel, tmp_path / "bomb", [], fake=fake)
+    assert str(caught.value).endswith(f"/v1/chat/completions: HTTP 200 with a body of more than {MAX_BODY_BYTES:,} "
+                                      "bytes, more than a chat completion holds; not read further")  # fmt: skip
+    assert len(fake.requests) == 1
+    arguments = json.dumps(json.dumps({"answer": "Standard"}))
+    body = ('{"choices": [{"message": {"role": "assistant", "content": null, "tool_calls": [{"id": "c1", "type": '
+            f'"function", "function": {{"name": "{SUBMIT_TOOL}", "arguments": {arguments}}}}}]}}}}]}}')  # fmt: skip
+    packed = Turn(raw=gzip.compress(body.encode()), headers={"Content-Encoding": "gzip"})
+    run = await run_agent(travel, tmp_path / "packed", [packed])
     assert run.report.answer == "Standard"
 
 
