@@ -92,15 +92,34 @@ class EpisodeGate:
         if session is None:
             # Only a session the SDK issued (in the answer to this request) is kept: one a client makes up is
             # never stored, and the SDK itself answers that it does not know it.
+            if scope["method"] == "POST":  # it may open a session: make room for it first
+                for crowded in self.registry.crowding(episode_id):
+                    await self._close(scope, crowded)
             await self.mcp_app(scope, receive, _binding(send, self.registry, episode_id))
             return
         bound = self.registry.session_episode(session)
         if bound is not None and bound != episode_id:
             await _problem(400, f"session belongs to episode {bound!r}, not {episode_id!r}")(scope, receive, send)
             return
+        if bound is not None:
+            self.registry.used_session(session, episode_id)
         await self.mcp_app(scope, receive, send)
         if scope["method"] == "DELETE":
             self.registry.unbind_session(session)
+
+    async def _close(self, scope: Scope, session: str) -> None:
+        """Close a session as its client would, with a DELETE the SDK answers (its reply goes nowhere): the SDK
+        then frees it, and its client is told `Session not found` on its next request, as after an idle timeout."""
+        closing = {**scope, "method": "DELETE", "query_string": b"", "headers": [(b"mcp-session-id", session.encode())]}
+
+        async def nothing_sent() -> Message:
+            return {"type": "http.request", "body": b"", "more_body": False}
+
+        async def dropped(message: Message) -> None:
+            pass
+
+        await self.mcp_app(closing, nothing_sent, dropped)
+        self.registry.unbind_session(session)
 
 
 def _binding(send: Send, registry: EpisodeRegistry, episode_id: str) -> Send:

@@ -27,6 +27,8 @@ ENDED_TTL_CAP = 60.0
 """Ended episodes are released after min(TTL, this): the agent and the operator get a minute to read the outcome."""
 SWEEP_INTERVAL = 1.0
 """A sweep walks every episode, so it runs at most this often (seconds) however many requests arrive."""
+SESSIONS_PER_EPISODE = 32
+"""Legacy-era MCP sessions one episode holds open; opening one more closes its least recently used."""
 
 
 class EpisodeConflict(UserError):
@@ -107,7 +109,8 @@ class EpisodeRegistry:
         self.released = 0
         self.sessions: dict[str, str] = {}
         """Legacy-era MCP session id -> the episode it was opened on (so a session cannot cross episodes)."""
-        self.sessions_of: dict[str, set[str]] = {}
+        self.sessions_of: dict[str, dict[str, None]] = {}
+        """Episode -> its sessions, the least recently used first."""
         self._last_sweep = clock()
         self.report_trace_failures = report_trace_failures
         self.runner = runner
@@ -197,7 +200,7 @@ class EpisodeRegistry:
         self.order.pop(episode_id, None)
         if episode is None:
             return
-        for session in self.sessions_of.pop(episode_id, set()):
+        for session in self.sessions_of.pop(episode_id, {}):
             self.sessions.pop(session, None)
         episode.close("disconnected" if episode.started else "never_connected")
         self.released += 1
@@ -211,14 +214,27 @@ class EpisodeRegistry:
         ids the SDK issues, as it issues them)."""
         bound = self.sessions.setdefault(session, episode_id)
         if bound == episode_id:
-            self.sessions_of.setdefault(episode_id, set()).add(session)
+            self.sessions_of.setdefault(episode_id, {})[session] = None
         return bound
+
+    def used_session(self, session: str, episode_id: str) -> None:
+        """A request came on `session`: it is the episode's most recently used."""
+        held = self.sessions_of.get(episode_id)
+        if held is not None and held.pop(session, False) is None:
+            held[session] = None
+
+    def crowding(self, episode_id: str) -> list[str]:
+        """The sessions to close before the episode opens another, so it holds at most SESSIONS_PER_EPISODE: the
+        least recently used. One client making sessions without closing them would otherwise fill the server's
+        (the SDK's 10,000), and every other episode's agent would be refused a session."""
+        held = self.sessions_of.get(episode_id, {})
+        return list(held)[: max(0, len(held) - SESSIONS_PER_EPISODE + 1)]
 
     def unbind_session(self, session: str) -> None:
         """The client closed its session (DELETE): forget it now rather than with the episode."""
         episode_id = self.sessions.pop(session, None)
         if episode_id is not None:
-            self.sessions_of.get(episode_id, set()).discard(session)
+            self.sessions_of.get(episode_id, {}).pop(session, None)
 
     def sweep(self, *, force: bool = False) -> int:
         """Release ended episodes idle for min(TTL, 60 s) and open ones idle for the TTL; how many were released."""

@@ -16,6 +16,7 @@ from mcp import Client
 
 from mcp_hazard.agents.golden import run_golden_agent
 from mcp_hazard.load import load_scenario
+from mcp_hazard.server.episodes import SESSIONS_PER_EPISODE
 from mcp_hazard.server.served_episode import SUBMIT_TOOL
 
 from .http_support import OPERATOR, TRAVEL, StepClock, serving, travel_registry
@@ -107,6 +108,35 @@ async def test_ended_and_idle_episodes_are_released_and_their_ids_answer_410(tmp
     assert [e["type"] for e in never] == ["episode_started", "episode_ended"]
     assert (never[0]["protocol_version"], never[-1]["reason"]) == ("none", "never_connected")
     assert registry.released == 3
+
+
+async def test_an_episode_keeps_its_most_recently_used_sessions_and_closes_the_rest(tmp_path: Path) -> None:
+    """An agent that opens session after session and closes none (its key is all it needs): the episode keeps the
+    32 it used last, and each older one is closed as if it had gone idle (`Session not found`). Unbounded, one such
+    agent filled the SDK's 10,000 sessions (456 MiB) in 25 s, and then no episode on the server could open one."""
+    registry = travel_registry(tmp_path, ttl=TTL)
+    opened: list[str] = []
+    with anyio.fail_after(DEADLINE):
+        async with serving(registry) as base, httpx.AsyncClient(timeout=WAIT_S, headers=OPERATOR) as http:
+            hoarder = (await _create(http, base, episode_id="hoarder-1"))["mcp_url"]
+            other = (await _create(http, base, episode_id="other-1"))["mcp_url"]
+
+            async def listed(session: str) -> int:
+                headers = {**MCP_HEADERS, "mcp-session-id": session, "mcp-protocol-version": "2025-11-25"}
+                request = {"jsonrpc": "2.0", "id": 2, "method": "tools/list"}
+                return (await http.post(hoarder, headers=headers, json=request)).status_code
+
+            for number in range(SESSIONS_PER_EPISODE + 8):
+                answer = await http.post(hoarder, headers=MCP_HEADERS, json=INITIALIZE)
+                assert answer.status_code == 200, answer.text
+                opened.append(answer.headers["mcp-session-id"])
+                if number == SESSIONS_PER_EPISODE - 1:  # the first session is used again, before it is the oldest
+                    assert await listed(opened[0]) == 200
+            assert len(registry.sessions_of["hoarder-1"]) == SESSIONS_PER_EPISODE
+            statuses = [await listed(session) for session in opened]
+            assert statuses == [200] + [404] * 8 + [200] * (SESSIONS_PER_EPISODE - 1), statuses
+            assert (await http.post(other, headers=MCP_HEADERS, json=INITIALIZE)).status_code == 200
+    assert set(registry.sessions) == {*opened[:1], *opened[9:]} | set(registry.sessions_of.get("other-1", {}))
 
 
 async def test_listing_is_paginated_in_creation_order(tmp_path: Path) -> None:
