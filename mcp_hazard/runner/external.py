@@ -24,7 +24,8 @@ from mcp_hazard.errors import UserError
 from mcp_hazard.runner.agent_output import CappedLog
 from mcp_hazard.trace.storage import storage_error
 
-LINGER_S = 1.0  # how long output is read after the program's group is killed
+LINGER_S = 1.0  # how long output is read after the program's group is cleared
+GRACE_S = 1.0  # how long what a program left running gets to end by itself, then after SIGTERM
 
 
 def agent_name(command: str) -> str:
@@ -71,7 +72,7 @@ async def run_external(
 
 async def _supervise(process: Process, timeout_s: float, output: CappedLog) -> bool:
     """Wait for the program for at most `timeout_s` (True: it did not end in time), reading its output all along.
-    Then its process group is killed, whether it timed out or ended: the episode is over, and what it started and
+    Then its process group is cleared, whether it timed out or ended: the episode is over, and what it started and
     left running (a helper, a browser, a server of its own) must not outlive it, use the machine and hold the
     output's pipe. A process that left the group (`setsid`) is out of reach; its output is read for at most
     LINGER_S more."""
@@ -85,23 +86,69 @@ async def _supervise(process: Process, timeout_s: float, output: CappedLog) -> b
                 output.write(chunk)
         drained.set()
 
-    timed_out = False
+    timed_out, ended = False, False
     async with anyio.create_task_group() as group:
         group.start_soon(drain)
         try:
             with anyio.move_on_after(timeout_s) as waited:
                 await process.wait()
-            timed_out = waited.cancelled_caught
+            timed_out, ended = waited.cancelled_caught, not waited.cancelled_caught
         finally:
             with anyio.CancelScope(shield=True):
-                with contextlib.suppress(ProcessLookupError, PermissionError):
-                    os.killpg(process.pid, signal.SIGKILL)
+                await _clear_group(process.pid, gently=ended)
                 await process.wait()
                 with anyio.move_on_after(LINGER_S):
                     await drained.wait()
                 group.cancel_scope.cancel()
                 await stdout.aclose()
     return timed_out
+
+
+async def _clear_group(group: int, *, gently: bool) -> None:
+    """End what is left in the program's process group. After a program that ended by itself (`gently`), what it
+    left gets GRACE_S to end too (a stdio server it started ends when its stdin closes, and writes the episode's
+    end to the trace), then SIGTERM and GRACE_S more; then, and at once for a program stopped or out of time,
+    SIGKILL."""
+    for sent in (None, signal.SIGTERM) if gently else ():
+        if sent is not None:
+            _signal_group(group, sent)
+        with anyio.move_on_after(GRACE_S):
+            while _signal_group(group, 0) and _runs_in(group):
+                await anyio.sleep(0.05)
+            return
+    _signal_group(group, signal.SIGKILL)
+
+
+def _signal_group(group: int, sent: int) -> bool:
+    """Send `sent` to the group (0: none, to ask whether any of it is left); False once none of it is."""
+    try:
+        os.killpg(group, sent)
+    except ProcessLookupError:
+        return False
+    except PermissionError:
+        return True  # a member that changed its user: still there, out of reach
+    return True
+
+
+def _runs_in(group: int) -> bool:
+    """Whether a process of the group is still running, zombies aside: an exited process whose parent had gone
+    stays a zombie in its group where the machine's init never reaps (a container's), and waiting for it to go
+    would wait out the whole grace. Without /proc, as the group's existence says."""
+    try:
+        entries = os.listdir("/proc")
+    except OSError:
+        return True
+    for entry in entries:
+        if not entry.isdigit():
+            continue
+        try:
+            with open(f"/proc/{entry}/stat", encoding="ascii", errors="replace") as stat:
+                fields = stat.read().rsplit(")", 1)[1].split()  # the name before ")" may hold any character
+        except (OSError, IndexError):
+            continue
+        if len(fields) > 2 and fields[2] == str(group) and fields[0] not in ("Z", "X"):
+            return True
+    return False
 
 
 def stdio_env(command: list[str]) -> dict[str, str]:

@@ -273,6 +273,21 @@ def test_a_noisy_agent_gets_a_bounded_log_and_the_child_it_left_is_killed(fare_c
         assert wait_gone([agent, child]) == [], "the child the agent left behind is still running"
 
 
+def test_a_stdio_server_left_in_the_agents_group_ends_its_episode_before_the_group_is_cleared(
+    fare_class: Path, tmp_path: Path
+) -> None:
+    """An agent that starts its stdio server in its own process group and exits at once: the server sees its stdin
+    close and writes the episode's end; what the runner clears from the group afterwards must not cut it short."""
+    ran = cli_run(tmp_path, str(fare_class), "--agent-cmd", agent_cmd("raw_stdio_agent.py"), "--hazard",
+                  "transient_error", "--transport", "stdio", "--timeout", "30")  # fmt: skip
+    assert ran.ran.code == 0, ran.ran.explain()
+    assert [record["status"] for record in ran.log] == ["done", "done"], ran.log
+    for path in ran.traces().values():
+        events = [json.loads(line) for line in path.read_text(encoding="utf-8").splitlines()]
+        ended = [event["reason"] for event in events if event["type"] == "episode_ended"]
+        assert ended == ["disconnected"], [event["type"] for event in events]
+
+
 @pytest.fixture(scope="module", params=["stdio", "http"])
 def real_run(request: pytest.FixtureRequest, fare_class: Path, tmp_path_factory: pytest.TempPathFactory) -> RunFolder:
     """A real SDK-based external agent next to the recovering agent. Over HTTP clean and under transient errors (the
