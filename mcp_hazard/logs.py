@@ -101,3 +101,21 @@ class Logger:
 
 
 log = Logger()
+
+
+class LogBudget:
+    """Warning lines about one source's faults (a server behind the proxy, a client under test): the first `limit`,
+    then `last`, then none, so a source that sends nothing but faults cannot fill a log. What the lines report is
+    recorded elsewhere as well (the trace), so nothing is lost but the repetition."""
+
+    def __init__(self, limit: int, last: str) -> None:
+        self.left = limit
+        self.last = last
+
+    def warning(self, event: str, **fields: Any) -> None:
+        if self.left <= 0:
+            return
+        self.left -= 1
+        log.warning(event, **fields)
+        if self.left == 0:
+            log.warning(self.last)

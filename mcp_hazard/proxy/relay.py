@@ -48,7 +48,7 @@ from mcp_hazard.proxy.service import ProxyService
 from mcp_hazard.proxy.upstream import LOST, Progress, Upstream, UpstreamError
 from mcp_hazard.proxy.upstream_info import UpstreamInfo
 from mcp_hazard.server.episodes import EpisodeRegistry
-from mcp_hazard.server.frames import Refusal
+from mcp_hazard.server.frames import UNTRACED_REFUSALS, Refusal
 from mcp_hazard.server.results import error_result
 from mcp_hazard.server.served_episode import TASK_PROMPT_NAME
 
@@ -136,8 +136,9 @@ class Relay:
         await read_client_frames(self.stdin, self._client_frame, self._refuse)
 
     def _refuse(self, refusal: Refusal) -> None:
-        log.warning("frame refused", code=refusal.code, reason=refusal.message)
-        if self.episode is not None:
+        if self.episode is None:
+            UNTRACED_REFUSALS.warning("frame refused", code=refusal.code, reason=refusal.message)
+        else:
             self.episode.record_frame_refused(code=refusal.code, message=refusal.message, id=refusal.id,
                                               method=refusal.method, replied=refusal.reply)  # fmt: skip
         if refusal.reply:

@@ -30,8 +30,9 @@ from mcp.shared.message import SessionMessage
 from pydantic import ValidationError
 
 from mcp_hazard.errors import first_error
+from mcp_hazard.logs import LogBudget
 from mcp_hazard.proxy.lines import Lines
-from mcp_hazard.proxy.server_frames import REFUSED_CODE, LogBudget, Refused, ServerFrames
+from mcp_hazard.proxy.server_frames import REFUSED_CODE, Refused, ServerFrames, fault_budget
 from mcp_hazard.proxy.server_process import ServerProcess
 from mcp_hazard.proxy.tools import usable_tools
 from mcp_hazard.proxy.upstream_errors import UpstreamError
@@ -208,7 +209,7 @@ async def bounded_http(url: str, listener: Listener | None = None) -> AsyncItera
     the tools the proxy can serve."""
     timeout = httpx2.Timeout(MCP_DEFAULT_TIMEOUT, read=MCP_DEFAULT_SSE_READ_TIMEOUT)  # the SDK's own client's
     client = httpx2.AsyncClient(timeout=timeout, transport=_CappedTransport(httpx2.AsyncHTTPTransport()))
-    requests = Requests(LogBudget())
+    requests = Requests(fault_budget())
     tools_changed = ToolsChanged(listener)
     async with (
         client,

@@ -17,7 +17,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from mcp_hazard.json_parse import escapes_surrogate, refuse_constant, repair_surrogates
-from mcp_hazard.logs import log
+from mcp_hazard.logs import LogBudget, log
 from mcp_hazard.proxy.lines import Lines, Oversize
 from mcp_hazard.server.frames import MAX_FRAME_BYTES, MAX_FRAME_DEPTH, too_deep
 
@@ -111,22 +111,12 @@ def parse_server_line(line: bytes | Oversize) -> dict[str, Any] | Refused:
     return frame
 
 
-class LogBudget:
-    """Log lines about one server's faults: the first LIMIT, then one saying the rest go unlogged, so a server that
-    writes nothing but faults cannot fill the proxy's stderr."""
+FAULT_LINES = 20
 
-    LIMIT = 20
 
-    def __init__(self) -> None:
-        self.left = self.LIMIT
-
-    def warning(self, event: str, **fields: Any) -> None:
-        if self.left <= 0:
-            return
-        self.left -= 1
-        log.warning(event, **fields)
-        if self.left == 0:
-            log.warning(f"the upstream server's next faults go unlogged after {self.LIMIT} lines")
+def fault_budget() -> LogBudget:
+    """The log lines one server's faults may take."""
+    return LogBudget(FAULT_LINES, f"the upstream server's next faults go unlogged after {FAULT_LINES} lines")
 
 
 class ServerFrames:

@@ -21,7 +21,7 @@ from anyio.abc import ByteReceiveStream, Process
 
 from mcp_hazard.errors import UserError
 from mcp_hazard.proxy.lines import Lines
-from mcp_hazard.proxy.server_frames import LogBudget, ServerFrames
+from mcp_hazard.proxy.server_frames import ServerFrames, fault_budget
 from mcp_hazard.proxy.stderr_log import open_stderr_log
 from mcp_hazard.proxy.upstream_errors import LOST, UpstreamError, timed_out
 from mcp_hazard.proxy.upstream_info import UpstreamSource
@@ -37,7 +37,7 @@ class ServerProcess:
         self.ids = count(1)
         self.asked: dict[int, anyio.Event] = {}
         self.answers: dict[int, dict[str, Any]] = {}
-        self.budget = LogBudget()  # the log lines its faults may take
+        self.budget = fault_budget()  # the log lines its faults may take
 
     async def start(self) -> ByteReceiveStream:
         """Start the server; its stdout, for `read`. Its stderr goes where the source says (a log file, appended),

@@ -28,7 +28,7 @@ from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
 from mcp_hazard.errors import first_error
 from mcp_hazard.json_parse import refuse_constant
-from mcp_hazard.logs import log
+from mcp_hazard.logs import LogBudget
 from mcp_hazard.server.bodies import BodyTooLarge, ClientGone, read_body
 from mcp_hazard.trace.storage import StorageError
 
@@ -329,13 +329,18 @@ async def _send_json(send: Send, status: int, payload: dict[str, Any], *, close:
     await send({"type": "http.response.body", "body": body})
 
 
+UNTRACED_REFUSALS = LogBudget(20, "the next refused frames with no episode to trace them in go unlogged after 20")
+"""Log lines for frames refused where there is no episode to trace them in (it was released, or has not begun)."""
+
+
 def episode_recorder(lookup: Callable[[str], Episode | None]) -> Recorder:
     """A Recorder that writes `frame_refused` to the trace of the episode `lookup` finds for the path's id."""
 
     def record(episode_id: str, refusal: Refusal) -> None:
         episode = lookup(episode_id)
-        log.warning("frame refused", code=refusal.code, reason=refusal.message, episode=episode_id)
-        if episode is not None:
+        if episode is None:
+            UNTRACED_REFUSALS.warning("frame refused", code=refusal.code, reason=refusal.message, episode=episode_id)
+        else:
             with contextlib.suppress(StorageError):  # the trace has said once that it cannot be written
                 episode.record_frame_refused(code=refusal.code, message=refusal.message, id=refusal.id,
                                              method=refusal.method, replied=refusal.reply)  # fmt: skip

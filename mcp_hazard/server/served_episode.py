@@ -22,7 +22,7 @@ from mcp_hazard.hazards import HazardEngine, ToolView, build_hazards, expand
 from mcp_hazard.hazards.base import Hazard
 from mcp_hazard.hazards.capabilities import changes_interface
 from mcp_hazard.interventions import Surface, build_interventions
-from mcp_hazard.logs import log
+from mcp_hazard.logs import LogBudget, log
 from mcp_hazard.scenario.behaviours import ToolOutcome, run_behaviour
 from mcp_hazard.scenario.files import LoadedScenario
 from mcp_hazard.scenario.models import Task, ToolSpec
@@ -41,6 +41,7 @@ if TYPE_CHECKING:
 
 TASK_PROMPT_NAME = "task"
 MAX_EARLY_REFUSALS = 100
+REFUSALS_LOGGED = 20  # log lines an episode's refused frames may take: an agent may send nothing else
 
 
 @lru_cache(maxsize=1)
@@ -116,6 +117,10 @@ class Episode:
         self.end_reason: str | None = None
         self.answer: str | None = None
         self._early_refusals: list[dict[str, Any]] = []
+        self.refusals_logged = LogBudget(
+            REFUSALS_LOGGED,
+            f"episode {self.id}: its next refused frames are traced, not logged ({REFUSALS_LOGGED} were)",
+        )
         self.restatement = Restatement(task.restate_known) if task.restate_known is not None else None
         self.guard: Guard | None = None
         if condition.profile == "guarded":  # the harness (and what it judges answers with) only where it serves
@@ -201,7 +206,8 @@ class Episode:
         """Trace a malformed frame (server/frames.py). One that arrives before the first good request waits until
         `episode_started` is written (at that request, or at the end when none came), so that stays the first line;
         after the end it is appended like a refused call. Kept to a bounded number before the start, so junk sent
-        to an idle episode cannot grow memory."""
+        to an idle episode cannot grow memory. The log gets a line for each of the first REFUSALS_LOGGED."""
+        self.refusals_logged.warning("frame refused", code=code, reason=message, episode=self.id)
         fields: dict[str, Any] = {"code": code, "message": message, "id": id, "method": method, "replied": replied}
         if self.started:
             self.trace.write(ev.FrameRefused, **fields)

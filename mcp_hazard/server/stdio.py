@@ -19,7 +19,6 @@ from anyio.abc import ObjectSendStream
 from mcp.server.stdio import stdio_server
 from mcp.shared.message import SessionMessage
 
-from mcp_hazard.logs import log
 from mcp_hazard.server.app import build_server
 from mcp_hazard.server.frames import INVALID_REQUEST, MAX_FRAME_BYTES, Refusal, check_frame
 from mcp_hazard.server.pipes import PipeWriter, claim_stdin, claim_stdout, read_lines, watchable
@@ -113,7 +112,6 @@ class CheckedLines:
                 return skipped
 
     async def _refuse(self, refusal: Refusal) -> None:
-        log.warning("frame refused", code=refusal.code, reason=refusal.message, episode=self.episode.id)
         with contextlib.suppress(StorageError):  # the trace has said once that it cannot be written
             self.episode.record_frame_refused(
                 code=refusal.code, message=refusal.message, id=refusal.id, method=refusal.method, replied=refusal.reply

@@ -152,6 +152,29 @@ def test_a_stdio_client_whose_every_frame_was_refused_still_leaves_its_trace(tmp
     assert events[1]["id"] == "only" and events[2]["reason"] == "disconnected"
 
 
+def test_a_client_sending_only_bad_frames_takes_twenty_log_lines_and_all_are_traced(tmp_path: Path) -> None:
+    """The log is the operator's (over stdio, the client's own log of its server): an agent that sends nothing but
+    malformed frames gets each answered and traced, and the log a line for each of the first 20, then one line
+    saying the rest are traced only. It took a line each (2,000 lines for 2,000 frames over HTTP)."""
+    server = _StdioServer(tmp_path)
+    try:
+        server.send(json.dumps(INITIALIZE).encode())
+        assert "result" in server.reply()
+        server.send(b'{"jsonrpc":"2.0","method":"notifications/initialized"}')
+        server.send(json.dumps({"jsonrpc": "2.0", "id": "first", "method": "tools/list"}).encode())
+        assert server.reply()["id"] == "first"
+        for number in range(50):
+            server.send(LIST.replace(b'"ID"', json.dumps(f"bad-{number}").encode()) + b"[1]}")
+            _check_error(server.reply(), -32602, f"bad-{number}")
+    finally:
+        stderr = server.close()
+    lines = stderr.splitlines()
+    assert sum("frame refused" in line for line in lines) == 20, stderr
+    assert sum("its next refused frames are traced, not logged (20 were)" in line for line in lines) == 1, stderr
+    events = [json.loads(line) for line in (tmp_path / "raw.jsonl").read_text(encoding="utf-8").splitlines()]
+    assert sum(event["type"] == "frame_refused" for event in events) == 50
+
+
 def test_a_stdio_client_that_reads_no_replies_is_served_no_further(tmp_path: Path) -> None:
     """A client that sends request after request and reads none of the replies: once the pipe to it is full, the
     server reads no more requests until the client reads, as a socket's flow control would have it. It used to read
