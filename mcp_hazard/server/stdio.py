@@ -20,10 +20,13 @@ from mcp.server.stdio import stdio_server
 from mcp.shared.message import SessionMessage
 
 from mcp_hazard.server.app import build_server
-from mcp_hazard.server.frames import INVALID_REQUEST, MAX_FRAME_BYTES, Refusal, check_frame
+from mcp_hazard.server.frames import INVALID_REQUEST, MAX_FRAME_BYTES, Refusal, parse_frame
 from mcp_hazard.server.pipes import PipeWriter, claim_stdin, claim_stdout, read_lines, watchable
 from mcp_hazard.server.served_episode import Episode
 from mcp_hazard.trace.storage import StorageError
+
+ANSWER_GRACE_S = 2.0
+"""How long the end of input waits for the answers to requests under way (not for a hazard's delay)."""
 
 
 def single_episode_server(episode: Episode) -> Any:
@@ -46,9 +49,13 @@ async def _stop_on_signal(episode: Episode) -> None:
 class CheckedLines:
     """An async iterator of the stdin lines the SDK may parse (what `stdio_server(stdin=...)` iterates).
 
-    A line `check_frame` refuses is answered on `replies` (once the SDK's write stream exists), recorded in the
+    A line `parse_frame` refuses is answered on `replies` (once the SDK's write stream exists), recorded in the
     episode's trace, and not passed on. A line longer than MAX_FRAME_BYTES is read to its end in bounded chunks and
-    refused, so it never sits in memory whole. Blank lines are skipped (some clients send them between frames)."""
+    refused, so it never sits in memory whole. Blank lines are skipped (some clients send them between frames).
+
+    The end of input waits up to ANSWER_GRACE_S for the requests passed on to be answered (`answered`): the SDK
+    cancels what is under way when its input ends, so a client that sends its last request and closes stdin (input
+    piped from a file) lost that request's answer, though the call was made and traced."""
 
     def __init__(self, wire: IO[bytes], episode: Episode, reader: asyncio.StreamReader | None = None) -> None:
         """`reader`: the wire as the event loop reads it (pipes.py); without one, lines are read in a thread."""
@@ -57,6 +64,8 @@ class CheckedLines:
         self.episode = episode
         self.replies: ObjectSendStream[SessionMessage] | None = None
         self.paced_by: PipeWriter | None = None
+        self.unanswered: set[str | int] = set()
+        self.all_answered = anyio.Event()
 
     def __aiter__(self) -> CheckedLines:
         return self
@@ -90,6 +99,10 @@ class CheckedLines:
                 await self.paced_by.drained()  # a client that does not read its replies gets no more served
             line = await self._readline()
             if not line:
+                if self.unanswered:
+                    self.all_answered = anyio.Event()
+                    with anyio.move_on_after(ANSWER_GRACE_S):
+                        await self.all_answered.wait()
                 raise StopAsyncIteration
             if len(line) > MAX_FRAME_BYTES and not line.endswith(b"\n"):
                 size = len(line) + await self._skip()
@@ -98,10 +111,24 @@ class CheckedLines:
                 continue
             if not line.strip():
                 continue
-            refusal = check_frame(line)
-            if refusal is None:
+            frame = parse_frame(line)
+            if not isinstance(frame, Refusal):
+                self._note(frame)
                 return line.decode("utf-8")
-            await self._refuse(refusal)
+            await self._refuse(frame)
+
+    def _note(self, frame: dict[str, Any]) -> None:
+        """Keep the id of a request passed on until it is answered; a request the client cancels is not answered."""
+        method, request_id = frame.get("method"), frame.get("id")
+        if request_id is not None and isinstance(method, str):
+            self.unanswered.add(request_id)
+        elif method == "notifications/cancelled" and isinstance(frame.get("params"), dict):
+            self.answered(frame["params"].get("requestId"))
+
+    def answered(self, request_id: object) -> None:
+        self.unanswered.discard(request_id)
+        if not self.unanswered:
+            self.all_answered.set()
 
     def _skip_rest(self) -> int:
         skipped = 0
@@ -123,6 +150,29 @@ class CheckedLines:
             await self.replies.send(SessionMessage(error))
 
 
+class AnswerWatch:
+    """The SDK's write stream for its answers, telling `lines` of each request answered (a WriteStream)."""
+
+    def __init__(self, stream: ObjectSendStream[SessionMessage], lines: CheckedLines) -> None:
+        self.stream = stream
+        self.lines = lines
+
+    async def send(self, item: SessionMessage, /) -> None:
+        await self.stream.send(item)  # taken by the SDK's writer, which writes it before it ends
+        if isinstance(item.message, types.JSONRPCResponse | types.JSONRPCError):
+            self.lines.answered(item.message.id)
+
+    async def aclose(self) -> None:
+        await self.stream.aclose()
+
+    async def __aenter__(self) -> AnswerWatch:
+        await self.stream.__aenter__()
+        return self
+
+    async def __aexit__(self, *exc: Any) -> None:
+        await self.stream.__aexit__(*exc)
+
+
 async def serve_stdio(episode: Episode, server: Any = None) -> None:
     """Serve `episode` on this process's stdin/stdout; `server` replaces the scenario server (a proxy's). Over pipes
     the event loop reads and writes the wire itself (pipes.py); otherwise the SDK writes stdout."""
@@ -139,7 +189,8 @@ async def serve_stdio(episode: Episode, server: Any = None) -> None:
             group.start_soon(_stop_on_signal, episode)
             async with stdio_server(stdin=cast(Any, lines), stdout=cast(Any, stdout)) as (read_stream, write_stream):
                 lines.replies = write_stream
-                await server.run(read_stream, write_stream, server.create_initialization_options())
+                answers = AnswerWatch(write_stream, lines)
+                await server.run(read_stream, answers, server.create_initialization_options())
             group.cancel_scope.cancel()
     finally:
         episode.end("disconnected")

@@ -178,6 +178,30 @@ async def test_stdout_carries_only_json_rpc_and_logs_go_to_stderr(tmp_path: Path
     assert [event["type"] for event in events[events.index(ended) + 1 :]] == ["call_refused"]
 
 
+@pytest.mark.parametrize("stdin", ["pipe", "file"])
+def test_requests_sent_all_at_once_then_end_of_input_are_all_answered(stdin: str, tmp_path: Path) -> None:
+    """`serve ... < requests.jsonl` (or a pipe written whole and closed): the input ends right after the last
+    request, before its answer is made. The SDK cancels what is under way at the end of input, so the last call's
+    answer was lost, though the call was made and traced; the server now waits for the answers first."""
+    init = {"protocolVersion": LEGACY_PROTOCOL, "capabilities": {}, "clientInfo": {"name": "all", "version": "0"}}
+    conversation = [_request(1, "initialize", init), {"jsonrpc": "2.0", "method": "notifications/initialized"}]
+    conversation += [_request(n, "tools/call", {"name": "get_fare", "arguments": {"flight_id": "AU-412"}})
+                     for n in range(2, 30)]  # fmt: skip
+    conversation.append(_request(30, "tools/call", {"name": SUBMIT_TOOL, "arguments": {"answer": "USD 205.12"}}))
+    sent = b"".join(json.dumps(message).encode() + b"\n" for message in conversation)
+    (tmp_path / "requests.jsonl").write_bytes(sent)
+    command = [sys.executable, "-m", "mcp_hazard", "serve", str(TRAVEL), "--task", "fare-in-dollars",
+               "--trace-dir", str(tmp_path), "--episode-id", "all"]  # fmt: skip
+    with (tmp_path / "requests.jsonl").open("rb") as requests:
+        done = subprocess.run(command, input=sent if stdin == "pipe" else None, stdin=None if stdin == "pipe" else
+                              requests, capture_output=True, cwd=REPO_ROOT, timeout=DEADLINE)  # fmt: skip
+    assert done.returncode == 0, done.stderr
+    answered = [json.loads(line)["id"] for line in done.stdout.splitlines()]
+    assert sorted(answered) == list(range(1, 31)), answered
+    events = wait_for_trace_end(tmp_path / "all.jsonl")
+    assert len(calls(events)) == 28 and [e["type"] for e in events][-2:] == ["answer_submitted", "episode_ended"]
+
+
 def test_replies_to_a_file_are_written_too(tmp_path: Path) -> None:
     """Replies to a regular file (`serve ... > replies`): the event loop cannot wait on a file, so the server writes
     it the SDK's way, and every reply is there as soon as it is sent. (A stdin that is not a pipe, the null device,
