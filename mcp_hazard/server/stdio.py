@@ -55,7 +55,8 @@ class CheckedLines:
 
     The end of input waits up to ANSWER_GRACE_S for the requests passed on to be answered (`answered`): the SDK
     cancels what is under way when its input ends, so a client that sends its last request and closes stdin (input
-    piped from a file) lost that request's answer, though the call was made and traced."""
+    piped from a file) lost that request's answer, though the call was made and traced. A call a latency hazard
+    holds is not waited for: the client left it, and the episode's end records it as cancelled, as before."""
 
     def __init__(self, wire: IO[bytes], episode: Episode, reader: asyncio.StreamReader | None = None) -> None:
         """`reader`: the wire as the event loop reads it (pipes.py); without one, lines are read in a thread."""
@@ -65,7 +66,6 @@ class CheckedLines:
         self.replies: ObjectSendStream[SessionMessage] | None = None
         self.paced_by: PipeWriter | None = None
         self.unanswered: set[str | int] = set()
-        self.all_answered = anyio.Event()
 
     def __aiter__(self) -> CheckedLines:
         return self
@@ -99,10 +99,9 @@ class CheckedLines:
                 await self.paced_by.drained()  # a client that does not read its replies gets no more served
             line = await self._readline()
             if not line:
-                if self.unanswered:
-                    self.all_answered = anyio.Event()
-                    with anyio.move_on_after(ANSWER_GRACE_S):
-                        await self.all_answered.wait()
+                with anyio.move_on_after(ANSWER_GRACE_S):
+                    while len(self.unanswered) > len(self.episode.waiting):
+                        await anyio.sleep(0.01)
                 raise StopAsyncIteration
             if len(line) > MAX_FRAME_BYTES and not line.endswith(b"\n"):
                 size = len(line) + await self._skip()
@@ -127,8 +126,6 @@ class CheckedLines:
 
     def answered(self, request_id: object) -> None:
         self.unanswered.discard(request_id)
-        if not self.unanswered:
-            self.all_answered.set()
 
     def _skip_rest(self) -> int:
         skipped = 0
