@@ -202,6 +202,26 @@ def test_requests_sent_all_at_once_then_end_of_input_are_all_answered(stdin: str
     assert len(calls(events)) == 28 and [e["type"] for e in events][-2:] == ["answer_submitted", "episode_ended"]
 
 
+def test_a_call_a_latency_hazard_holds_is_cancelled_when_the_input_ends(tmp_path: Path) -> None:
+    """The end of input waits for answers under way, but not for a call a latency hazard holds: the client left it,
+    so the trace records it as cancelled (a wait would have let this one-second delay run out and the call
+    complete, for a client that was gone)."""
+    init = {"protocolVersion": LEGACY_PROTOCOL, "capabilities": {}, "clientInfo": {"name": "left", "version": "0"}}
+    conversation = [_request(1, "initialize", init), {"jsonrpc": "2.0", "method": "notifications/initialized"},
+                    _request(2, "tools/call", {"name": "get_fare", "arguments": {"flight_id": "AU-426"}})]  # fmt: skip
+    command = [sys.executable, "-m", "mcp_hazard", "serve", str(TRAVEL), "--task", "fare-class", "--hazard",
+               "latency:seconds=1", "--trace-dir", str(tmp_path), "--episode-id", "left"]  # fmt: skip
+    sent = b"".join(json.dumps(message).encode() + b"\n" for message in conversation)
+    done = subprocess.run(command, input=sent, capture_output=True, cwd=REPO_ROOT, timeout=DEADLINE)
+    assert done.returncode == 0, done.stderr
+    events = wait_for_trace_end(tmp_path / "left.jsonl")
+    assert [(e["type"], e.get("outcome") or e.get("kind") or e.get("reason")) for e in events[1:]] == [
+        ("hazard_fired", "latency"),
+        ("tool_called", "cancelled"),
+        ("episode_ended", "disconnected"),
+    ]
+
+
 def test_replies_to_a_file_are_written_too(tmp_path: Path) -> None:
     """Replies to a regular file (`serve ... > replies`): the event loop cannot wait on a file, so the server writes
     it the SDK's way, and every reply is there as soon as it is sent. (A stdin that is not a pipe, the null device,
