@@ -1,8 +1,8 @@
 """Run an external agent program against one episode (`mcp-hazard run --agent-cmd 'CMD ...'`).
 
 The program gets the episode through environment variables (docs/agents.md), connects as an MCP client, solves the
-task and calls `submit_answer`. Its whole process group is killed when it ends or when the episode's time is up, and
-its output is kept in a log of bounded size.
+task and calls `submit_answer`. What it leaves in its process group ends with it (given a moment when the program
+ended by itself; killed at once when the episode's time is up), and its output is kept in a log of bounded size.
 """
 
 from __future__ import annotations
