@@ -329,7 +329,10 @@ async def _send_json(send: Send, status: int, payload: dict[str, Any], *, close:
     await send({"type": "http.response.body", "body": body})
 
 
-UNTRACED_REFUSALS = LogBudget(20, "the next refused frames with no episode to trace them in go unlogged after 20")
+UNTRACED_LINES = 20
+UNTRACED_REFUSALS = LogBudget(
+    UNTRACED_LINES, f"the next refused frames with no episode to trace them in go unlogged after {UNTRACED_LINES}"
+)
 """Log lines for frames refused where there is no episode to trace them in (it was released, or has not begun)."""
 
 
